@@ -1,0 +1,51 @@
+# Top-level Makefile: thin wrapper around CMake.
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: all run test test-asan fuzz fuzz-replay gpu-check format format-check bench clean
+
+all: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+run: all
+	$(BUILD)/mixsparse run
+
+test: all
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Tests under AddressSanitizer + UndefinedBehaviorSanitizer (CPU backend only).
+test-asan:
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMSP_SANITIZE=ON -DMSP_CUDA=OFF
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer target for the Matrix Market parser (clang); fuzz-replay runs the seed corpus once.
+fuzz:
+	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DMSP_CUDA=OFF -DMSP_FUZZ=ON
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_mtx
+	./build-fuzz/fuzz/fuzz_mtx -max_total_time=60 fuzz/corpus-work fuzz/corpus
+
+fuzz-replay:
+	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DMSP_CUDA=OFF -DMSP_FUZZ=ON
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_mtx
+	./build-fuzz/fuzz/fuzz_mtx -runs=0 fuzz/corpus
+
+# On a GPU machine: CUDA cross tests plain, then under compute-sanitizer memcheck and racecheck.
+gpu-check: all
+	./scripts/gpu-check.sh $(BUILD)
+
+bench: all
+	$(BUILD)/bench/mixsparse-bench
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh')
+
+format-check:
+	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh')
+
+clean:
+	rm -rf $(BUILD) build-asan build-fuzz

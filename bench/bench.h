@@ -1,0 +1,87 @@
+// bench.h: what the files of mixsparse-bench share: result rows, timing, device helpers, cuSPARSE runner.
+#ifndef MSP_BENCH_H
+#define MSP_BENCH_H
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mixsparse.h"
+
+// One measured (or refused) variant on one matrix.
+struct bench_row {
+  std::string matrix;    // spec or file name
+  std::string kind;      // "generated" or "real"
+  int64_t rows = 0, cols = 0, nnz = 0;
+  std::string variant;   // ours:csr-scalar, ours:ell, cusparse:csr-default, ...
+  std::string precision; // f64, f32
+  std::string status;    // ok, n/a, error
+  std::string note;      // why n/a or error; what AUTO/TUNE chose
+  std::string choice;    // kernel or format chosen (csr-auto, auto, tune), else empty
+  double ms = -1;        // median time of the timed runs
+  double ms_min = -1, ms_max = -1;
+  double bytes = 0;      // byte model of the variant
+  double gbs = 0, pct_read = 0, gflops = 0;
+  double err = -1;       // max_i |y_i - ref_i| / (|A| |x|)_i
+  double setup_ms = -1;  // host wall time of the conversion / descriptor setup
+};
+
+// Timing options shared by every variant.
+struct bench_timing {
+  cudaStream_t stream = nullptr;
+  int warmup = 5;
+  int reps = 50;
+  bool flush_l2 = true; // read a buffer larger than L2 before each timed run (cold cache)
+};
+
+// ---- device helpers (bench_device.cu) ---------------------------------------------------------
+// Allocate the L2 flush buffer (4x the L2 size, at least 128 MiB). false + message on failure.
+bool bench_device_init(int device, std::string *why);
+void bench_device_fini();
+// Streaming read bandwidth (16-byte loads, grid-stride) and device-to-device copy bandwidth
+// (bytes read + bytes written), GB/s, measured over `bytes`-sized buffers (median of 20).
+bool bench_measure_bandwidth(cudaStream_t s, size_t bytes, double *read_gbs, double *copy_gbs,
+                             std::string *why);
+// Run fn (which enqueues one product on ts.stream) warmup times, then reps times each between
+// two events (after an L2 flush when asked). fn returns false + message on failure. Median,
+// min and max in milliseconds.
+bool bench_time(const bench_timing &ts, const std::function<bool(std::string *)> &fn,
+                double *median_ms, double *min_ms, double *max_ms, std::string *why);
+// True once a sticky device error (illegal address, launch failure) was seen: nothing more can
+// run in this process.
+bool bench_device_broken();
+// Check a CUDA status; record stickiness; message "what: error string".
+bool bench_cuda_ok(cudaError_t e, const char *what, std::string *why);
+
+// ---- errors --------------------------------------------------------------------------------
+// max_i |y_i - ref_i| / max(absref_i, tiny): the error in units of (|A| |x|)_i, the scale of the
+// rounding error of row i. +inf when any y_i is not finite (an unwritten, NaN-poisoned entry).
+double bench_max_error(const double *y, const double *ref, const double *absref, int64_t n);
+
+// ---- cuSPARSE (bench_cusparse.cu) ---------------------------------------------------------------
+// The host CSR (int64 row pointers, int32 columns, fp64 values) and the reference of one matrix.
+struct bench_matrix {
+  std::string name, kind;
+  int64_t rows = 0, cols = 0, nnz = 0;
+  const int64_t *rowptr = nullptr;
+  const int32_t *colind = nullptr;
+  const double *val = nullptr;
+  const double *x = nullptr;      // cols entries
+  const double *ref = nullptr;    // CPU backend's y = A x (fp64)
+  const double *absref = nullptr; // (|A| |x|)_i
+  int64_t touched_cols = 0;       // distinct columns with a nonzero (x bytes of the byte model)
+};
+
+// Run every cuSPARSE variant in `precisions` (tags f64 / f32) on M, appending one row each.
+// A failing variant is reported as n/a with the cuSPARSE status; never aborts.
+void bench_cusparse_run(const bench_timing &ts, const bench_matrix &M,
+                        const std::vector<std::string> &precisions, double read_gbs,
+                        std::vector<bench_row> *out);
+
+// Fill the derived columns of a row (GB/s, % of read bandwidth, GFLOP/s) from ms and bytes.
+void bench_row_derive(bench_row *r, double read_gbs);
+
+#endif

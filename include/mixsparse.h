@@ -1,0 +1,326 @@
+// mixsparse.h: the public C11 API of mixsparse (sparse linear algebra on NVIDIA GPUs and CPUs).
+#ifndef MIXSPARSE_H
+#define MIXSPARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MSP_VERSION_MAJOR 0
+#define MSP_VERSION_MINOR 1
+#define MSP_VERSION_PATCH 0
+
+// ---------------------------------------------------------------------------------------------
+// Status codes. One list generates the enum, msp_status_name() and msp_status_string().
+// ---------------------------------------------------------------------------------------------
+#define MSP_STATUS_MAP(X)                                                                        \
+  X(SUCCESS, 0, "success")                                                                       \
+  X(ERR_INVALID_ARGUMENT, 1, "invalid argument")                                                 \
+  X(ERR_DIMENSION_MISMATCH, 2, "dimension mismatch")                                             \
+  X(ERR_OUT_OF_MEMORY, 3, "out of memory")                                                       \
+  X(ERR_NOT_SUPPORTED, 4, "operation not supported for this format or backend")                 \
+  X(ERR_NOT_BUILT, 5, "backend not compiled into this build")                                    \
+  X(ERR_NO_DEVICE, 6, "no usable GPU device")                                                    \
+  X(ERR_DEVICE, 7, "GPU device error")                                                           \
+  X(ERR_IO, 8, "file could not be opened, read or written")                                      \
+  X(ERR_INVALID_MATRIX, 9, "invalid matrix data")                                                \
+  X(ERR_NONFINITE, 10, "NaN or Inf value where not allowed")                                     \
+  X(ERR_FILL_LIMIT, 11, "format padding would exceed the fill limit")                            \
+  X(ERR_MM_EMPTY, 12, "Matrix Market: empty file")                                               \
+  X(ERR_MM_BANNER, 13, "Matrix Market: missing or malformed banner")                             \
+  X(ERR_MM_UNSUPPORTED, 14, "Matrix Market: unsupported object, format, field or symmetry")      \
+  X(ERR_MM_SIZE, 15, "Matrix Market: missing, malformed or overflowing size line")               \
+  X(ERR_MM_TOO_FEW, 16, "Matrix Market: fewer entries than declared")                            \
+  X(ERR_MM_TOO_MANY, 17, "Matrix Market: more entries than declared")                            \
+  X(ERR_MM_INDEX, 18, "Matrix Market: index out of range")                                       \
+  X(ERR_MM_VALUE, 19, "Matrix Market: non-numeric or truncated value")                           \
+  X(ERR_MM_GZIP, 20, "Matrix Market: corrupt gzip stream")                                       \
+  X(ERR_INTERNAL, 21, "internal error")
+
+typedef enum {
+#define MSP_STATUS_ENUM_(name, code, text) MSP_##name = code,
+  MSP_STATUS_MAP(MSP_STATUS_ENUM_)
+#undef MSP_STATUS_ENUM_
+      MSP_STATUS_COUNT
+} msp_status;
+
+// The enum name without its prefix ("ERR_MM_INDEX"); "UNKNOWN" for a value outside the list.
+const char *msp_status_name(msp_status s);
+// A one-line human-readable description of the status.
+const char *msp_status_string(msp_status s);
+// The message of the last failing call on this thread: what was wrong and where
+// ("a.mtx line 17: column index 0 outside 1..5"). Empty string when none. Never NULL.
+const char *msp_last_error(void);
+
+// ---------------------------------------------------------------------------------------------
+// Memory: the library allocates all host memory through these (default: C malloc/realloc/free).
+// Set before creating any object; objects must be freed with the allocator that made them.
+// ---------------------------------------------------------------------------------------------
+typedef struct {
+  void *(*malloc_fn)(size_t size);
+  void *(*realloc_fn)(void *ptr, size_t size);
+  void (*free_fn)(void *ptr);
+} msp_allocator;
+// Install an allocator (NULL restores the C library's). Returns MSP_ERR_INVALID_ARGUMENT when a
+// function pointer is NULL.
+msp_status msp_set_allocator(const msp_allocator *alloc);
+
+// ---------------------------------------------------------------------------------------------
+// Enumerations spelled once: backends, formats, kernels, storage precisions.
+// ---------------------------------------------------------------------------------------------
+typedef enum { MSP_BACKEND_AUTO = 0, MSP_BACKEND_CPU = 1, MSP_BACKEND_CUDA = 2 } msp_backend;
+
+// Storage formats that a matrix can be held in: X(ENUM, tag).
+#define MSP_FORMAT_LIST(X)                                                                       \
+  X(CSR, "csr")                                                                                  \
+  X(COO, "coo")                                                                                  \
+  X(ELL, "ell")                                                                                  \
+  X(HLL, "hll")                                                                                  \
+  X(DIA, "dia")                                                                                  \
+  X(HDIA, "hdia")                                                                                \
+  X(HYB, "hyb")                                                                                  \
+  X(BDMP_PBP, "bdmp-pbp")                                                                        \
+  X(BDMP_TCKI, "bdmp-tcki")
+
+typedef enum {
+#define MSP_FORMAT_ENUM_(name, tag) MSP_FORMAT_##name,
+  MSP_FORMAT_LIST(MSP_FORMAT_ENUM_)
+#undef MSP_FORMAT_ENUM_
+      MSP_FORMAT_COUNT,
+  MSP_FORMAT_AUTO = 100, // choose from the matrix statistics
+  MSP_FORMAT_TUNE = 101  // time the viable candidates on the device and keep the fastest
+} msp_format;
+
+// CSR kernels (the other formats have one kernel each).
+typedef enum {
+  MSP_KERNEL_AUTO = 0,   // rule of papers/adaptive-spmv-design-philosophy.txt (see msp_choose_kernel)
+  MSP_KERNEL_SCALAR = 1, // one thread (CPU: one iteration) per row
+  MSP_KERNEL_VECTOR = 2, // a group of 2..32 threads per row
+  MSP_KERNEL_MERGE = 3,  // merge-path: equal share of rows + nonzeros per thread
+  MSP_KERNEL_COUNT
+} msp_kernel;
+
+// Storage precisions: X(ENUM, tag, bytes per stored value).
+#define MSP_PRECISION_LIST(X)                                                                    \
+  X(F64, "f64", 8)                                                                               \
+  X(F32, "f32", 4)                                                                               \
+  X(F16, "f16", 2)                                                                               \
+  X(BF16, "bf16", 2)                                                                             \
+  X(FX32, "fx32", 4)                                                                             \
+  X(FX16, "fx16", 2)                                                                             \
+  X(CPMS2, "cpms2", 8)                                                                           \
+  X(CPMS4, "cpms4", 8)
+
+typedef enum {
+#define MSP_PRECISION_ENUM_(name, tag, bytes) MSP_PRECISION_##name,
+  MSP_PRECISION_LIST(MSP_PRECISION_ENUM_)
+#undef MSP_PRECISION_ENUM_
+      MSP_PRECISION_COUNT
+} msp_precision;
+
+// Tags ("csr", "merge", "f32", "cuda"); NULL for an unknown value.
+const char *msp_format_name(msp_format f);
+const char *msp_kernel_name(msp_kernel k);
+const char *msp_precision_name(msp_precision p);
+const char *msp_backend_name(msp_backend b);
+// Parse a tag (case-sensitive, as printed above; formats also accept "auto" and "tune").
+// MSP_ERR_INVALID_ARGUMENT with a message listing the valid tags when unknown.
+msp_status msp_format_parse(const char *tag, msp_format *out);
+msp_status msp_kernel_parse(const char *tag, msp_kernel *out);
+msp_status msp_precision_parse(const char *tag, msp_precision *out);
+msp_status msp_backend_parse(const char *tag, msp_backend *out);
+
+// ---------------------------------------------------------------------------------------------
+// Context: a backend, a device and (CUDA) a stream.
+// ---------------------------------------------------------------------------------------------
+typedef struct msp_context_s *msp_context;
+
+// Create a context. backend AUTO picks CUDA when it is compiled in and a device is usable, else
+// CPU. device: the GPU ordinal (ignored for CPU). Returns MSP_ERR_NOT_BUILT when CUDA is asked
+// for in a build without it, MSP_ERR_NO_DEVICE when no usable device exists, MSP_ERR_DEVICE on a
+// driver error, MSP_ERR_OUT_OF_MEMORY.
+msp_status msp_context_create(msp_backend backend, int device, msp_context *ctx);
+// Destroy a context (NULL accepted); *ctx is set to NULL. Objects made with it must be destroyed
+// first.
+void msp_context_destroy(msp_context *ctx);
+// The backend actually in use (never AUTO).
+msp_backend msp_context_backend(const msp_context ctx);
+// Block until all work queued on the context's device has finished (no-op on CPU).
+msp_status msp_context_synchronize(msp_context ctx);
+
+// Device facts (papers/psblas-ext-gpu-formats-reference.txt section 3).
+typedef struct {
+  int ordinal;
+  char name[256];
+  int multiprocessors;
+  int warp_size;
+  int max_threads_per_mp;
+  int registers_per_block;
+  int memory_clock_khz;
+  int memory_bus_width_bits;
+  double peak_bandwidth_gbs; // 2 * clock * bus width / 8 (double data rate), in GB/s
+  int has_uva;
+  int compute_major, compute_minor;
+  size_t total_memory_bytes;
+  size_t l2_cache_bytes;
+} msp_device_props;
+
+// Number of usable CUDA devices; 0 (and MSP_SUCCESS) when CUDA is not built or none is present.
+msp_status msp_device_count(int *count);
+// Facts of device `ordinal`. MSP_ERR_NOT_BUILT / MSP_ERR_NO_DEVICE / MSP_ERR_INVALID_ARGUMENT.
+msp_status msp_device_info(int ordinal, msp_device_props *props);
+
+// ---------------------------------------------------------------------------------------------
+// Matrices. Always kept on the host as CSR (int64 row pointers, int32 columns, fp64 values);
+// a converted matrix also holds its format's arrays, on the context's backend.
+// ---------------------------------------------------------------------------------------------
+typedef struct msp_matrix_s *msp_matrix;
+
+// Flags for reading and creating matrices.
+enum {
+  MSP_READ_ALLOW_NONFINITE = 1 // accept NaN and Inf values (rejected by default)
+};
+
+// Read a Matrix Market file (.mtx or .mtx.gz, detected from content). Coordinate real, integer
+// or pattern (pattern entries become 1.0); general, symmetric or skew-symmetric (expanded);
+// duplicates summed. On failure no matrix is returned and msp_last_error() names file and line.
+msp_status msp_matrix_read_mtx(msp_context ctx, const char *path, unsigned flags,
+                               msp_matrix *A);
+// Create from the caller's CSR arrays, which are copied. rowptr has rows+1 entries starting at
+// 0 and non-decreasing; colind in 0..cols-1 (any order within a row; duplicates are summed);
+// values finite unless MSP_READ_ALLOW_NONFINITE. MSP_ERR_INVALID_MATRIX with the offending
+// index in the message.
+msp_status msp_matrix_from_csr(msp_context ctx, int64_t rows, int64_t cols,
+                               const int64_t *rowptr, const int32_t *colind,
+                               const double *values, unsigned flags, msp_matrix *A);
+// Generate a built-in matrix from a spec string (deterministic for a given spec):
+//   "laplace2d:N"            2D 5-point Laplacian on an N x N grid (N*N rows)
+//   "stencil27:N"            3D 27-point stencil on N^3 grid, coefficients varying smoothly in space
+//   "random:ROWS:PER_ROW[:SEED]"   uniform random columns, PER_ROW entries per row
+//   "rmat:SCALE:EDGE_FACTOR[:SEED]" R-MAT power-law graph (a=.57 b=.19 c=.19), 2^SCALE rows
+//   "banded:ROWS:WIDTH"      banded, WIDTH entries per row centred on the diagonal
+//   "powerlaw:ROWS:MEAN[:SEED]"  row lengths drawn from a power law, random columns
+// MSP_ERR_INVALID_ARGUMENT with the valid forms in the message for a bad spec.
+msp_status msp_matrix_generate(msp_context ctx, const char *spec, msp_matrix *A);
+void msp_matrix_destroy(msp_matrix *A);
+int64_t msp_matrix_rows(const msp_matrix A);
+int64_t msp_matrix_cols(const msp_matrix A);
+int64_t msp_matrix_nnz(const msp_matrix A);
+msp_format msp_matrix_format(const msp_matrix A);
+msp_kernel msp_matrix_kernel(const msp_matrix A);
+msp_precision msp_matrix_precision(const msp_matrix A);
+// Memory footprint of the format's arrays (values, indices, offsets, padding included), bytes.
+size_t msp_matrix_bytes(const msp_matrix A);
+// Why the format/kernel was chosen (one line; "named by the caller" when not automatic).
+const char *msp_matrix_choice_reason(const msp_matrix A);
+// Copy the host CSR out. Any pointer may be NULL to skip that array; sizes rows+1 / nnz / nnz.
+msp_status msp_matrix_get_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind,
+                              double *values);
+// Select the CSR kernel (CSR matrices only; AUTO re-applies the rule).
+msp_status msp_matrix_set_kernel(msp_matrix A, msp_kernel kernel);
+
+// Statistics of the sparsity pattern and values (computed once, at creation).
+typedef struct {
+  int64_t rows, cols, nnz;
+  int64_t row_min, row_max; // row lengths
+  double row_mean, row_std;
+  double row_cv;       // coefficient of variation: row_std / row_mean (0 when row_mean is 0)
+  double skewness;     // row_max / row_mean (0 when nnz is 0): how much longer the longest row is
+                       // than the average; the kernel rule switches to merge-path above 10
+  int64_t empty_rows;
+  int64_t diagonals;   // number of occupied diagonals (distinct j - i)
+  int64_t bandwidth;   // max |j - i| over the nonzeros
+  int64_t lower_bandwidth, upper_bandwidth; // max (i - j), max (j - i), 0 when none
+  double ell_fill;     // ELL padded slots / nnz: (rows * row_max - nnz) / nnz (0 when nnz is 0)
+  double dia_fill;     // DIA padded slots / nnz: (rows * diagonals - nnz) / nnz
+  double abs_mean, abs_std; // mean and standard deviation of |a_ij| over the stored entries
+  // Format statistics (filled by the conversion's analysis; 0 when not computed):
+  double hll_fill;      // HLL (hack 32) padded slots / nnz, the last hack's padded rows included
+  double hdia_fill;     // HDIA (hack 64) padded slots / nnz, each hack with its own diagonals
+  int64_t hyb_k;        // HYB ELL width by the one-third rule
+  double hyb_fill;      // HYB ELL-part padded slots / nnz
+  double hyb_coo_share; // share of the nonzeros in HYB's COO part
+} msp_matrix_stats;
+
+msp_status msp_matrix_analyze(const msp_matrix A, msp_matrix_stats *stats);
+// The CSR kernel rule applied to statistics: mean row length below 4: scalar; skewness below
+// the threshold: vector; otherwise merge-path. `reason` (may be NULL) gets a one-line why.
+msp_kernel msp_choose_kernel(const msp_matrix_stats *stats, char *reason, size_t reason_size);
+
+// Options for msp_matrix_convert. Initialise with msp_convert_options_default().
+typedef struct {
+  msp_format format;       // target format, or AUTO / TUNE
+  msp_kernel kernel;       // CSR kernel (AUTO: the rule)
+  msp_precision precision; // storage precision of the values
+  int hack_size;           // HLL / HDIA rows per hack, a multiple of 32 (0: 32 for HLL, 64 HDIA)
+  int64_t ell_width;       // ELL width (0: the longest row)
+  int64_t hyb_k;           // HYB ELL part width (-1: chosen; see the HYB rule)
+  double max_fill;         // refuse ELL/DIA/HLL/HDIA larger than max_fill x CSR bytes (default 3)
+  int cpms_segments;       // CPMS segments read by products (0: all)
+  // BDMP
+  double bdmp_f;           // threshold factor f (default 0.5)
+  double bdmp_lambda;      // fixed threshold when > 0
+  int bdmp_digits;         // > 0: error-bounded mode with D digits
+  int allow_atomics;       // permit floating-point atomics (non-deterministic order) for speed
+} msp_convert_options;
+
+msp_convert_options msp_convert_options_default(void);
+// CPMS matrices: the number of segments (1..S, 0 = all) that products read from now on. The
+// stored values are not touched: one stored matrix serves every read precision (papers/
+// cpms-pagerank-customized-precision.txt 4.1). MSP_ERR_NOT_SUPPORTED when A is not CPMS,
+// MSP_ERR_INVALID_ARGUMENT for a count outside 0..S.
+msp_status msp_matrix_set_cpms_segments(msp_matrix A, int segments);
+// Make B, a copy of A in the requested format/precision on ctx's backend (A is unchanged).
+// MSP_ERR_FILL_LIMIT when padding would exceed max_fill, with the size in the message.
+msp_status msp_matrix_convert(msp_context ctx, const msp_matrix A,
+                              const msp_convert_options *opts, msp_matrix *B);
+
+// ---------------------------------------------------------------------------------------------
+// Vectors: a host copy and (CUDA) a device copy, synchronised on demand (PSBLAS dual
+// memorisation): operations on the device leave data there; msp_vector_get copies back once.
+// ---------------------------------------------------------------------------------------------
+typedef struct msp_vector_s *msp_vector;
+
+// A zero vector of length n on ctx's backend.
+msp_status msp_vector_create(msp_context ctx, int64_t n, msp_vector *v);
+void msp_vector_destroy(msp_vector *v);
+int64_t msp_vector_length(const msp_vector v);
+// Copy n = length host values in (host becomes current; the device copy is refreshed lazily).
+msp_status msp_vector_set(msp_vector v, const double *host);
+// Fill every entry with `value`.
+msp_status msp_vector_fill(msp_vector v, double value);
+// Copy the values out to the caller's host array (copies device to host once if stale).
+msp_status msp_vector_get(msp_vector v, double *host);
+// Read a dense vector (Matrix Market array format, one column) / write one (%.17g).
+msp_status msp_vector_read_mtx(msp_context ctx, const char *path, unsigned flags,
+                               msp_vector *v);
+msp_status msp_vector_write_mtx(msp_vector v, const char *path);
+// Count of host<->device transfers so far (for tests of the on-demand rule).
+int64_t msp_vector_transfers(const msp_vector v);
+
+// ---------------------------------------------------------------------------------------------
+// Operations. All run on the context's backend; x, y and A must belong to compatible contexts.
+// ---------------------------------------------------------------------------------------------
+// y = alpha * A * x + beta * y. When beta == 0, y is not read (NaN in y does not propagate).
+msp_status msp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x, double beta,
+                    msp_vector y);
+// Vector operations (deterministic: fixed partition and summation order).
+msp_status msp_dot(msp_context ctx, msp_vector x, msp_vector y, double *result);
+msp_status msp_nrm2(msp_context ctx, msp_vector x, double *result);
+msp_status msp_nrm1(msp_context ctx, msp_vector x, double *result);
+msp_status msp_axpby(msp_context ctx, double alpha, msp_vector x, double beta, msp_vector y);
+msp_status msp_scale(msp_context ctx, double alpha, msp_vector x);
+msp_status msp_copy(msp_context ctx, msp_vector x, msp_vector y);
+
+// Bytes one SpMV moves under the library's byte model: the format's arrays once (padding
+// counted), x once per column it touches (at most cols * 8), y once (rows * 8; twice when beta
+// != 0).
+double msp_spmv_bytes(const msp_matrix A, int beta_nonzero);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

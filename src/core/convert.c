@@ -1,0 +1,549 @@
+// convert.c: msp_matrix_convert: options, fill limit, format dispatch, the AUTO rule and TUNE.
+#define _POSIX_C_SOURCE 199309L // clock_gettime under -std=c11
+
+#include "formats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+// ---- MSP_FORMAT_AUTO thresholds -------------------------------------------------------------
+// PROVISIONAL until tuned from the H100 benchmark (the lead tunes them). Their first values
+// come from the byte model: a CSR entry costs 12 bytes plus 8 per row; a DIA slot costs 8
+// bytes and an ELL/HLL slot 12, so DIA moves fewer bytes than CSR while its padding is below
+// half the nonzeros (8 (1 + f) < 12), and ELL/HLL stay within ~25-30% of CSR's bytes while
+// their padding is below a quarter to a third of the nonzeros, where their coalesced,
+// branch-free reads (papers/adaptive-spmv-design-philosophy.txt, "ELL-convertible") win.
+#define MSP__AUTO_DIA_FILL 0.5   // DIA when dia_fill <= this ...
+#define MSP__AUTO_DIA_DIAGS 64   // ... and there are at most this many occupied diagonals
+#define MSP__AUTO_HDIA_FILL 0.5  // HDIA when the per-hack padding (hdia_fill) <= this
+#define MSP__AUTO_ELL_FILL 0.25  // ELL when ell_fill <= this ...
+#define MSP__AUTO_ELL_CV 0.25    // ... and the row lengths are near-uniform (row_cv <= this)
+#define MSP__AUTO_HLL_FILL 0.3   // HLL when the hacked padding (hll_fill) <= this
+#define MSP__AUTO_HYB_FILL 0.3   // HYB when its ELL part's padding (hyb_fill) <= this ...
+#define MSP__AUTO_HYB_COO 0.3    // ... and at most this share of the nonzeros goes to COO
+
+// Default hack sizes, as PSBLAS (papers/psblas-ext-gpu-formats-reference.txt 2.1: hack = 64
+// for HDIA; SPGPU's HLL uses a warp, 32).
+#define MSP__HLL_HACK 32
+#define MSP__HDIA_HACK 64
+
+// TUNE: untimed warm-up runs and timed runs (the median is kept) per candidate.
+#define MSP__TUNE_WARMUP 2
+#define MSP__TUNE_RUNS 5
+
+msp_convert_options msp_convert_options_default(void) {
+  msp_convert_options o;
+  memset(&o, 0, sizeof o);
+  o.format = MSP_FORMAT_CSR;
+  o.kernel = MSP_KERNEL_AUTO;
+  o.precision = MSP_PRECISION_F64;
+  o.hack_size = 0;
+  o.ell_width = 0;
+  o.hyb_k = -1;
+  o.max_fill = 3.0;
+  o.cpms_segments = 0;
+  o.bdmp_f = 0.5;
+  o.bdmp_lambda = 0.0;
+  o.bdmp_digits = 0;
+  o.allow_atomics = 0;
+  return o;
+}
+
+double msp__csr_bytes(int64_t rows, int64_t nnz, msp_precision p) {
+  return (double)(rows + 1) * 8.0 + (double)nnz * (double)(sizeof(int32_t) + msp__value_bytes(p));
+}
+
+// ---- per-format host data: free, footprint, back to CSR -----------------------------------
+void msp__format_free(msp_format format, void *fmt) {
+  if (!fmt) return;
+  switch (format) {
+  case MSP_FORMAT_COO: msp__coo_free(fmt); break;
+  case MSP_FORMAT_ELL: msp__ell_free(fmt); break;
+  case MSP_FORMAT_HLL: msp__hll_free(fmt); break;
+  case MSP_FORMAT_DIA: msp__dia_free(fmt); break;
+  case MSP_FORMAT_HDIA: msp__hdia_free(fmt); break;
+  case MSP_FORMAT_HYB: msp__hyb_free(fmt); break;
+  default: msp__free(fmt); break; // CSR has none; BDMP has no host data built here
+  }
+}
+
+size_t msp__format_bytes(const msp_matrix A) {
+  msp_precision p = A->precision;
+  if (A->format == MSP_FORMAT_CSR || !A->fmt)
+    return (size_t)msp__csr_bytes(A->rows, A->nnz, p);
+  switch (A->format) {
+  case MSP_FORMAT_COO: return msp__coo_bytes(A->nnz, p);
+  case MSP_FORMAT_ELL: return msp__ell_bytes(A->rows, A->fmt, p);
+  case MSP_FORMAT_HLL: return msp__hll_bytes(A->fmt, p);
+  case MSP_FORMAT_DIA: return msp__dia_bytes(A->rows, A->fmt, p);
+  case MSP_FORMAT_HDIA: return msp__hdia_bytes(A->fmt, p);
+  case MSP_FORMAT_HYB: return msp__hyb_bytes(A->rows, A->fmt, p);
+  default: return (size_t)msp__csr_bytes(A->rows, A->nnz, p);
+  }
+}
+
+typedef msp_status (*to_csr_fn)(const msp_matrix, int64_t *, int32_t *, double *);
+
+static msp_status csr_copy(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
+  if (!colind) {
+    memcpy(rowptr, A->rowptr, (size_t)(A->rows + 1) * sizeof *rowptr);
+  } else if (A->nnz) {
+    memcpy(colind, A->colind, (size_t)A->nnz * sizeof *colind);
+    memcpy(val, A->val, (size_t)A->nnz * sizeof *val);
+  }
+  return MSP_SUCCESS;
+}
+
+msp_status msp__format_to_csr(const msp_matrix A, int64_t **rowptr, int32_t **colind,
+                              double **val) {
+  msp_status st = MSP_SUCCESS;
+  int64_t *rp = NULL;
+  int32_t *ci = NULL;
+  double *v = NULL;
+  to_csr_fn f = NULL;
+  *rowptr = NULL;
+  *colind = NULL;
+  *val = NULL;
+  switch (A->format) {
+  case MSP_FORMAT_CSR: f = csr_copy; break;
+  case MSP_FORMAT_COO: f = msp__coo_to_csr; break;
+  case MSP_FORMAT_ELL: f = msp__ell_to_csr; break;
+  case MSP_FORMAT_HLL: f = msp__hll_to_csr; break;
+  case MSP_FORMAT_DIA: f = msp__dia_to_csr; break;
+  case MSP_FORMAT_HDIA: f = msp__hdia_to_csr; break;
+  case MSP_FORMAT_HYB: f = msp__hyb_to_csr; break;
+  default: break;
+  }
+  if (!f || (A->format != MSP_FORMAT_CSR && !A->fmt))
+    return msp__error(MSP_ERR_NOT_SUPPORTED, "msp__format_to_csr: no host data for format %s",
+                      msp_format_name(A->format));
+  MSP_TRY(MSP_ALLOC(rp, A->rows + 1, "CSR row pointers"));
+  MSP_TRY(f(A, rp, NULL, NULL));
+  MSP_TRY(MSP_ALLOC(ci, rp[A->rows], "CSR column indices"));
+  MSP_TRY(MSP_ALLOC(v, rp[A->rows], "CSR values"));
+  MSP_TRY(f(A, rp, ci, v));
+  *rowptr = rp;
+  *colind = ci;
+  *val = v;
+  rp = NULL;
+  ci = NULL;
+  v = NULL;
+exit:
+  msp__free(rp);
+  msp__free(ci);
+  msp__free(v);
+  return st;
+}
+
+// ---- format statistics and the AUTO rule ---------------------------------------------------
+msp_status msp__analyze_formats(const msp_matrix A, msp_matrix_stats *s) {
+  msp_status st = MSP_SUCCESS;
+  int64_t hll_slots = 0, hdia_diags = 0, hdia_slots = 0;
+  s->hll_fill = s->hdia_fill = s->hyb_fill = s->hyb_coo_share = 0.0;
+  s->hyb_k = msp__hyb_rule_k(A);
+  if (A->nnz == 0) return MSP_SUCCESS;
+  double nnz = (double)A->nnz;
+  MSP_TRY(msp__hll_count(A, MSP__HLL_HACK, &hll_slots));
+  MSP_TRY(msp__hdia_count(A, MSP__HDIA_HACK, &hdia_diags, &hdia_slots));
+  int64_t coo = msp__hyb_coo_nnz(A, s->hyb_k);
+  s->hll_fill = ((double)hll_slots - nnz) / nnz;
+  s->hdia_fill = ((double)hdia_slots - nnz) / nnz;
+  s->hyb_fill = ((double)A->rows * (double)s->hyb_k - (nnz - (double)coo)) / nnz;
+  s->hyb_coo_share = (double)coo / nnz;
+exit:
+  return st;
+}
+
+msp_format msp__choose_format(const msp_matrix_stats *s, char *reason, size_t n) {
+  msp_format f;
+  char buf[256];
+  if (s->nnz == 0 || s->rows == 0) {
+    f = MSP_FORMAT_CSR;
+    snprintf(buf, sizeof buf, "no nonzeros: csr");
+  } else if (s->dia_fill <= MSP__AUTO_DIA_FILL && s->diagonals <= MSP__AUTO_DIA_DIAGS) {
+    f = MSP_FORMAT_DIA;
+    snprintf(buf, sizeof buf, "dia_fill %.3g <= %.2g and %lld diagonals <= %d: dia",
+             s->dia_fill, MSP__AUTO_DIA_FILL, (long long)s->diagonals, MSP__AUTO_DIA_DIAGS);
+  } else if (s->hdia_fill <= MSP__AUTO_HDIA_FILL) {
+    f = MSP_FORMAT_HDIA;
+    snprintf(buf, sizeof buf,
+             "dia_fill %.3g with %lld diagonals, but hdia_fill %.3g <= %.2g (few diagonals per "
+             "hack of %d rows): hdia",
+             s->dia_fill, (long long)s->diagonals, s->hdia_fill, MSP__AUTO_HDIA_FILL,
+             MSP__HDIA_HACK);
+  } else if (s->ell_fill <= MSP__AUTO_ELL_FILL && s->row_cv <= MSP__AUTO_ELL_CV) {
+    f = MSP_FORMAT_ELL;
+    snprintf(buf, sizeof buf, "near-uniform rows: ell_fill %.3g <= %.2g and row_cv %.3g <= %.2g: ell",
+             s->ell_fill, MSP__AUTO_ELL_FILL, s->row_cv, MSP__AUTO_ELL_CV);
+  } else if (s->hll_fill <= MSP__AUTO_HLL_FILL) {
+    f = MSP_FORMAT_HLL;
+    snprintf(buf, sizeof buf,
+             "ell_fill %.3g (row_cv %.3g) too high for ell, but hll_fill %.3g <= %.2g (long "
+             "rows confined to a few hacks of %d): hll",
+             s->ell_fill, s->row_cv, s->hll_fill, MSP__AUTO_HLL_FILL, MSP__HLL_HACK);
+  } else if (s->hyb_k > 0 && s->hyb_fill <= MSP__AUTO_HYB_FILL &&
+             s->hyb_coo_share <= MSP__AUTO_HYB_COO) {
+    f = MSP_FORMAT_HYB;
+    snprintf(buf, sizeof buf,
+             "hll_fill %.3g too high, but a regular core of width K = %lld (hyb_fill %.3g <= "
+             "%.2g) with %.0f%% <= %.0f%% of the nonzeros in the tail: hyb",
+             s->hll_fill, (long long)s->hyb_k, s->hyb_fill, MSP__AUTO_HYB_FILL,
+             100.0 * s->hyb_coo_share, 100.0 * MSP__AUTO_HYB_COO);
+  } else {
+    f = MSP_FORMAT_CSR;
+    snprintf(buf, sizeof buf,
+             "irregular: dia_fill %.3g, hdia_fill %.3g, ell_fill %.3g, hll_fill %.3g, "
+             "hyb_fill %.3g with %.0f%% in COO: csr",
+             s->dia_fill, s->hdia_fill, s->ell_fill, s->hll_fill, s->hyb_fill,
+             100.0 * s->hyb_coo_share);
+  }
+  if (reason && n) snprintf(reason, n, "%s", buf);
+  return f;
+}
+
+// ---- conversion ----------------------------------------------------------------------------
+// The single switch point for storage precisions: the host arrays are always fp64; a
+// precision is supported once the backends encode it at upload and their kernels decode it.
+static msp_status check_precision(msp_precision p) {
+  if (p == MSP_PRECISION_F64) return MSP_SUCCESS;
+  return msp__error(MSP_ERR_NOT_SUPPORTED,
+                    "msp_matrix_convert: storage precision %s is not supported yet (f64 only)",
+                    msp_precision_name(p) ? msp_precision_name(p) : "?");
+}
+
+// The single switch point for the BDMP formats (src/core/bdmp.c when it exists).
+static msp_status check_bdmp(msp_format f) {
+  return msp__error(MSP_ERR_NOT_SUPPORTED,
+                    "msp_matrix_convert: format %s is not available in this build",
+                    msp_format_name(f));
+}
+
+static msp_status validate(const msp_convert_options *o) {
+  int f = (int)o->format;
+  MSP_CHECK_ARG((f >= 0 && f < MSP_FORMAT_COUNT) || f == MSP_FORMAT_AUTO || f == MSP_FORMAT_TUNE,
+                "msp_matrix_convert: unknown format %d", f);
+  MSP_CHECK_ARG((unsigned)o->kernel < MSP_KERNEL_COUNT, "msp_matrix_convert: unknown kernel %d",
+                (int)o->kernel);
+  MSP_CHECK_ARG((unsigned)o->precision < MSP_PRECISION_COUNT,
+                "msp_matrix_convert: unknown precision %d", (int)o->precision);
+  MSP_CHECK_ARG(o->hack_size >= 0 && o->hack_size % 32 == 0,
+                "msp_matrix_convert: hack_size %d must be a positive multiple of 32 (or 0 for "
+                "the default: 32 for HLL, 64 for HDIA)",
+                o->hack_size);
+  MSP_CHECK_ARG(o->ell_width >= 0, "msp_matrix_convert: ell_width %lld is negative",
+                (long long)o->ell_width);
+  MSP_CHECK_ARG(o->hyb_k >= -1, "msp_matrix_convert: hyb_k %lld must be >= 0 (or -1: chosen)",
+                (long long)o->hyb_k);
+  MSP_CHECK_ARG(o->max_fill > 0, "msp_matrix_convert: max_fill %g must be > 0", o->max_fill);
+  MSP_CHECK_ARG(o->cpms_segments >= 0, "msp_matrix_convert: cpms_segments %d is negative",
+                o->cpms_segments);
+  return MSP_SUCCESS;
+}
+
+// Human-readable size in decimal units.
+static void fmt_bytes(char *out, size_t n, double b) {
+  if (b >= 1e9)
+    snprintf(out, n, "%.1f GB", b / 1e9);
+  else if (b >= 1e6)
+    snprintf(out, n, "%.1f MB", b / 1e6);
+  else if (b >= 1e3)
+    snprintf(out, n, "%.1f kB", b / 1e3);
+  else
+    snprintf(out, n, "%.0f bytes", b);
+}
+
+// Refuse a format whose footprint exceeds max_fill x the CSR footprint, before allocating it.
+static msp_status fill_check(const char *name, double bytes, const msp_matrix A,
+                             const msp_convert_options *o) {
+  double csr = msp__csr_bytes(A->rows, A->nnz, o->precision);
+  if (bytes <= o->max_fill * csr) return MSP_SUCCESS;
+  char fb[32], cb[32];
+  fmt_bytes(fb, sizeof fb, bytes);
+  fmt_bytes(cb, sizeof cb, csr);
+  return msp__error(MSP_ERR_FILL_LIMIT,
+                    "%s would take %s (%.1f x the CSR footprint of %s); limit %.1f x (max_fill)",
+                    name, fb, bytes / csr, cb, o->max_fill);
+}
+
+static int hack_or(int hack, int dflt) { return hack > 0 ? hack : dflt; }
+
+// Build the host data of format f (not AUTO / TUNE / CSR) into *fmt, after the fill check.
+// o is updated with the resolved parameters (hack size, ELL width, HYB K).
+static msp_status build_format(const msp_matrix A, msp_format f, msp_convert_options *o,
+                               void **fmt, char *what, size_t what_n) {
+  msp_status st = MSP_SUCCESS;
+  double bytes = 0;
+  int64_t w = 0;
+  *fmt = NULL;
+  switch (f) {
+  case MSP_FORMAT_COO:
+    MSP_TRY(msp__coo_build(A, (msp__coo **)fmt));
+    snprintf(what, what_n, "coo");
+    break;
+  case MSP_FORMAT_ELL:
+    MSP_TRY(msp__ell_plan(A, o->ell_width, o->precision, &w, &bytes));
+    MSP_TRY(fill_check("ELL", bytes, A, o));
+    MSP_TRY(msp__ell_build(A, w, (msp__ell **)fmt));
+    o->ell_width = w;
+    snprintf(what, what_n, "ell (width %lld)", (long long)w);
+    break;
+  case MSP_FORMAT_HLL:
+    o->hack_size = hack_or(o->hack_size, MSP__HLL_HACK);
+    MSP_TRY(msp__hll_plan(A, o->hack_size, o->precision, &bytes));
+    MSP_TRY(fill_check("HLL", bytes, A, o));
+    MSP_TRY(msp__hll_build(A, o->hack_size, (msp__hll **)fmt));
+    snprintf(what, what_n, "hll (hack %d)", o->hack_size);
+    break;
+  case MSP_FORMAT_DIA:
+    MSP_TRY(msp__dia_plan(A, o->precision, &w, &bytes));
+    MSP_TRY(fill_check("DIA", bytes, A, o));
+    MSP_TRY(msp__dia_build(A, (msp__dia **)fmt));
+    snprintf(what, what_n, "dia (%lld diagonals)", (long long)w);
+    break;
+  case MSP_FORMAT_HDIA:
+    o->hack_size = hack_or(o->hack_size, MSP__HDIA_HACK);
+    MSP_TRY(msp__hdia_plan(A, o->hack_size, o->precision, &bytes));
+    MSP_TRY(fill_check("HDIA", bytes, A, o));
+    MSP_TRY(msp__hdia_build(A, o->hack_size, (msp__hdia **)fmt));
+    snprintf(what, what_n, "hdia (hack %d)", o->hack_size);
+    break;
+  case MSP_FORMAT_HYB: {
+    int chosen = o->hyb_k < 0;
+    MSP_TRY(msp__hyb_plan(A, o->hyb_k, o->precision, &w, &bytes));
+    // HYB's ELL part can explode too when K is given (a K chosen by the rule keeps it below
+    // 3 x nnz slots), so the same limit applies.
+    MSP_TRY(fill_check("HYB", bytes, A, o));
+    MSP_TRY(msp__hyb_build(A, w, (msp__hyb **)fmt));
+    o->hyb_k = w;
+    snprintf(what, what_n, "hyb (K = %lld%s, %lld entries in COO)", (long long)w,
+             chosen ? " by the one-third rule" : "", (long long)((msp__hyb *)*fmt)->coo_nnz);
+    break;
+  }
+  default:
+    st = msp__error(MSP_ERR_INTERNAL, "build_format: format %d", (int)f);
+    break;
+  }
+exit:
+  return st;
+}
+
+// Make B on ctx in format f (a concrete format) from A's host CSR; `why` (may be NULL) is the
+// reason for an automatic choice, else the format is "named by the caller".
+static msp_status convert_one(msp_context ctx, const msp_matrix A, msp_format f,
+                              const msp_convert_options *opts, const char *why, msp_matrix *out) {
+  msp_status st = MSP_SUCCESS;
+  msp_matrix B = NULL;
+  void *fmt = NULL;
+  msp_convert_options o = *opts;
+  char what[160] = "";
+  *out = NULL;
+  if (f == MSP_FORMAT_BDMP_PBP || f == MSP_FORMAT_BDMP_TCKI) return check_bdmp(f);
+  if (f != MSP_FORMAT_CSR) MSP_TRY(build_format(A, f, &o, &fmt, what, sizeof what));
+  MSP_TRY(msp__matrix_alloc(ctx, A->rows, A->cols, A->nnz, &B));
+  memcpy(B->rowptr, A->rowptr, (size_t)(A->rows + 1) * sizeof *B->rowptr);
+  if (A->nnz) {
+    memcpy(B->colind, A->colind, (size_t)A->nnz * sizeof *B->colind);
+    memcpy(B->val, A->val, (size_t)A->nnz * sizeof *B->val);
+  }
+  B->stats = A->stats;
+  B->precision = o.precision;
+  B->format = f;
+  B->fmt = fmt;
+  fmt = NULL;
+  o.format = f;
+  if (f == MSP_FORMAT_CSR) {
+    char kwhy[200];
+    msp_kernel k = msp_choose_kernel(&B->stats, kwhy, sizeof kwhy);
+    if (o.kernel == MSP_KERNEL_AUTO) {
+      B->kernel = k;
+      if (why)
+        snprintf(B->reason, sizeof B->reason, "auto: %s; %s", why, kwhy);
+      else
+        snprintf(B->reason, sizeof B->reason, "csr: %s", kwhy);
+    } else {
+      B->kernel = o.kernel;
+      if (why)
+        snprintf(B->reason, sizeof B->reason, "auto: %s; %s kernel named by the caller", why,
+                 msp_kernel_name(o.kernel));
+      else
+        snprintf(B->reason, sizeof B->reason, "csr with the %s kernel: named by the caller",
+                 msp_kernel_name(o.kernel));
+    }
+    o.kernel = B->kernel;
+  } else {
+    B->kernel = o.kernel;
+    if (why)
+      snprintf(B->reason, sizeof B->reason, "auto: %s; %s", why, what);
+    else
+      snprintf(B->reason, sizeof B->reason, "%s: named by the caller", what);
+  }
+  B->opts = o;
+  if (ctx->backend->matrix_upload) MSP_TRY(ctx->backend->matrix_upload(ctx, B));
+  *out = B;
+  B = NULL;
+exit:
+  if (fmt) msp__format_free(f, fmt);
+  msp_matrix_destroy(&B);
+  return st;
+}
+
+static msp_status convert_auto(msp_context ctx, const msp_matrix A,
+                               const msp_convert_options *opts, msp_matrix *out) {
+  msp_status st = MSP_SUCCESS;
+  msp_matrix_stats s = A->stats;
+  char why[256];
+  MSP_TRY(msp__analyze_formats(A, &s));
+  msp_format f = msp__choose_format(&s, why, sizeof why);
+  if (f != MSP_FORMAT_CSR && !ctx->backend->spmv[f]) {
+    char w2[256];
+    snprintf(w2, sizeof w2, "%s, which has no kernel on the %s backend: csr", why,
+             ctx->backend->name);
+    memcpy(why, w2, sizeof why);
+    f = MSP_FORMAT_CSR;
+  }
+  st = convert_one(ctx, A, f, opts, why, out);
+  if (st == MSP_ERR_FILL_LIMIT) {
+    // A max_fill below the rule's own bound: fall back to CSR and say so.
+    char w2[256];
+    snprintf(w2, sizeof w2, "%s, refused by max_fill %.2g: csr", why, opts->max_fill);
+    msp__clear_error();
+    st = convert_one(ctx, A, MSP_FORMAT_CSR, opts, w2, out);
+  }
+  if (st == MSP_SUCCESS) (*out)->stats = s;
+exit:
+  return st;
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+// Median time of one SpMV of C (after warm-up), synchronised on ctx.
+static msp_status time_spmv(msp_context ctx, msp_matrix C, msp_vector x, msp_vector y,
+                            double *median) {
+  msp_status st = MSP_SUCCESS;
+  double t[MSP__TUNE_RUNS];
+  for (int r = 0; r < MSP__TUNE_WARMUP + MSP__TUNE_RUNS; r++) {
+    double t0 = now_s();
+    MSP_TRY(msp_spmv(ctx, 1.0, C, x, 0.0, y));
+    MSP_TRY(msp_context_synchronize(ctx));
+    if (r >= MSP__TUNE_WARMUP) t[r - MSP__TUNE_WARMUP] = now_s() - t0;
+  }
+  qsort(t, MSP__TUNE_RUNS, sizeof t[0], cmp_double);
+  *median = t[MSP__TUNE_RUNS / 2];
+exit:
+  return st;
+}
+
+// TUNE: build every viable candidate in turn, time it, keep the fastest.
+static msp_status convert_tune(msp_context ctx, const msp_matrix A,
+                               const msp_convert_options *opts, msp_matrix *out) {
+  static const struct {
+    msp_format f;
+    msp_kernel k;
+    const char *tag;
+  } cand[] = {
+      {MSP_FORMAT_CSR, MSP_KERNEL_SCALAR, "csr/scalar"}, {MSP_FORMAT_CSR, MSP_KERNEL_VECTOR, "csr/vector"},
+      {MSP_FORMAT_CSR, MSP_KERNEL_MERGE, "csr/merge"},   {MSP_FORMAT_COO, MSP_KERNEL_AUTO, "coo"},
+      {MSP_FORMAT_ELL, MSP_KERNEL_AUTO, "ell"},          {MSP_FORMAT_HLL, MSP_KERNEL_AUTO, "hll"},
+      {MSP_FORMAT_DIA, MSP_KERNEL_AUTO, "dia"},          {MSP_FORMAT_HDIA, MSP_KERNEL_AUTO, "hdia"},
+      {MSP_FORMAT_HYB, MSP_KERNEL_AUTO, "hyb"},
+  };
+  enum { NC = sizeof cand / sizeof cand[0] };
+  msp_status st = MSP_SUCCESS, last = MSP_SUCCESS;
+  msp_matrix best = NULL, C = NULL;
+  msp_vector x = NULL, y = NULL;
+  double best_t = 0, t0 = now_s();
+  int best_i = -1;
+  char list[200] = "", lasterr[256] = "";
+  size_t used = 0;
+  MSP_TRY(msp_vector_create(ctx, A->cols, &x));
+  MSP_TRY(msp_vector_create(ctx, A->rows, &y));
+  MSP_TRY(msp_vector_fill(x, 1.0));
+  for (int i = 0; i < NC; i++) {
+    const char *note = NULL;
+    double t = 0;
+    msp_convert_options o = *opts;
+    o.kernel = cand[i].k;
+    if (!ctx->backend->spmv[cand[i].f]) continue;
+    st = convert_one(ctx, A, cand[i].f, &o, NULL, &C);
+    if (st == MSP_ERR_FILL_LIMIT) {
+      note = "refused";
+    } else if (st != MSP_SUCCESS) {
+      // One candidate failing (out of device memory, a bad ELL width) does not end tuning.
+      last = st;
+      snprintf(lasterr, sizeof lasterr, "%s", msp_last_error());
+      note = "failed";
+    } else {
+      MSP_TRY(time_spmv(ctx, C, x, y, &t));
+    }
+    st = MSP_SUCCESS;
+    int w = note ? snprintf(list + used, sizeof list - used, "%s%s %s", used ? ", " : "",
+                            cand[i].tag, note)
+                 : snprintf(list + used, sizeof list - used, "%s%s %.3gus", used ? ", " : "",
+                            cand[i].tag, t * 1e6);
+    if (w > 0) used = used + (size_t)w < sizeof list ? used + (size_t)w : sizeof list - 1;
+    if (!C) continue;
+    if (!best || t < best_t) {
+      msp_matrix_destroy(&best);
+      best = C;
+      best_t = t;
+      best_i = i;
+    } else {
+      msp_matrix_destroy(&C);
+    }
+    C = NULL;
+  }
+  if (!best) {
+    st = last != MSP_SUCCESS ? msp__error(last, "msp_matrix_convert: tune: no candidate could be "
+                                                "built (last error: %s)",
+                                          lasterr)
+                             : msp__error(MSP_ERR_NOT_SUPPORTED,
+                                          "msp_matrix_convert: tune: no candidate has a kernel "
+                                          "on the %s backend",
+                                          ctx->backend->name);
+    goto exit;
+  }
+  double cost = (now_s() - t0) / (best_t > 0 ? best_t : 1e-9);
+  snprintf(best->reason, sizeof best->reason, "tune: %s fastest (%s); cost %.0f SpMV",
+           cand[best_i].tag, list, cost);
+  msp__clear_error();
+  *out = best;
+  best = NULL;
+exit:
+  msp_matrix_destroy(&C);
+  msp_matrix_destroy(&best);
+  msp_vector_destroy(&x);
+  msp_vector_destroy(&y);
+  return st;
+}
+
+msp_status msp_matrix_convert(msp_context ctx, const msp_matrix A,
+                              const msp_convert_options *opts, msp_matrix *B) {
+  msp_status st = MSP_SUCCESS;
+  msp_convert_options o = opts ? *opts : msp_convert_options_default();
+  MSP_CHECK_ARG(B, "msp_matrix_convert: B is NULL");
+  *B = NULL;
+  MSP_CHECK_ARG(ctx, "msp_matrix_convert: ctx is NULL");
+  MSP_CHECK_ARG(A, "msp_matrix_convert: A is NULL");
+  MSP_TRY(validate(&o));
+  MSP_TRY(check_precision(o.precision));
+  if (o.format == MSP_FORMAT_AUTO)
+    st = convert_auto(ctx, A, &o, B);
+  else if (o.format == MSP_FORMAT_TUNE)
+    st = convert_tune(ctx, A, &o, B);
+  else
+    st = convert_one(ctx, A, o.format, &o, NULL, B);
+exit:
+  return st;
+}

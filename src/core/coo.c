@@ -1,0 +1,58 @@
+// coo.c: COO host format: conversion from CSR (triples sorted by row, then column) and back.
+#include "formats.h"
+
+#include <string.h>
+
+size_t msp__coo_bytes(int64_t nnz, msp_precision p) {
+  return (size_t)nnz * (2 * sizeof(int32_t) + msp__value_bytes(p));
+}
+
+double msp__coo_plan(const msp_matrix A, msp_precision p) {
+  return (double)A->nnz * (double)(2 * sizeof(int32_t) + msp__value_bytes(p));
+}
+
+void msp__coo_free(msp__coo *c) {
+  if (!c) return;
+  msp__free(c->row);
+  msp__free(c->col);
+  msp__free(c->val);
+  msp__free(c);
+}
+
+msp_status msp__coo_build(const msp_matrix A, msp__coo **out) {
+  msp_status st = MSP_SUCCESS;
+  msp__coo *c = NULL;
+  *out = NULL;
+  MSP_TRY(MSP_ALLOC_ZERO(c, 1, "COO header"));
+  MSP_TRY(MSP_ALLOC(c->row, A->nnz, "COO row indices"));
+  MSP_TRY(MSP_ALLOC(c->col, A->nnz, "COO column indices"));
+  MSP_TRY(MSP_ALLOC(c->val, A->nnz, "COO values"));
+  // CSR rows are sorted by column already, so the triples come out in (row, column) order.
+  for (int64_t i = 0; i < A->rows; i++)
+    for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) c->row[k] = (int32_t)i;
+  if (A->nnz) {
+    memcpy(c->col, A->colind, (size_t)A->nnz * sizeof *c->col);
+    memcpy(c->val, A->val, (size_t)A->nnz * sizeof *c->val);
+  }
+  *out = c;
+  c = NULL;
+exit:
+  msp__coo_free(c);
+  return st;
+}
+
+msp_status msp__coo_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
+  const msp__coo *c = (const msp__coo *)A->fmt;
+  if (!colind) {
+    memset(rowptr, 0, (size_t)(A->rows + 1) * sizeof *rowptr);
+    for (int64_t k = 0; k < A->nnz; k++) rowptr[c->row[k] + 1]++;
+    for (int64_t i = 0; i < A->rows; i++) rowptr[i + 1] += rowptr[i];
+    return MSP_SUCCESS;
+  }
+  // Sorted by row: the triples are already in CSR order.
+  if (A->nnz) {
+    memcpy(colind, c->col, (size_t)A->nnz * sizeof *colind);
+    memcpy(val, c->val, (size_t)A->nnz * sizeof *val);
+  }
+  return MSP_SUCCESS;
+}

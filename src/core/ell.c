@@ -1,0 +1,90 @@
+// ell.c: ELL host format: conversion from CSR (column-major, padded to a common width) and back.
+#include "formats.h"
+
+#include <string.h>
+
+void msp__ell_fill_rows(const msp_matrix A, int64_t r0, int64_t r1, int64_t width, int64_t ld,
+                        int32_t *col, double *val, int32_t *rowlen) {
+  for (int64_t i = r0; i < r1; i++) {
+    int64_t b = A->rowptr[i], len = A->rowptr[i + 1] - b;
+    int64_t n = len < width ? len : width, r = i - r0;
+    // Padding repeats the row's last valid column (PSBLAS): padded reads of x hit a cached line.
+    int32_t pad = 0;
+    for (int64_t k = 0; k < n; k++) {
+      col[k * ld + r] = A->colind[b + k];
+      val[k * ld + r] = A->val[b + k];
+      pad = A->colind[b + k];
+    }
+    for (int64_t k = n; k < width; k++) {
+      col[k * ld + r] = pad;
+      val[k * ld + r] = 0.0;
+    }
+    rowlen[r] = (int32_t)n;
+  }
+}
+
+size_t msp__ell_bytes(int64_t rows, const msp__ell *e, msp_precision p) {
+  return (size_t)rows * (size_t)e->width * (sizeof(int32_t) + msp__value_bytes(p));
+}
+
+msp_status msp__ell_plan(const msp_matrix A, int64_t width_opt, msp_precision p, int64_t *width,
+                         double *bytes) {
+  int64_t longest = 0, slots;
+  for (int64_t i = 0; i < A->rows; i++) {
+    int64_t len = A->rowptr[i + 1] - A->rowptr[i];
+    if (len > longest) longest = len;
+  }
+  if (width_opt > 0 && width_opt < longest)
+    return msp__error(MSP_ERR_INVALID_ARGUMENT,
+                      "msp_matrix_convert: ELL width %lld is smaller than the longest row (%lld "
+                      "entries); use 0 for the longest row",
+                      (long long)width_opt, (long long)longest);
+  *width = width_opt > 0 ? width_opt : longest;
+  *bytes = (double)A->rows * (double)*width * (double)(sizeof(int32_t) + msp__value_bytes(p));
+  if (!msp__mul64(A->rows, *width, &slots) || !msp__mul64(slots, 12, &slots))
+    return msp__error(MSP_ERR_OUT_OF_MEMORY,
+                      "msp_matrix_convert: ELL of %lld rows x width %lld overflows 64-bit sizes",
+                      (long long)A->rows, (long long)*width);
+  return MSP_SUCCESS;
+}
+
+void msp__ell_free(msp__ell *e) {
+  if (!e) return;
+  msp__free(e->col);
+  msp__free(e->val);
+  msp__free(e->rowlen);
+  msp__free(e);
+}
+
+msp_status msp__ell_build(const msp_matrix A, int64_t width, msp__ell **out) {
+  msp_status st = MSP_SUCCESS;
+  msp__ell *e = NULL;
+  *out = NULL;
+  MSP_TRY(MSP_ALLOC_ZERO(e, 1, "ELL header"));
+  e->width = width;
+  MSP_TRY(MSP_ALLOC(e->col, A->rows * width, "ELL column indices"));
+  MSP_TRY(MSP_ALLOC(e->val, A->rows * width, "ELL values"));
+  MSP_TRY(MSP_ALLOC(e->rowlen, A->rows, "ELL row lengths"));
+  msp__ell_fill_rows(A, 0, A->rows, width, A->rows, e->col, e->val, e->rowlen);
+  *out = e;
+  e = NULL;
+exit:
+  msp__ell_free(e);
+  return st;
+}
+
+msp_status msp__ell_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
+  const msp__ell *e = (const msp__ell *)A->fmt;
+  int64_t rows = A->rows;
+  if (!colind) {
+    rowptr[0] = 0;
+    for (int64_t i = 0; i < rows; i++) rowptr[i + 1] = rowptr[i] + e->rowlen[i];
+    return MSP_SUCCESS;
+  }
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t k = 0; k < e->rowlen[i]; k++) {
+      colind[rowptr[i] + k] = e->col[k * rows + i];
+      val[rowptr[i] + k] = e->val[k * rows + i];
+    }
+  return MSP_SUCCESS;
+}

@@ -1,0 +1,290 @@
+// internal.h: object layouts, the backend dispatch table and helpers shared inside src/.
+#ifndef MSP_INTERNAL_H
+#define MSP_INTERNAL_H
+
+#include "mixsparse.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// ---- errors ---------------------------------------------------------------------------------
+// Record a message for msp_last_error() and return the status (printf-style).
+msp_status msp__error(msp_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void msp__clear_error(void);
+
+// Jump to `exit` (the one exit label of the function) when a call fails; `st` holds the status.
+#define MSP_TRY(call)                                                                            \
+  do {                                                                                           \
+    st = (call);                                                                                 \
+    if (st != MSP_SUCCESS) goto exit;                                                            \
+  } while (0)
+
+// Return an argument error (with the function name) when cond is false.
+#define MSP_CHECK_ARG(cond, ...)                                                                 \
+  do {                                                                                           \
+    if (!(cond)) return msp__error(MSP_ERR_INVALID_ARGUMENT, __VA_ARGS__);                       \
+  } while (0)
+
+// ---- host memory (through the installed allocator) -----------------------------------------
+void *msp__malloc(size_t bytes);                 // NULL on failure (also for bytes == 0: never)
+void *msp__calloc(size_t count, size_t size);    // zeroed; overflow-checked
+void *msp__realloc(void *p, size_t bytes);
+void msp__free(void *p);
+// Allocate count*size bytes or return MSP_ERR_OUT_OF_MEMORY with a message naming `what`.
+msp_status msp__alloc(void **out, size_t count, size_t size, const char *what);
+msp_status msp__alloc_zero(void **out, size_t count, size_t size, const char *what);
+#define MSP_ALLOC(ptr, count, what) msp__alloc((void **)&(ptr), (size_t)(count), sizeof(*(ptr)), what)
+#define MSP_ALLOC_ZERO(ptr, count, what)                                                         \
+  msp__alloc_zero((void **)&(ptr), (size_t)(count), sizeof(*(ptr)), what)
+#define MSP_FREE(ptr)                                                                            \
+  do {                                                                                           \
+    msp__free(ptr);                                                                              \
+    (ptr) = NULL;                                                                                \
+  } while (0)
+
+// ---- host-side format data ------------------------------------------------------------------
+// All host arrays are owned by the matrix and freed by msp__format_free. Value arrays hold
+// fp64 here; storage precisions other than f64 are encoded by the backend at upload time.
+
+// COO: triples sorted by row, then column.
+typedef struct {
+  int32_t *row, *col;
+  double *val;
+} msp__coo;
+
+// ELL: `width` slots per row, column-major (slot k of row i at k * rows + i) so consecutive
+// threads read consecutive memory. Padding: value 0, column = the row's last valid column (or 0
+// for an empty row), as PSBLAS does, so padded reads of x stay in cache.
+typedef struct {
+  int64_t width;
+  int32_t *col;
+  double *val;
+  // Host only (never uploaded, not in the footprint): real entries of each row (rows values),
+  // so the round trip to CSR keeps explicit zeros exactly (a padded slot cannot be told from a
+  // stored zero at column 0 of an otherwise empty row).
+  int32_t *rowlen;
+} msp__ell;
+
+// HLL: ELL per hack of `hack` rows (a multiple of 32). Hack h holds width_h = (off[h+1] -
+// off[h]) / hack slots per row, column-major inside the hack: slot k of row r at off[h] + k *
+// hack + r. The last hack is padded to `hack` rows (padded rows have width_h zeros).
+typedef struct {
+  int hack;
+  int64_t nhacks;
+  int64_t *off; // nhacks + 1
+  int32_t *col;
+  double *val;
+  int32_t *rowlen; // host only, as in msp__ell: real entries of each row (rows values)
+} msp__hll;
+
+// DIA: ndiag occupied diagonals, offsets[d] = j - i ascending; val[d * rows + i] = A(i, i +
+// offsets[d]) or 0 where outside the matrix or not stored.
+typedef struct {
+  int64_t ndiag;
+  int64_t *offsets;
+  double *val;
+} msp__dia;
+
+// HDIA: DIA per hack of `hack` rows (multiple of 32, default 64). Hack h uses diagonals
+// offsets[doff[h] .. doff[h+1]) and values at voff[h] + d * hack + r (r < hack, padded).
+typedef struct {
+  int hack;
+  int64_t nhacks;
+  int64_t *doff;    // nhacks + 1
+  int64_t *offsets; // doff[nhacks]
+  int64_t *voff;    // nhacks + 1
+  double *val;
+} msp__hdia;
+
+// HYB: the first k entries of each row in ELL (width k), the rest in COO (sorted by row).
+typedef struct {
+  msp__ell ell;
+  int64_t coo_nnz;
+  msp__coo coo;
+} msp__hyb;
+
+// ---- objects ------------------------------------------------------------------------------------
+typedef struct msp__backend msp__backend;
+
+struct msp_context_s {
+  msp_backend kind;
+  const msp__backend *backend;
+  int device;
+  void *impl; // backend-owned (CUDA: stream, handles)
+};
+
+struct msp_matrix_s {
+  msp_context ctx;
+  int64_t rows, cols, nnz;
+  msp_format format;
+  msp_kernel kernel;
+  msp_precision precision;
+  msp_matrix_stats stats;
+  char reason[256]; // why format / kernel were chosen
+  // host CSR, always present (rowptr has rows + 1 entries even when rows == 0)
+  int64_t *rowptr;
+  int32_t *colind;
+  double *val;
+  void *fmt;  // host data of a non-CSR format (msp__coo, msp__ell, ...), NULL for CSR
+  void *dev;  // backend-owned device data (NULL on CPU)
+  msp_convert_options opts; // the options the matrix was converted with
+  // The format's value array encoded in `precision` (NULL for f64), made by
+  // msp__matrix_encode_values; kernels with a spmv_prec slot read it through the accessors
+  // of src/common/precision.h. Owned; freed by msp__matrix_prec_free.
+  struct msp__prec_array_s *pval;
+};
+
+// Where a vector's current data lives (PSBLAS dual memorisation).
+enum { MSP__SYNC_BOTH = 0, MSP__SYNC_HOST = 1, MSP__SYNC_DEVICE = 2 };
+
+struct msp_vector_s {
+  msp_context ctx;
+  int64_t n;
+  double *h_data; // always allocated (n entries, at least 1 byte)
+  double *d_data; // CUDA only
+  int sync;       // MSP__SYNC_*: which copy is current (BOTH: both are)
+  int64_t transfers;
+};
+
+// ---- backend dispatch table -------------------------------------------------------------------
+// Arguments are validated in src/core before these are called; backends may assume valid input.
+typedef msp_status (*msp__spmv_fn)(msp_context ctx, double alpha, const msp_matrix A,
+                                   msp_vector x, double beta, msp_vector y);
+
+struct msp__backend {
+  const char *name;
+  msp_backend kind;
+  // context
+  msp_status (*context_init)(msp_context ctx);
+  void (*context_fini)(msp_context ctx);
+  msp_status (*synchronize)(msp_context ctx);
+  // matrices: make backend data from the host data (A->fmt / CSR arrays); free it
+  msp_status (*matrix_upload)(msp_context ctx, msp_matrix A);
+  void (*matrix_free)(msp_matrix A);
+  // vectors: allocate / free the device copy; copy host->device / device->host
+  msp_status (*vector_alloc)(msp_vector v);
+  void (*vector_free)(msp_vector v);
+  msp_status (*vector_to_device)(msp_vector v);
+  msp_status (*vector_to_host)(msp_vector v);
+  // operations (vectors are made current on the backend's side by the core before calling)
+  msp__spmv_fn spmv[MSP_FORMAT_COUNT];
+  // the same for matrices whose precision is not f64 (values read from A->pval)
+  msp__spmv_fn spmv_prec[MSP_FORMAT_COUNT];
+  msp_status (*dot)(msp_context ctx, msp_vector x, msp_vector y, double *r);
+  msp_status (*nrm2)(msp_context ctx, msp_vector x, double *r);
+  msp_status (*nrm1)(msp_context ctx, msp_vector x, double *r);
+  msp_status (*axpby)(msp_context ctx, double a, msp_vector x, double b, msp_vector y);
+  msp_status (*scale)(msp_context ctx, double a, msp_vector x);
+  msp_status (*copy)(msp_context ctx, msp_vector x, msp_vector y);
+  msp_status (*fill)(msp_context ctx, msp_vector x, double value);
+  // device queries
+  msp_status (*device_count)(int *count);
+  msp_status (*device_info)(int ordinal, msp_device_props *props);
+};
+
+// The registry: CPU always; CUDA when built (NULL otherwise).
+const msp__backend *msp__backend_cpu(void);
+const msp__backend *msp__backend_cuda(void);
+
+// CPU kernels, one file per format in src/cpu (also used as references by the core).
+msp_status msp__cpu_csr_spmv(msp_context, double, const msp_matrix, msp_vector, double,
+                             msp_vector);
+msp_status msp__cpu_coo_spmv(msp_context, double, const msp_matrix, msp_vector, double,
+                             msp_vector);
+msp_status msp__cpu_ell_spmv(msp_context, double, const msp_matrix, msp_vector, double,
+                             msp_vector);
+msp_status msp__cpu_hll_spmv(msp_context, double, const msp_matrix, msp_vector, double,
+                             msp_vector);
+msp_status msp__cpu_dia_spmv(msp_context, double, const msp_matrix, msp_vector, double,
+                             msp_vector);
+msp_status msp__cpu_hdia_spmv(msp_context, double, const msp_matrix, msp_vector, double,
+                              msp_vector);
+msp_status msp__cpu_hyb_spmv(msp_context, double, const msp_matrix, msp_vector, double,
+                             msp_vector);
+
+// ---- storage precision of matrix values (src/core/precision.c, src/cpu/csr_prec.c) -----------
+// Hook for msp_matrix_convert: when B->precision != f64, call after the format's host data is
+// built and before the backend upload. Encodes the format's value array (CSR: B->val) in
+// B->precision into B->pval: fixed point with one scale per MSP_FX_BLOCK_SHIFT-sized block of
+// stored values, CPMS as CPMS-i with 128-byte banks. The host fp64 arrays stay as they are.
+// MSP_ERR_NOT_SUPPORTED for formats without precision kernels, MSP_ERR_NONFINITE (fixed point
+// with Inf/NaN), MSP_ERR_OUT_OF_MEMORY.
+msp_status msp__matrix_encode_values(msp_matrix B);
+void msp__matrix_prec_free(msp_matrix A);
+msp_status msp__cpu_csr_prec_spmv(msp_context, double, const msp_matrix, msp_vector, double,
+                                  msp_vector);
+
+// ---- BDMP (src/core/bdmp.c, src/cpu/bdmp.c) --------------------------------------------------
+// Build B->fmt for B->format BDMP_PBP or BDMP_TCKI from B's host CSR with the options o
+// (bdmp_f, bdmp_lambda, bdmp_digits). Called by msp_matrix_convert instead of a format builder.
+msp_status msp__bdmp_build(msp_matrix B, const msp_convert_options *o);
+void msp__bdmp_free(msp_format format, void *fmt);
+size_t msp__bdmp_bytes(const msp_matrix A);
+msp_status msp__bdmp_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val);
+msp_status msp__cpu_bdmp_pbp_spmv(msp_context, double, const msp_matrix, msp_vector, double,
+                                  msp_vector);
+msp_status msp__cpu_bdmp_tcki_spmv(msp_context, double, const msp_matrix, msp_vector, double,
+                                   msp_vector);
+
+// ---- core helpers -----------------------------------------------------------------------------
+// Free A->fmt according to A->format (host data of every format).
+void msp__format_free(msp_format format, void *fmt);
+// Footprint in bytes of the host representation of a format (used by msp_matrix_bytes).
+size_t msp__format_bytes(const msp_matrix A);
+// Rebuild CSR from the format's host data alone (A->fmt; A's CSR arrays for CSR), padding
+// dropped. The arrays are allocated with msp__malloc (free with msp__free): rows + 1, nnz, nnz.
+// Exact for every format, explicit zeros included, except DIA and HDIA, whose padding is value
+// 0: there stored zeros are dropped too (exact for matrices without stored zeros).
+msp_status msp__format_to_csr(const msp_matrix A, int64_t **rowptr, int32_t **colind,
+                              double **val);
+// MSP_FORMAT_AUTO's rule (src/core/convert.c): the format for these statistics, with a one-line
+// reason naming the statistic that decided. Reads the format statistics hll_fill, hdia_fill,
+// hyb_k, hyb_fill and hyb_coo_share: fill them first with msp__analyze_formats.
+msp_format msp__choose_format(const msp_matrix_stats *s, char *reason, size_t n);
+// Fill the format statistics of s (hll_fill, hdia_fill, hyb_k, hyb_fill, hyb_coo_share) from
+// A's CSR. O(nnz) plus a rows + cols bitmap; MSP_ERR_OUT_OF_MEMORY when that cannot be had.
+msp_status msp__analyze_formats(const msp_matrix A, msp_matrix_stats *s);
+// Fill A->stats from A's CSR arrays.
+msp_status msp__analyze(msp_matrix A);
+// Allocate an empty matrix shell with CSR arrays for rows/nnz (rowptr zeroed).
+msp_status msp__matrix_alloc(msp_context ctx, int64_t rows, int64_t cols, int64_t nnz,
+                             msp_matrix *out);
+// Build a matrix from unsorted 0-based triples (row < rows, col < cols checked by the caller):
+// sorts by (row, col), sums duplicates, builds the CSR, analyses it, uploads it to ctx's
+// backend and chooses the CSR kernel. Takes ownership of nothing (the triples are not freed).
+msp_status msp__matrix_from_triples(msp_context ctx, int64_t rows, int64_t cols, int64_t nnz,
+                                    const int32_t *row, const int32_t *col, const double *val,
+                                    msp_matrix *A);
+// Read a Matrix Market coordinate matrix from memory (plain text, or gzip by content), with the
+// same parser, statuses and messages as msp_matrix_read_mtx; `name` labels the messages. Used by
+// the fuzz target (fuzz/fuzz_mtx.c).
+msp_status msp__matrix_read_mtx_mem(msp_context ctx, const char *name, const void *data,
+                                    size_t size, unsigned flags, msp_matrix *A);
+// Finish a matrix whose CSR arrays are filled (sorted, no duplicates): analyse, choose the
+// kernel, upload. On failure *A is destroyed.
+msp_status msp__matrix_finish(msp_matrix *A);
+// Make the vector's data current on the host / on ctx's device.
+msp_status msp__vector_on_host(msp_vector v);
+msp_status msp__vector_on_device(msp_vector v);
+// Mark a vector as written on the host / on the device (the other copy becomes stale).
+void msp__vector_host_written(msp_vector v);
+void msp__vector_device_written(msp_vector v);
+
+// Deterministic fixed-order reductions: the vector is cut into MSP__RED_CHUNK-sized chunks
+// summed in index order, then the chunk sums are added pairwise in a fixed tree. Results do
+// not depend on the thread count.
+#define MSP__RED_CHUNK 4096
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,375 @@
+// matrix.c: matrix handles: creation from CSR or triples, validation, analysis, kernel rule.
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+// Rule of papers/adaptive-spmv-design-philosophy.txt: mean row length below 4 -> scalar
+// (too little work per row for a group of threads); skewness (row_max / row_mean) below 10 ->
+// vector (balanced rows keep a warp busy); otherwise merge-path (perfect work partitioning).
+#define MSP__SCALAR_MEAN_BELOW 4.0
+#define MSP__VECTOR_SKEW_BELOW 10.0
+
+msp_status msp__matrix_alloc(msp_context ctx, int64_t rows, int64_t cols, int64_t nnz,
+                             msp_matrix *out) {
+  msp_status st = MSP_SUCCESS;
+  msp_matrix A = NULL;
+  *out = NULL;
+  if (rows < 0 || cols < 0 || nnz < 0)
+    return msp__error(MSP_ERR_INVALID_ARGUMENT, "matrix of %lld x %lld with %lld nonzeros",
+                      (long long)rows, (long long)cols, (long long)nnz);
+  if (rows > INT32_MAX || cols > INT32_MAX)
+    return msp__error(MSP_ERR_INVALID_ARGUMENT,
+                      "matrix of %lld x %lld: dimensions must fit in 32-bit indices",
+                      (long long)rows, (long long)cols);
+  MSP_TRY(MSP_ALLOC_ZERO(A, 1, "matrix"));
+  A->ctx = ctx;
+  A->rows = rows;
+  A->cols = cols;
+  A->nnz = nnz;
+  A->format = MSP_FORMAT_CSR;
+  A->kernel = MSP_KERNEL_AUTO;
+  A->precision = MSP_PRECISION_F64;
+  A->opts = msp_convert_options_default();
+  MSP_TRY(MSP_ALLOC_ZERO(A->rowptr, rows + 1, "matrix row pointers"));
+  MSP_TRY(MSP_ALLOC(A->colind, nnz, "matrix column indices"));
+  MSP_TRY(MSP_ALLOC(A->val, nnz, "matrix values"));
+  *out = A;
+  A = NULL;
+exit:
+  msp_matrix_destroy(&A);
+  return st;
+}
+
+void msp_matrix_destroy(msp_matrix *A) {
+  if (!A || !*A) return;
+  msp_matrix M = *A;
+  if (M->dev && M->ctx && M->ctx->backend->matrix_free) M->ctx->backend->matrix_free(M);
+  if (M->fmt) msp__format_free(M->format, M->fmt);
+  msp__matrix_prec_free(M);
+  msp__free(M->rowptr);
+  msp__free(M->colind);
+  msp__free(M->val);
+  msp__free(M);
+  *A = NULL;
+}
+
+msp_kernel msp_choose_kernel(const msp_matrix_stats *s, char *reason, size_t n) {
+  msp_kernel k;
+  char buf[200];
+  if (s->nnz == 0 || s->row_mean < MSP__SCALAR_MEAN_BELOW) {
+    k = MSP_KERNEL_SCALAR;
+    snprintf(buf, sizeof buf, "mean row length %.2f < %.0f: scalar (a thread per row)",
+             s->row_mean, MSP__SCALAR_MEAN_BELOW);
+  } else if (s->skewness < MSP__VECTOR_SKEW_BELOW) {
+    k = MSP_KERNEL_VECTOR;
+    snprintf(buf, sizeof buf,
+             "mean row length %.2f >= %.0f and skewness (max/mean row length) %.2f < %.0f: "
+             "vector (a group of threads per row)",
+             s->row_mean, MSP__SCALAR_MEAN_BELOW, s->skewness, MSP__VECTOR_SKEW_BELOW);
+  } else {
+    k = MSP_KERNEL_MERGE;
+    snprintf(buf, sizeof buf,
+             "skewness (max/mean row length) %.2f >= %.0f: merge-path (equal work per thread)",
+             s->skewness, MSP__VECTOR_SKEW_BELOW);
+  }
+  if (reason && n) snprintf(reason, n, "%s", buf);
+  return k;
+}
+
+msp_status msp__analyze(msp_matrix A) {
+  msp_matrix_stats *s = &A->stats;
+  memset(s, 0, sizeof *s);
+  s->rows = A->rows;
+  s->cols = A->cols;
+  s->nnz = A->nnz;
+  if (A->rows == 0) return MSP_SUCCESS;
+  int64_t rmin = INT64_MAX, rmax = 0, empty = 0;
+  long double sum2 = 0;
+  for (int64_t i = 0; i < A->rows; i++) {
+    int64_t len = A->rowptr[i + 1] - A->rowptr[i];
+    if (len < rmin) rmin = len;
+    if (len > rmax) rmax = len;
+    if (len == 0) empty++;
+    sum2 += (long double)len * (long double)len;
+  }
+  s->row_min = rmin;
+  s->row_max = rmax;
+  s->empty_rows = empty;
+  s->row_mean = (double)A->nnz / (double)A->rows;
+  long double var = sum2 / A->rows - (long double)s->row_mean * s->row_mean;
+  s->row_std = var > 0 ? sqrt((double)var) : 0.0;
+  s->row_cv = s->row_mean > 0 ? s->row_std / s->row_mean : 0.0;
+  s->skewness = s->row_mean > 0 ? (double)rmax / s->row_mean : 0.0;
+  if (A->nnz == 0) return MSP_SUCCESS;
+  s->ell_fill = ((double)A->rows * (double)rmax - (double)A->nnz) / (double)A->nnz;
+  // Occupied diagonals: offsets j - i in -(rows-1)..cols-1, one bit each.
+  int64_t span = A->rows + A->cols;
+  uint8_t *seen = msp__calloc((size_t)(span + 7) / 8, 1);
+  if (!seen)
+    return msp__error(MSP_ERR_OUT_OF_MEMORY, "matrix analysis: cannot allocate %lld bytes",
+                      (long long)(span + 7) / 8);
+  int64_t ndiag = 0, lower = 0, upper = 0;
+  long double asum = 0, asum2 = 0;
+  for (int64_t i = 0; i < A->rows; i++) {
+    for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+      int64_t d = (int64_t)A->colind[k] - i;
+      if (-d > lower) lower = -d;
+      if (d > upper) upper = d;
+      int64_t b = d + A->rows;
+      if (!(seen[b >> 3] & (1u << (b & 7)))) {
+        seen[b >> 3] |= (uint8_t)(1u << (b & 7));
+        ndiag++;
+      }
+      long double a = fabs(A->val[k]);
+      asum += a;
+      asum2 += a * a;
+    }
+  }
+  msp__free(seen);
+  s->diagonals = ndiag;
+  s->lower_bandwidth = lower;
+  s->upper_bandwidth = upper;
+  s->bandwidth = lower > upper ? lower : upper;
+  s->dia_fill = ((double)A->rows * (double)s->diagonals - (double)A->nnz) / (double)A->nnz;
+  s->abs_mean = (double)(asum / A->nnz);
+  long double avar = asum2 / A->nnz - (asum / A->nnz) * (asum / A->nnz);
+  s->abs_std = avar > 0 ? sqrt((double)avar) : 0.0;
+  return MSP_SUCCESS;
+}
+
+msp_status msp__matrix_finish(msp_matrix *A) {
+  msp_status st = MSP_SUCCESS;
+  msp_matrix M = *A;
+  MSP_TRY(msp__analyze(M));
+  if (M->kernel == MSP_KERNEL_AUTO || M->format == MSP_FORMAT_CSR) {
+    char why[200];
+    msp_kernel k = msp_choose_kernel(&M->stats, why, sizeof why);
+    if (M->kernel == MSP_KERNEL_AUTO) {
+      M->kernel = k;
+      snprintf(M->reason, sizeof M->reason, "csr: %s", why);
+    }
+  }
+  if (M->ctx && M->ctx->backend->matrix_upload) MSP_TRY(M->ctx->backend->matrix_upload(M->ctx, M));
+exit:
+  if (st != MSP_SUCCESS) msp_matrix_destroy(A);
+  return st;
+}
+
+// Stable merge sort of (col, val) pairs by column (stability keeps duplicates in input order,
+// so their sum is the same every time).
+static void sort_row(int32_t *col, double *val, int64_t n, int32_t *tc, double *tv) {
+  if (n < 2) return;
+  int sorted = 1;
+  for (int64_t k = 1; k < n && sorted; k++) sorted = col[k - 1] <= col[k];
+  if (sorted) return;
+  if (n <= 16) {
+    for (int64_t k = 1; k < n; k++) {
+      int32_t c = col[k];
+      double v = val[k];
+      int64_t j = k - 1;
+      while (j >= 0 && col[j] > c) {
+        col[j + 1] = col[j];
+        val[j + 1] = val[j];
+        j--;
+      }
+      col[j + 1] = c;
+      val[j + 1] = v;
+    }
+    return;
+  }
+  int64_t h = n / 2;
+  sort_row(col, val, h, tc, tv);
+  sort_row(col + h, val + h, n - h, tc, tv);
+  int64_t a = 0, b = h, o = 0;
+  while (a < h && b < n) {
+    if (col[b] < col[a]) {
+      tc[o] = col[b];
+      tv[o++] = val[b++];
+    } else {
+      tc[o] = col[a];
+      tv[o++] = val[a++];
+    }
+  }
+  while (a < h) {
+    tc[o] = col[a];
+    tv[o++] = val[a++];
+  }
+  while (b < n) {
+    tc[o] = col[b];
+    tv[o++] = val[b++];
+  }
+  memcpy(col, tc, (size_t)n * sizeof *col);
+  memcpy(val, tv, (size_t)n * sizeof *val);
+}
+
+// Sort every row by column and sum duplicates in place; updates rowptr and A->nnz.
+static msp_status sort_and_merge(msp_matrix A) {
+  msp_status st = MSP_SUCCESS;
+  int32_t *tc = NULL;
+  double *tv = NULL;
+  int64_t maxlen = 0;
+  for (int64_t i = 0; i < A->rows; i++) {
+    int64_t len = A->rowptr[i + 1] - A->rowptr[i];
+    if (len > maxlen) maxlen = len;
+  }
+  MSP_TRY(MSP_ALLOC(tc, maxlen, "row sort buffer"));
+  MSP_TRY(MSP_ALLOC(tv, maxlen, "row sort buffer"));
+  int64_t out = 0;
+  for (int64_t i = 0; i < A->rows; i++) {
+    int64_t b = A->rowptr[i], e = A->rowptr[i + 1];
+    sort_row(A->colind + b, A->val + b, e - b, tc, tv);
+    A->rowptr[i] = out;
+    for (int64_t k = b; k < e; k++) {
+      if (out > A->rowptr[i] && A->colind[out - 1] == A->colind[k]) {
+        A->val[out - 1] += A->val[k];
+      } else {
+        A->colind[out] = A->colind[k];
+        A->val[out] = A->val[k];
+        out++;
+      }
+    }
+  }
+  A->rowptr[A->rows] = out;
+  A->nnz = out;
+exit:
+  msp__free(tc);
+  msp__free(tv);
+  return st;
+}
+
+msp_status msp__matrix_from_triples(msp_context ctx, int64_t rows, int64_t cols, int64_t nnz,
+                                    const int32_t *row, const int32_t *col, const double *val,
+                                    msp_matrix *out) {
+  msp_status st = MSP_SUCCESS;
+  msp_matrix A = NULL;
+  int64_t *next = NULL;
+  *out = NULL;
+  MSP_TRY(msp__matrix_alloc(ctx, rows, cols, nnz, &A));
+  for (int64_t k = 0; k < nnz; k++) A->rowptr[row[k] + 1]++;
+  for (int64_t i = 0; i < rows; i++) A->rowptr[i + 1] += A->rowptr[i];
+  MSP_TRY(MSP_ALLOC(next, rows + 1, "row fill positions"));
+  memcpy(next, A->rowptr, (size_t)(rows + 1) * sizeof *next);
+  for (int64_t k = 0; k < nnz; k++) {
+    int64_t p = next[row[k]]++;
+    A->colind[p] = col[k];
+    A->val[p] = val[k];
+  }
+  MSP_TRY(sort_and_merge(A));
+  MSP_TRY(msp__matrix_finish(&A));
+  *out = A;
+  A = NULL;
+exit:
+  msp__free(next);
+  msp_matrix_destroy(&A);
+  return st;
+}
+
+msp_status msp_matrix_from_csr(msp_context ctx, int64_t rows, int64_t cols,
+                               const int64_t *rowptr, const int32_t *colind,
+                               const double *values, unsigned flags, msp_matrix *out) {
+  msp_status st = MSP_SUCCESS;
+  msp_matrix A = NULL;
+  MSP_CHECK_ARG(out, "msp_matrix_from_csr: out is NULL");
+  *out = NULL;
+  MSP_CHECK_ARG(ctx, "msp_matrix_from_csr: ctx is NULL");
+  MSP_CHECK_ARG(rows >= 0 && cols >= 0, "msp_matrix_from_csr: negative size %lld x %lld",
+                (long long)rows, (long long)cols);
+  MSP_CHECK_ARG(rowptr, "msp_matrix_from_csr: rowptr is NULL");
+  if (rowptr[0] != 0)
+    return msp__error(MSP_ERR_INVALID_MATRIX, "msp_matrix_from_csr: rowptr[0] = %lld, not 0",
+                      (long long)rowptr[0]);
+  for (int64_t i = 0; i < rows; i++)
+    if (rowptr[i + 1] < rowptr[i])
+      return msp__error(MSP_ERR_INVALID_MATRIX,
+                        "msp_matrix_from_csr: rowptr decreases at row %lld (%lld -> %lld)",
+                        (long long)i, (long long)rowptr[i], (long long)rowptr[i + 1]);
+  int64_t nnz = rowptr[rows];
+  MSP_CHECK_ARG(nnz == 0 || (colind && values),
+                "msp_matrix_from_csr: colind or values is NULL with %lld nonzeros",
+                (long long)nnz);
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t k = rowptr[i]; k < rowptr[i + 1]; k++) {
+      if (colind[k] < 0 || colind[k] >= cols)
+        return msp__error(MSP_ERR_INVALID_MATRIX,
+                          "msp_matrix_from_csr: colind[%lld] = %d (row %lld) outside 0..%lld",
+                          (long long)k, colind[k], (long long)i, (long long)cols - 1);
+      if (!(flags & MSP_READ_ALLOW_NONFINITE) && !isfinite(values[k]))
+        return msp__error(MSP_ERR_NONFINITE,
+                          "msp_matrix_from_csr: values[%lld] (row %lld, column %d) is %g",
+                          (long long)k, (long long)i, colind[k], values[k]);
+    }
+  MSP_TRY(msp__matrix_alloc(ctx, rows, cols, nnz, &A));
+  memcpy(A->rowptr, rowptr, (size_t)(rows + 1) * sizeof *rowptr);
+  if (nnz) {
+    memcpy(A->colind, colind, (size_t)nnz * sizeof *colind);
+    memcpy(A->val, values, (size_t)nnz * sizeof *values);
+  }
+  MSP_TRY(sort_and_merge(A));
+  MSP_TRY(msp__matrix_finish(&A));
+  *out = A;
+  A = NULL;
+exit:
+  msp_matrix_destroy(&A);
+  return st;
+}
+
+int64_t msp_matrix_rows(const msp_matrix A) { return A ? A->rows : 0; }
+int64_t msp_matrix_cols(const msp_matrix A) { return A ? A->cols : 0; }
+int64_t msp_matrix_nnz(const msp_matrix A) { return A ? A->nnz : 0; }
+msp_format msp_matrix_format(const msp_matrix A) { return A ? A->format : MSP_FORMAT_CSR; }
+msp_kernel msp_matrix_kernel(const msp_matrix A) { return A ? A->kernel : MSP_KERNEL_AUTO; }
+msp_precision msp_matrix_precision(const msp_matrix A) {
+  return A ? A->precision : MSP_PRECISION_F64;
+}
+const char *msp_matrix_choice_reason(const msp_matrix A) { return A ? A->reason : ""; }
+
+size_t msp_matrix_bytes(const msp_matrix A) {
+  if (!A) return 0;
+  if (A->format == MSP_FORMAT_CSR && A->precision == MSP_PRECISION_F64)
+    return (size_t)(A->rows + 1) * sizeof(int64_t) +
+           (size_t)A->nnz * (sizeof(int32_t) + sizeof(double));
+  return msp__format_bytes(A);
+}
+
+double msp_spmv_bytes(const msp_matrix A, int beta_nonzero) {
+  if (!A) return 0;
+  double y = (double)A->rows * 8.0 * (beta_nonzero ? 2.0 : 1.0);
+  return (double)msp_matrix_bytes(A) + (double)A->cols * 8.0 + y;
+}
+
+msp_status msp_matrix_get_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind,
+                              double *values) {
+  MSP_CHECK_ARG(A, "msp_matrix_get_csr: A is NULL");
+  if (rowptr) memcpy(rowptr, A->rowptr, (size_t)(A->rows + 1) * sizeof *rowptr);
+  if (colind && A->nnz) memcpy(colind, A->colind, (size_t)A->nnz * sizeof *colind);
+  if (values && A->nnz) memcpy(values, A->val, (size_t)A->nnz * sizeof *values);
+  return MSP_SUCCESS;
+}
+
+msp_status msp_matrix_set_kernel(msp_matrix A, msp_kernel kernel) {
+  MSP_CHECK_ARG(A, "msp_matrix_set_kernel: A is NULL");
+  MSP_CHECK_ARG((unsigned)kernel < MSP_KERNEL_COUNT, "msp_matrix_set_kernel: unknown kernel %d",
+                (int)kernel);
+  if (A->format != MSP_FORMAT_CSR)
+    return msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "msp_matrix_set_kernel: kernels apply to CSR matrices, this one is %s",
+                      msp_format_name(A->format));
+  char why[200];
+  if (kernel == MSP_KERNEL_AUTO) {
+    A->kernel = msp_choose_kernel(&A->stats, why, sizeof why);
+    snprintf(A->reason, sizeof A->reason, "csr: %s", why);
+  } else {
+    A->kernel = kernel;
+    snprintf(A->reason, sizeof A->reason, "csr with the %s kernel: named by the caller",
+             msp_kernel_name(kernel));
+  }
+  return MSP_SUCCESS;
+}
+
+msp_status msp_matrix_analyze(const msp_matrix A, msp_matrix_stats *stats) {
+  MSP_CHECK_ARG(A && stats, "msp_matrix_analyze: NULL argument");
+  *stats = A->stats;
+  return MSP_SUCCESS;
+}

@@ -1,0 +1,147 @@
+// ops.c: argument checks for the operations, then the backend's dispatch table.
+#include "internal.h"
+
+#include <math.h>
+
+// Same backend and device: the data of x lives where ctx computes.
+static int same_place(msp_context ctx, msp_context other) {
+  return other && other->backend == ctx->backend && other->device == ctx->device;
+}
+
+#define CHECK_VEC(v, name)                                                                       \
+  do {                                                                                           \
+    MSP_CHECK_ARG(v, "%s: vector %s is NULL", fn, name);                                         \
+    MSP_CHECK_ARG(same_place(ctx, (v)->ctx),                                                     \
+                  "%s: vector %s belongs to a context on another backend or device", fn, name);  \
+  } while (0)
+
+// Make the vector's data current where ctx computes.
+static msp_status make_current(msp_context ctx, msp_vector v) {
+  return ctx->backend->vector_to_device ? msp__vector_on_device(v) : msp__vector_on_host(v);
+}
+static void written(msp_context ctx, msp_vector v) {
+  if (ctx->backend->vector_to_device)
+    msp__vector_device_written(v);
+  else
+    msp__vector_host_written(v);
+}
+
+msp_status msp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x, double beta,
+                    msp_vector y) {
+  const char *fn = "msp_spmv";
+  msp_status st = MSP_SUCCESS;
+  MSP_CHECK_ARG(ctx, "msp_spmv: ctx is NULL");
+  MSP_CHECK_ARG(A, "msp_spmv: A is NULL");
+  MSP_CHECK_ARG(same_place(ctx, A->ctx),
+                "msp_spmv: A belongs to a context on another backend or device");
+  CHECK_VEC(x, "x");
+  CHECK_VEC(y, "y");
+  MSP_CHECK_ARG(x != y, "msp_spmv: x and y must be different vectors");
+  if (x->n != A->cols || y->n != A->rows)
+    return msp__error(MSP_ERR_DIMENSION_MISMATCH,
+                      "msp_spmv: A is %lld x %lld but x has %lld entries and y has %lld",
+                      (long long)A->rows, (long long)A->cols, (long long)x->n,
+                      (long long)y->n);
+  MSP_CHECK_ARG(isfinite(alpha) && isfinite(beta), "msp_spmv: alpha %g or beta %g not finite",
+                alpha, beta);
+  // values stored in another precision than f64 are read by the spmv_prec kernels
+  msp__spmv_fn f = A->precision != MSP_PRECISION_F64 ? ctx->backend->spmv_prec[A->format]
+                                                     : ctx->backend->spmv[A->format];
+  if (!f)
+    return msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "msp_spmv: format %s with %s values has no kernel on the %s backend",
+                      msp_format_name(A->format), msp_precision_name(A->precision),
+                      ctx->backend->name);
+  MSP_TRY(make_current(ctx, x));
+  // With beta == 0, y is write-only: its stale copy need not travel.
+  if (beta != 0.0) MSP_TRY(make_current(ctx, y));
+  MSP_TRY(f(ctx, alpha, A, x, beta, y));
+  written(ctx, y);
+exit:
+  return st;
+}
+
+msp_status msp_dot(msp_context ctx, msp_vector x, msp_vector y, double *result) {
+  const char *fn = "msp_dot";
+  msp_status st = MSP_SUCCESS;
+  MSP_CHECK_ARG(ctx && result, "msp_dot: ctx or result is NULL");
+  CHECK_VEC(x, "x");
+  CHECK_VEC(y, "y");
+  if (x->n != y->n)
+    return msp__error(MSP_ERR_DIMENSION_MISMATCH, "msp_dot: lengths %lld and %lld differ",
+                      (long long)x->n, (long long)y->n);
+  MSP_TRY(make_current(ctx, x));
+  MSP_TRY(make_current(ctx, y));
+  MSP_TRY(ctx->backend->dot(ctx, x, y, result));
+exit:
+  return st;
+}
+
+static msp_status norm(msp_context ctx, msp_vector x, double *result, int which) {
+  const char *fn = which == 2 ? "msp_nrm2" : "msp_nrm1";
+  msp_status st = MSP_SUCCESS;
+  MSP_CHECK_ARG(ctx && result, "%s: ctx or result is NULL", fn);
+  CHECK_VEC(x, "x");
+  MSP_TRY(make_current(ctx, x));
+  MSP_TRY(which == 2 ? ctx->backend->nrm2(ctx, x, result) : ctx->backend->nrm1(ctx, x, result));
+exit:
+  return st;
+}
+msp_status msp_nrm2(msp_context ctx, msp_vector x, double *r) { return norm(ctx, x, r, 2); }
+msp_status msp_nrm1(msp_context ctx, msp_vector x, double *r) { return norm(ctx, x, r, 1); }
+
+msp_status msp_axpby(msp_context ctx, double alpha, msp_vector x, double beta, msp_vector y) {
+  const char *fn = "msp_axpby";
+  msp_status st = MSP_SUCCESS;
+  MSP_CHECK_ARG(ctx, "msp_axpby: ctx is NULL");
+  CHECK_VEC(x, "x");
+  CHECK_VEC(y, "y");
+  if (x->n != y->n)
+    return msp__error(MSP_ERR_DIMENSION_MISMATCH, "msp_axpby: lengths %lld and %lld differ",
+                      (long long)x->n, (long long)y->n);
+  MSP_TRY(make_current(ctx, x));
+  MSP_TRY(make_current(ctx, y));
+  MSP_TRY(ctx->backend->axpby(ctx, alpha, x, beta, y));
+  written(ctx, y);
+exit:
+  return st;
+}
+
+msp_status msp_scale(msp_context ctx, double alpha, msp_vector x) {
+  const char *fn = "msp_scale";
+  msp_status st = MSP_SUCCESS;
+  MSP_CHECK_ARG(ctx, "msp_scale: ctx is NULL");
+  CHECK_VEC(x, "x");
+  MSP_TRY(make_current(ctx, x));
+  MSP_TRY(ctx->backend->scale(ctx, alpha, x));
+  written(ctx, x);
+exit:
+  return st;
+}
+
+msp_status msp_copy(msp_context ctx, msp_vector x, msp_vector y) {
+  const char *fn = "msp_copy";
+  msp_status st = MSP_SUCCESS;
+  MSP_CHECK_ARG(ctx, "msp_copy: ctx is NULL");
+  CHECK_VEC(x, "x");
+  CHECK_VEC(y, "y");
+  if (x->n != y->n)
+    return msp__error(MSP_ERR_DIMENSION_MISMATCH, "msp_copy: lengths %lld and %lld differ",
+                      (long long)x->n, (long long)y->n);
+  if (x == y) return MSP_SUCCESS;
+  MSP_TRY(make_current(ctx, x));
+  MSP_TRY(ctx->backend->copy(ctx, x, y));
+  written(ctx, y);
+exit:
+  return st;
+}
+
+msp_status msp_vector_fill(msp_vector v, double value) {
+  msp_status st = MSP_SUCCESS;
+  MSP_CHECK_ARG(v, "msp_vector_fill: v is NULL");
+  msp_context ctx = v->ctx;
+  MSP_TRY(ctx->backend->fill(ctx, v, value));
+  written(ctx, v);
+exit:
+  return st;
+}

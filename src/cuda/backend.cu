@@ -1,0 +1,312 @@
+// backend.cu: the CUDA backend's dispatch table: contexts, device arrays, vectors, device queries.
+#include "cuda_internal.cuh"
+
+#include <stdio.h>
+#include <string.h>
+
+// ---- errors -------------------------------------------------------------------------------------
+static const char *base_name(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+extern "C" msp_status msp__cuda_status(cudaError_t e, const char *call, const char *file,
+                                       int line) {
+  msp_status s = MSP_ERR_DEVICE;
+  if (e == cudaErrorMemoryAllocation) s = MSP_ERR_OUT_OF_MEMORY;
+  // A missing driver or device is "no usable device", not a fault of the device.
+  if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
+      e == cudaErrorDevicesUnavailable)
+    s = MSP_ERR_NO_DEVICE;
+  // Clear a non-sticky error so that the next check does not report it again.
+  (void)cudaGetLastError();
+  return msp__error(s, "%s:%d: %s failed: %s (%s)", base_name(file), line, call,
+                    cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+// ---- context ------------------------------------------------------------------------------------
+static void cuda_context_fini(msp_context ctx) {
+  msp__cuda_ctx *c = msp__cuda(ctx);
+  if (!c) return;
+  // Errors are ignored: this releases what exists, and nothing can be reported from here.
+  (void)cudaSetDevice(ctx->device);
+  if (c->stream) (void)cudaStreamSynchronize(c->stream);
+  if (c->aux_stream) (void)cudaStreamSynchronize(c->aux_stream);
+  if (c->fork) (void)cudaEventDestroy(c->fork);
+  if (c->join) (void)cudaEventDestroy(c->join);
+  if (c->aux_stream) (void)cudaStreamDestroy(c->aux_stream);
+  if (c->stream) (void)cudaStreamDestroy(c->stream);
+  if (c->d_scratch) (void)cudaFree(c->d_scratch);
+  if (c->h_result) (void)cudaFreeHost(c->h_result);
+  (void)cudaGetLastError();
+  msp__free(c);
+  ctx->impl = NULL;
+}
+
+static msp_status cuda_context_init(msp_context ctx) {
+  msp_status st = MSP_SUCCESS;
+  msp__cuda_ctx *c = NULL;
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    (void)cudaGetLastError();
+    return msp__error(MSP_ERR_NO_DEVICE, "CUDA backend: no usable device (%s)",
+                      e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports 0 devices");
+  }
+  if (ctx->device < 0 || ctx->device >= count)
+    return msp__error(MSP_ERR_NO_DEVICE,
+                      "CUDA backend: device %d requested, but only devices 0..%d are present",
+                      ctx->device, count - 1);
+  MSP_TRY(MSP_ALLOC_ZERO(c, 1, "CUDA context"));
+  ctx->impl = c; // from here on cuda_context_fini releases whatever was made
+  MSP_CUDA_TRY(cudaSetDevice(ctx->device));
+  MSP_CUDA_TRY(cudaDeviceGetAttribute(&c->sm_count, cudaDevAttrMultiProcessorCount, ctx->device));
+  // Non-blocking streams: no implicit synchronisation with the legacy default stream.
+  MSP_CUDA_TRY(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+  MSP_CUDA_TRY(cudaStreamCreateWithFlags(&c->aux_stream, cudaStreamNonBlocking));
+  MSP_CUDA_TRY(cudaEventCreateWithFlags(&c->fork, cudaEventDisableTiming));
+  MSP_CUDA_TRY(cudaEventCreateWithFlags(&c->join, cudaEventDisableTiming));
+  MSP_CUDA_TRY(cudaMalloc((void **)&c->d_scratch, MSP__CUDA_SCRATCH * sizeof(double)));
+  MSP_CUDA_TRY(cudaMallocHost((void **)&c->h_result, MSP__CUDA_RESULTS * sizeof(double)));
+  memset(c->h_result, 0, MSP__CUDA_RESULTS * sizeof(double));
+exit:
+  if (st != MSP_SUCCESS) cuda_context_fini(ctx);
+  return st;
+}
+
+static msp_status cuda_synchronize(msp_context ctx) {
+  msp_status st = MSP_SUCCESS;
+  msp__cuda_ctx *c = msp__cuda(ctx);
+  MSP_CUDA_TRY(cudaStreamSynchronize(c->aux_stream));
+  MSP_CUDA_TRY(cudaStreamSynchronize(c->stream));
+exit:
+  return st;
+}
+
+// ---- matrices -----------------------------------------------------------------------------------
+static void cuda_matrix_free(msp_matrix A) {
+  msp__cuda_matrix *m = (msp__cuda_matrix *)A->dev;
+  if (!m) return;
+  if (A->ctx) (void)cudaSetDevice(A->ctx->device);
+  // cudaFree waits for kernels still using the arrays.
+  for (int i = 0; i < MSP__CUDA_MAX_ARRAYS; i++)
+    if (m->d[i]) (void)cudaFree(m->d[i]);
+  (void)cudaGetLastError();
+  msp__free(m->extra);
+  msp__free(m);
+  A->dev = NULL;
+}
+
+extern "C" msp_status msp__cuda_matrix_new(msp_matrix A, msp__cuda_matrix **out) {
+  msp_status st = MSP_SUCCESS;
+  msp__cuda_matrix *m = NULL;
+  *out = NULL;
+  if (A->dev)
+    return msp__error(MSP_ERR_INTERNAL, "msp__cuda_matrix_new: the matrix already has device data");
+  MSP_TRY(MSP_ALLOC_ZERO(m, 1, "CUDA matrix record"));
+  A->dev = m;
+  *out = m;
+exit:
+  return st;
+}
+
+extern "C" msp_status msp__cuda_matrix_put(msp_context ctx, msp__cuda_matrix *m, int slot,
+                                           const void *host, size_t bytes) {
+  msp_status st = MSP_SUCCESS;
+  void *p = NULL;
+  if (slot < 0 || slot >= MSP__CUDA_MAX_ARRAYS)
+    return msp__error(MSP_ERR_INTERNAL, "msp__cuda_matrix_put: slot %d outside 0..%d", slot,
+                      MSP__CUDA_MAX_ARRAYS - 1);
+  if (m->d[slot])
+    return msp__error(MSP_ERR_INTERNAL, "msp__cuda_matrix_put: slot %d is already filled", slot);
+  if (bytes == 0) return MSP_SUCCESS;
+  cudaError_t e = cudaMalloc(&p, bytes);
+  if (e != cudaSuccess) {
+    st = msp__cuda_status(e, "cudaMalloc", __FILE__, __LINE__);
+    return msp__error(st, "CUDA backend: cannot allocate %zu bytes of device memory for matrix "
+                          "array %d (%s)", bytes, slot, cudaGetErrorString(e));
+  }
+  // Recorded before the copy so that matrix_free releases it if anything below fails.
+  m->d[slot] = p;
+  m->bytes[slot] = bytes;
+  if (slot + 1 > m->count) m->count = slot + 1;
+  if (host)
+    MSP_CUDA_TRY(cudaMemcpyAsync(p, host, bytes, cudaMemcpyHostToDevice, msp__cuda(ctx)->stream));
+  else
+    MSP_CUDA_TRY(cudaMemsetAsync(p, 0, bytes, msp__cuda(ctx)->stream));
+exit:
+  return st;
+}
+
+// One entry per format: the function that builds its device arrays (filled in make_tables).
+typedef struct {
+  msp__backend backend;
+  msp__cuda_upload_fn upload[MSP_FORMAT_COUNT];
+} cuda_tables;
+static const cuda_tables &tables(void);
+
+static msp_status cuda_matrix_upload(msp_context ctx, msp_matrix A) {
+  msp_status st = MSP_SUCCESS;
+  msp__cuda_upload_fn f =
+      (unsigned)A->format < MSP_FORMAT_COUNT ? tables().upload[A->format] : NULL;
+  if (!f)
+    return msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "matrix upload: format %s is not supported by the cuda backend",
+                      msp_format_name(A->format) ? msp_format_name(A->format) : "(unknown)");
+  MSP_CUDA_TRY(cudaSetDevice(ctx->device));
+  MSP_TRY(f(ctx, A));
+  // Uploads run once per matrix: wait here so that a failed copy is reported by its creator,
+  // not by the first product.
+  MSP_CUDA_TRY(cudaStreamSynchronize(msp__cuda(ctx)->stream));
+exit:
+  if (st != MSP_SUCCESS) cuda_matrix_free(A);
+  return st;
+}
+
+// ---- vectors ------------------------------------------------------------------------------------
+static msp_status cuda_vector_alloc(msp_vector v) {
+  msp_status st = MSP_SUCCESS;
+  // At least one element so that a length-0 vector still has a valid device pointer.
+  int64_t n = v->n > 0 ? v->n : 1;
+  if ((uint64_t)n > SIZE_MAX / sizeof(double))
+    return msp__error(MSP_ERR_OUT_OF_MEMORY, "CUDA backend: a vector of %lld doubles is too large",
+                      (long long)v->n);
+  size_t bytes = (size_t)n * sizeof(double);
+  MSP_CUDA_TRY(cudaSetDevice(v->ctx->device));
+  {
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, bytes);
+    if (e != cudaSuccess) {
+      st = msp__cuda_status(e, "cudaMalloc", __FILE__, __LINE__);
+      return msp__error(st, "CUDA backend: cannot allocate %zu bytes of device memory for a "
+                            "vector of %lld entries (%s)", bytes, (long long)v->n,
+                        cudaGetErrorString(e));
+    }
+    v->d_data = (double *)p;
+  }
+exit:
+  return st;
+}
+
+static void cuda_vector_free(msp_vector v) {
+  if (!v->d_data) return;
+  (void)cudaSetDevice(v->ctx->device);
+  (void)cudaFree(v->d_data);
+  (void)cudaGetLastError();
+  v->d_data = NULL;
+}
+
+static msp_status cuda_vector_to_device(msp_vector v) {
+  msp_status st = MSP_SUCCESS;
+  // Pageable source: the call returns once the data is staged, so the host copy may change
+  // right after; kernels queued later on the same stream see the new device data.
+  if (v->n > 0)
+    MSP_CUDA_TRY(cudaMemcpyAsync(v->d_data, v->h_data, (size_t)v->n * sizeof(double),
+                                 cudaMemcpyHostToDevice, msp__cuda(v->ctx)->stream));
+exit:
+  return st;
+}
+
+static msp_status cuda_vector_to_host(msp_vector v) {
+  msp_status st = MSP_SUCCESS;
+  cudaStream_t s = msp__cuda(v->ctx)->stream;
+  if (v->n > 0)
+    MSP_CUDA_TRY(cudaMemcpyAsync(v->h_data, v->d_data, (size_t)v->n * sizeof(double),
+                                 cudaMemcpyDeviceToHost, s));
+  MSP_CUDA_TRY(cudaStreamSynchronize(s));
+exit:
+  return st;
+}
+
+// ---- device queries (papers/psblas-ext-gpu-formats-reference.txt section 3) ------------------
+static msp_status cuda_device_count(int *count) {
+  int n = 0;
+  // No driver or no device: none usable, which is not an error of this call.
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    n = 0;
+  }
+  *count = n;
+  return MSP_SUCCESS;
+}
+
+static msp_status cuda_device_info(int ordinal, msp_device_props *props) {
+  msp_status st = MSP_SUCCESS;
+  cudaDeviceProp p;
+  int v = 0;
+  memset(props, 0, sizeof *props);
+  props->ordinal = ordinal;
+  MSP_CUDA_TRY(cudaGetDeviceProperties(&p, ordinal));
+  snprintf(props->name, sizeof props->name, "%s", p.name);
+  props->total_memory_bytes = p.totalGlobalMem;
+  // CUDA 13 dropped the clock and bus fields from cudaDeviceProp: ask for the attributes.
+#define ATTR(field, attr)                                                                        \
+  do {                                                                                           \
+    MSP_CUDA_TRY(cudaDeviceGetAttribute(&v, attr, ordinal));                                     \
+    props->field = v;                                                                            \
+  } while (0)
+  ATTR(multiprocessors, cudaDevAttrMultiProcessorCount);
+  ATTR(warp_size, cudaDevAttrWarpSize);
+  ATTR(max_threads_per_mp, cudaDevAttrMaxThreadsPerMultiProcessor);
+  ATTR(registers_per_block, cudaDevAttrMaxRegistersPerBlock);
+  ATTR(memory_clock_khz, cudaDevAttrMemoryClockRate);
+  ATTR(memory_bus_width_bits, cudaDevAttrGlobalMemoryBusWidth);
+  ATTR(has_uva, cudaDevAttrUnifiedAddressing);
+  ATTR(compute_major, cudaDevAttrComputeCapabilityMajor);
+  ATTR(compute_minor, cudaDevAttrComputeCapabilityMinor);
+  MSP_CUDA_TRY(cudaDeviceGetAttribute(&v, cudaDevAttrL2CacheSize, ordinal));
+  props->l2_cache_bytes = (size_t)(v > 0 ? v : 0);
+#undef ATTR
+  // Double data rate: two transfers per clock, bus width in bits.
+  props->peak_bandwidth_gbs = 2.0 * (double)props->memory_clock_khz * 1e3 *
+                              (double)props->memory_bus_width_bits / 8.0 / 1e9;
+exit:
+  return st;
+}
+
+// ---- the table ----------------------------------------------------------------------------------
+// nvcc's host compiler (g++) has no array designators, so the table is filled by assignments,
+// one line per slot; a format adds its two lines (spmv and upload) below.
+static cuda_tables make_tables(void) {
+  cuda_tables t;
+  memset(&t, 0, sizeof t);
+  msp__backend &b = t.backend;
+  b.name = "cuda";
+  b.kind = MSP_BACKEND_CUDA;
+  b.context_init = cuda_context_init;
+  b.context_fini = cuda_context_fini;
+  b.synchronize = cuda_synchronize;
+  b.matrix_upload = cuda_matrix_upload;
+  b.matrix_free = cuda_matrix_free;
+  b.vector_alloc = cuda_vector_alloc;
+  b.vector_free = cuda_vector_free;
+  b.vector_to_device = cuda_vector_to_device;
+  b.vector_to_host = cuda_vector_to_host;
+  b.dot = msp__cuda_dot;
+  b.nrm2 = msp__cuda_nrm2;
+  b.nrm1 = msp__cuda_nrm1;
+  b.axpby = msp__cuda_axpby;
+  b.scale = msp__cuda_scale;
+  b.copy = msp__cuda_copy;
+  b.fill = msp__cuda_fill;
+  b.device_count = cuda_device_count;
+  b.device_info = cuda_device_info;
+
+  // ---- per-format slots (src/cuda/<fmt>.cu); a slot left NULL answers MSP_ERR_NOT_SUPPORTED --
+  b.spmv[MSP_FORMAT_CSR] = msp__cuda_csr_spmv;
+  t.upload[MSP_FORMAT_CSR] = msp__cuda_csr_upload;
+  // COO  (coo.cu):  spmv[MSP_FORMAT_COO],  upload[MSP_FORMAT_COO]   -- formats helper
+  // ELL  (ell.cu):  spmv[MSP_FORMAT_ELL],  upload[MSP_FORMAT_ELL]   -- formats helper
+  // HLL  (hll.cu):  spmv[MSP_FORMAT_HLL],  upload[MSP_FORMAT_HLL]   -- formats helper
+  // DIA  (dia.cu):  spmv[MSP_FORMAT_DIA],  upload[MSP_FORMAT_DIA]   -- formats helper
+  // HDIA (hdia.cu): spmv[MSP_FORMAT_HDIA], upload[MSP_FORMAT_HDIA]  -- formats helper
+  // HYB  (hyb.cu):  spmv[MSP_FORMAT_HYB],  upload[MSP_FORMAT_HYB]   -- formats helper
+  // BDMP_PBP, BDMP_TCKI: not yet written
+  return t;
+}
+
+// Built once when the program is loaded (dynamic initialisation of a file-scope constant).
+static const cuda_tables g_tables = make_tables();
+static const cuda_tables &tables(void) { return g_tables; }
+
+extern "C" const msp__backend *msp__backend_cuda(void) { return &tables().backend; }

@@ -1,0 +1,229 @@
+// blas1.cu: CUDA vector operations; reductions in a fixed partition and order (deterministic).
+#include "cuda_internal.cuh"
+
+#include <math.h>
+
+// Reductions: the vector is cut into `blocks` contiguous ranges, a function of n only (never of
+// the device), each summed by one block in a fixed order (thread-strided sums, then a fixed
+// shuffle tree); one block then sums the partials in the same fixed way. The same n gives the
+// same bits on any GPU and on every run.
+#define RED_BLOCKS 1024 // at most; RED_BLOCKS * 2 partials + 2 results fit in MSP__CUDA_SCRATCH
+#define RED_THREADS 256
+#define EW_THREADS 256
+
+static_assert(2 * RED_BLOCKS + 2 <= MSP__CUDA_SCRATCH, "reduction scratch too small");
+
+enum red_op { RED_DOT, RED_ABS, RED_SQ_MAX, RED_SQ_SCALED };
+
+// max(|a|, |b|) that keeps a NaN (fmax would drop it).
+__device__ __forceinline__ double max_nan(double a, double b) { return (a > b || isnan(a)) ? a : b; }
+
+// Fixed-order block sum of (s, m): shuffle tree in each warp, then warp 0 over the warp sums.
+// Returns the block's result in thread 0.
+template <int OP>
+__device__ __forceinline__ void block_reduce(double &s, double &m) {
+  __shared__ double sh_s[RED_THREADS / 32], sh_m[RED_THREADS / 32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) {
+    s += __shfl_down_sync(0xffffffffu, s, off);
+    if (OP == RED_SQ_MAX) m = max_nan(m, __shfl_down_sync(0xffffffffu, m, off));
+  }
+  if (lane == 0) {
+    sh_s[warp] = s;
+    sh_m[warp] = m;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    s = lane < RED_THREADS / 32 ? sh_s[lane] : 0.0;
+    m = lane < RED_THREADS / 32 ? sh_m[lane] : 0.0;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+      s += __shfl_down_sync(0xffffffffu, s, off);
+      if (OP == RED_SQ_MAX) m = max_nan(m, __shfl_down_sync(0xffffffffu, m, off));
+    }
+  }
+}
+
+// Block b sums entries [b * chunk, min(n, (b + 1) * chunk)); partial[b] (and partial[nb + b] for
+// the maximum magnitude).
+template <int OP>
+__global__ void __launch_bounds__(RED_THREADS)
+    reduce_partials(int64_t n, int64_t chunk, const double *__restrict__ x,
+                    const double *__restrict__ y, double scale, double *__restrict__ partial) {
+  const int64_t begin = (int64_t)blockIdx.x * chunk;
+  const int64_t end = begin + chunk < n ? begin + chunk : n;
+  double s = 0.0, m = 0.0;
+#pragma unroll 4
+  for (int64_t i = begin + threadIdx.x; i < end; i += RED_THREADS) {
+    const double xi = __ldg(x + i);
+    if (OP == RED_DOT) s += xi * __ldg(y + i);
+    if (OP == RED_ABS) s += fabs(xi);
+    if (OP == RED_SQ_MAX) {
+      s += xi * xi;
+      m = max_nan(m, fabs(xi));
+    }
+    if (OP == RED_SQ_SCALED) {
+      const double v = xi * scale;
+      s += v * v;
+    }
+  }
+  block_reduce<OP>(s, m);
+  if (threadIdx.x == 0) {
+    partial[blockIdx.x] = s;
+    if (OP == RED_SQ_MAX) partial[gridDim.x + blockIdx.x] = m;
+  }
+}
+
+// One block: out[0] = sum of the nb partials, out[1] = their maximum (RED_SQ_MAX).
+template <int OP>
+__global__ void __launch_bounds__(RED_THREADS)
+    reduce_final(int nb, const double *__restrict__ partial, double *__restrict__ out) {
+  double s = 0.0, m = 0.0;
+  for (int i = threadIdx.x; i < nb; i += RED_THREADS) {
+    s += partial[i];
+    if (OP == RED_SQ_MAX) m = max_nan(m, partial[nb + i]);
+  }
+  block_reduce<OP>(s, m);
+  if (threadIdx.x == 0) {
+    out[0] = s;
+    out[1] = m;
+  }
+}
+
+// Run a reduction over n > 0 entries; r[0] = sum, r[1] = max magnitude (RED_SQ_MAX). The one
+// synchronisation of these operations: the scalar goes back to the host.
+template <int OP>
+static msp_status reduce(msp_context ctx, int64_t n, const double *x, const double *y,
+                         double scale, double r[2]) {
+  msp_status st = MSP_SUCCESS;
+  msp__cuda_ctx *c = msp__cuda(ctx);
+  // The partition depends on n only: ceil(n / nb) entries per block.
+  const int64_t want = (n + RED_THREADS - 1) / RED_THREADS;
+  const int nb = (int)(want < RED_BLOCKS ? want : RED_BLOCKS);
+  const int64_t chunk = (n + nb - 1) / nb;
+  double *partial = c->d_scratch;
+  double *out = c->d_scratch + 2 * RED_BLOCKS;
+  reduce_partials<OP><<<nb, RED_THREADS, 0, c->stream>>>(n, chunk, x, y, scale, partial);
+  MSP_CUDA_CHECK_LAUNCH("reduce_partials");
+  reduce_final<OP><<<1, RED_THREADS, 0, c->stream>>>(nb, partial, out);
+  MSP_CUDA_CHECK_LAUNCH("reduce_final");
+  MSP_CUDA_TRY(cudaMemcpyAsync(c->h_result, out, 2 * sizeof(double), cudaMemcpyDeviceToHost,
+                               c->stream));
+  MSP_CUDA_TRY(cudaStreamSynchronize(c->stream));
+  r[0] = c->h_result[0];
+  r[1] = c->h_result[1];
+exit:
+  return st;
+}
+
+extern "C" msp_status msp__cuda_dot(msp_context ctx, msp_vector x, msp_vector y, double *r) {
+  msp_status st = MSP_SUCCESS;
+  double v[2] = {0.0, 0.0};
+  if (x->n > 0) MSP_TRY(reduce<RED_DOT>(ctx, x->n, x->d_data, y->d_data, 1.0, v));
+  *r = v[0];
+exit:
+  return st;
+}
+
+extern "C" msp_status msp__cuda_nrm1(msp_context ctx, msp_vector x, double *r) {
+  msp_status st = MSP_SUCCESS;
+  double v[2] = {0.0, 0.0};
+  if (x->n > 0) MSP_TRY(reduce<RED_ABS>(ctx, x->n, x->d_data, NULL, 1.0, v));
+  *r = v[0];
+exit:
+  return st;
+}
+
+// One pass gives the plain sum of squares and the largest magnitude m. The plain sum is used
+// when it neither overflowed nor risks underflow (m >= 2^-450, so m^2 is a normal number and
+// squares too small to count are below m^2 * 2^-174); otherwise a second pass sums (x / m)^2,
+// as the CPU backend does. NaN anywhere gives NaN, an infinity gives Inf, as on the CPU.
+extern "C" msp_status msp__cuda_nrm2(msp_context ctx, msp_vector x, double *r) {
+  msp_status st = MSP_SUCCESS;
+  double v[2] = {0.0, 0.0};
+  *r = 0.0;
+  if (x->n == 0) goto exit;
+  MSP_TRY(reduce<RED_SQ_MAX>(ctx, x->n, x->d_data, NULL, 1.0, v));
+  {
+    const double m = v[1];
+    if (m == 0.0 || !isfinite(m)) {
+      *r = m;
+    } else if (isfinite(v[0]) && m >= 0x1p-450) {
+      *r = sqrt(v[0]);
+    } else {
+      MSP_TRY(reduce<RED_SQ_SCALED>(ctx, x->n, x->d_data, NULL, 1.0 / m, v));
+      *r = m * sqrt(v[0]);
+    }
+  }
+exit:
+  return st;
+}
+
+// ---- element-wise operations: only enqueued -----------------------------------------------------
+static unsigned ew_blocks(msp_context ctx, int64_t n) {
+  // A grid-stride loop over at most 32 blocks per multiprocessor (enough to fill an H100).
+  const int64_t cap = (int64_t)msp__cuda(ctx)->sm_count * 32;
+  const int64_t want = (n + EW_THREADS - 1) / EW_THREADS;
+  return (unsigned)(want < cap ? want : cap);
+}
+
+// y = a*x + b*y, y not read when b == 0 (so a NaN in y does not propagate).
+__global__ void __launch_bounds__(EW_THREADS)
+    axpby_kernel(int64_t n, double a, const double *__restrict__ x, double b,
+                 double *__restrict__ y) {
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    y[i] = b == 0.0 ? a * __ldg(x + i) : a * __ldg(x + i) + b * y[i];
+}
+
+__global__ void __launch_bounds__(EW_THREADS) scale_kernel(int64_t n, double a, double *x) {
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    x[i] *= a;
+}
+
+__global__ void __launch_bounds__(EW_THREADS) fill_kernel(int64_t n, double v, double *x) {
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) x[i] = v;
+}
+
+extern "C" msp_status msp__cuda_axpby(msp_context ctx, double a, msp_vector x, double b,
+                                      msp_vector y) {
+  msp_status st = MSP_SUCCESS;
+  if (x->n == 0) goto exit;
+  axpby_kernel<<<ew_blocks(ctx, x->n), EW_THREADS, 0, msp__cuda(ctx)->stream>>>(
+      x->n, a, x->d_data, b, y->d_data);
+  MSP_CUDA_CHECK_LAUNCH("axpby_kernel");
+exit:
+  return st;
+}
+
+extern "C" msp_status msp__cuda_scale(msp_context ctx, double a, msp_vector x) {
+  msp_status st = MSP_SUCCESS;
+  if (x->n == 0) goto exit;
+  scale_kernel<<<ew_blocks(ctx, x->n), EW_THREADS, 0, msp__cuda(ctx)->stream>>>(x->n, a,
+                                                                                x->d_data);
+  MSP_CUDA_CHECK_LAUNCH("scale_kernel");
+exit:
+  return st;
+}
+
+extern "C" msp_status msp__cuda_copy(msp_context ctx, msp_vector x, msp_vector y) {
+  msp_status st = MSP_SUCCESS;
+  if (x->n > 0)
+    MSP_CUDA_TRY(cudaMemcpyAsync(y->d_data, x->d_data, (size_t)x->n * sizeof(double),
+                                 cudaMemcpyDeviceToDevice, msp__cuda(ctx)->stream));
+exit:
+  return st;
+}
+
+extern "C" msp_status msp__cuda_fill(msp_context ctx, msp_vector x, double value) {
+  msp_status st = MSP_SUCCESS;
+  if (x->n == 0) goto exit;
+  fill_kernel<<<ew_blocks(ctx, x->n), EW_THREADS, 0, msp__cuda(ctx)->stream>>>(x->n, value,
+                                                                               x->d_data);
+  MSP_CUDA_CHECK_LAUNCH("fill_kernel");
+exit:
+  return st;
+}

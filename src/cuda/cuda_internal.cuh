@@ -1,0 +1,89 @@
+// cuda_internal.cuh: what the CUDA backend's files share: error mapping, device matrix layout.
+#ifndef MSP_CUDA_INTERNAL_CUH
+#define MSP_CUDA_INTERNAL_CUH
+
+#include <cuda_runtime.h>
+
+#include "internal.h"
+
+// Map a CUDA error to a status: allocation failures to MSP_ERR_OUT_OF_MEMORY, the rest to
+// MSP_ERR_DEVICE, with the call, file and line in the message.
+msp_status msp__cuda_status(cudaError_t e, const char *call, const char *file, int line);
+
+// Jump to `exit` with st set when a CUDA runtime call fails (the function's one exit label).
+#define MSP_CUDA_TRY(call)                                                                       \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
+      st = msp__cuda_status(e_, #call, __FILE__, __LINE__);                                      \
+      goto exit;                                                                                 \
+    }                                                                                            \
+  } while (0)
+// After a launch: check the launch itself (no synchronisation).
+#define MSP_CUDA_CHECK_LAUNCH(name) MSP_CUDA_TRY(cudaPeekAtLastError())
+
+// The context's backend data.
+typedef struct {
+  cudaStream_t stream;
+  cudaStream_t aux_stream; // second stream (BDMP-PBP runs its two parts concurrently)
+  cudaEvent_t fork, join;
+  int sm_count;
+  double *d_scratch;       // reduction scratch (partial sums + result), MSP__CUDA_SCRATCH doubles
+  double *h_result;        // pinned host slot for reduction results
+} msp__cuda_ctx;
+
+#define MSP__CUDA_SCRATCH 8192
+#define MSP__CUDA_RESULTS 8 // doubles in the pinned h_result slot
+
+static inline msp__cuda_ctx *msp__cuda(msp_context ctx) { return (msp__cuda_ctx *)ctx->impl; }
+
+// A matrix's device data: up to MSP__CUDA_MAX_ARRAYS device arrays owned by the matrix (freed
+// by the backend's matrix_free), plus small per-format facts. Each format's upload fills the
+// arrays in the order its .cu file documents.
+#define MSP__CUDA_MAX_ARRAYS 12
+typedef struct {
+  void *d[MSP__CUDA_MAX_ARRAYS];
+  size_t bytes[MSP__CUDA_MAX_ARRAYS];
+  int count;
+  int64_t i64[8]; // per-format scalars (e.g. widths, partition counts)
+  void *extra;    // per-format host-side extra (freed with msp__free when not NULL)
+} msp__cuda_matrix;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+// Allocate a zeroed device matrix record on A->dev (call first in an upload).
+msp_status msp__cuda_matrix_new(msp_matrix A, msp__cuda_matrix **out);
+// Allocate device array slot `slot` of `bytes` and copy `host` (may be NULL: zero-filled) in,
+// on the context's stream. bytes == 0 leaves the slot NULL.
+msp_status msp__cuda_matrix_put(msp_context ctx, msp__cuda_matrix *m, int slot, const void *host,
+                                size_t bytes);
+
+// A format's upload (src/cuda/<fmt>.cu): builds A->dev from A's host data. backend.cu calls it
+// through its per-format table; on failure backend.cu frees whatever A->dev holds.
+typedef msp_status (*msp__cuda_upload_fn)(msp_context ctx, msp_matrix A);
+
+// CSR (csr.cu): upload and y = alpha*A*x + beta*y with A->kernel (scalar, vector, merge).
+msp_status msp__cuda_csr_upload(msp_context ctx, msp_matrix A);
+msp_status msp__cuda_csr_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                              double beta, msp_vector y);
+
+// Vector operations (blas1.cu): deterministic for any device (fixed grid and summation order).
+// Reductions synchronise the context's stream to hand back the scalar; the rest only enqueue.
+msp_status msp__cuda_dot(msp_context ctx, msp_vector x, msp_vector y, double *r);
+msp_status msp__cuda_nrm2(msp_context ctx, msp_vector x, double *r);
+msp_status msp__cuda_nrm1(msp_context ctx, msp_vector x, double *r);
+msp_status msp__cuda_axpby(msp_context ctx, double a, msp_vector x, double b, msp_vector y);
+msp_status msp__cuda_scale(msp_context ctx, double a, msp_vector x);
+msp_status msp__cuda_copy(msp_context ctx, msp_vector x, msp_vector y);
+msp_status msp__cuda_fill(msp_context ctx, msp_vector x, double value);
+#ifdef __cplusplus
+}
+#endif
+
+// Number of blocks of `block` threads that cover n items (n > 0; callers skip empty launches).
+static inline unsigned msp__cuda_blocks(int64_t n, int block) {
+  return (unsigned)((n + block - 1) / block);
+}
+
+#endif

@@ -1,0 +1,214 @@
+// testlib.c: checks, seeded generator, long-double oracle and matrix helpers for the tests.
+#include "testlib.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int msp_test_failures = 0;
+int msp_test_checks = 0;
+
+int msp_test_finish(const char *name) {
+  printf("%s: %d checks, %d failed\n", name, msp_test_checks, msp_test_failures);
+  return msp_test_failures ? 1 : 0;
+}
+
+int msp_test_skip(const char *name, const char *why) {
+  printf("%s: SKIPPED: %s\n", name, why);
+  return MSP_TEST_SKIP;
+}
+
+uint64_t msp_rng_next(msp_rng *r) {
+  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+double msp_rng_uniform(msp_rng *r) { return (double)(msp_rng_next(r) >> 11) * 0x1.0p-53; }
+int64_t msp_rng_range(msp_rng *r, int64_t n) {
+  return n <= 0 ? 0 : (int64_t)(msp_rng_next(r) % (uint64_t)n);
+}
+
+void test_csr_free(test_csr *m) {
+  free(m->rowptr);
+  free(m->colind);
+  free(m->val);
+  memset(m, 0, sizeof *m);
+}
+
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+// Build a matrix with the given row lengths (clipped to cols), distinct sorted random columns.
+static int build_with_lengths(test_csr *m, int64_t rows, int64_t cols, const int64_t *len,
+                              msp_rng *r) {
+  memset(m, 0, sizeof *m);
+  m->rows = rows;
+  m->cols = cols;
+  m->rowptr = malloc((size_t)(rows + 1) * sizeof *m->rowptr);
+  if (!m->rowptr) return -1;
+  m->rowptr[0] = 0;
+  for (int64_t i = 0; i < rows; i++) {
+    int64_t l = len[i] < cols ? len[i] : cols;
+    m->rowptr[i + 1] = m->rowptr[i] + l;
+  }
+  m->nnz = m->rowptr[rows];
+  m->colind = malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *m->colind);
+  m->val = malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *m->val);
+  if (!m->colind || !m->val) return -1;
+  for (int64_t i = 0; i < rows; i++) {
+    int64_t b = m->rowptr[i], l = m->rowptr[i + 1] - b;
+    int32_t *c = m->colind + b;
+    if (l > cols / 2) {
+      // Dense-ish row: pick by a scan (reservoir-free selection).
+      int64_t need = l;
+      for (int64_t j = 0, o = 0; j < cols && need > 0; j++) {
+        if ((double)msp_rng_range(r, cols - j) < (double)need) {
+          c[o++] = (int32_t)j;
+          need--;
+        }
+      }
+    } else {
+      for (int64_t k = 0; k < l; k++) {
+        for (;;) {
+          int32_t cand = (int32_t)msp_rng_range(r, cols);
+          int dup = 0;
+          for (int64_t q = 0; q < k; q++) dup |= c[q] == cand;
+          if (!dup || l > 64) { // long rows: duplicates removed below after sorting
+            c[k] = cand;
+            break;
+          }
+        }
+      }
+      qsort(c, (size_t)l, sizeof *c, cmp_i32);
+      for (int64_t k = 1; k < l; k++)
+        if (c[k] <= c[k - 1]) c[k] = c[k - 1] + 1; // make distinct, may run past cols
+      for (int64_t k = l - 1; k >= 0; k--) {       // pull back into range from the right
+        int32_t limit = (int32_t)(cols - (l - k));
+        if (c[k] > limit) c[k] = limit;
+        if (k + 1 < l && c[k] >= c[k + 1]) c[k] = c[k + 1] - 1;
+      }
+    }
+    for (int64_t k = 0; k < l; k++) m->val[b + k] = 2.0 * msp_rng_uniform(r) - 1.0;
+  }
+  return 0;
+}
+
+int test_csr_random(test_csr *m, int64_t rows, int64_t cols, double mean_len, uint64_t seed) {
+  msp_rng r = {seed};
+  int64_t *len = malloc((size_t)(rows ? rows : 1) * sizeof *len);
+  if (!len) return -1;
+  for (int64_t i = 0; i < rows; i++) len[i] = msp_rng_range(&r, (int64_t)(2 * mean_len) + 1);
+  int rc = build_with_lengths(m, rows, cols, len, &r);
+  free(len);
+  return rc;
+}
+
+int test_csr_powerlaw(test_csr *m, int64_t rows, int64_t cols, int64_t max_len, uint64_t seed) {
+  msp_rng r = {seed};
+  int64_t *len = malloc((size_t)(rows ? rows : 1) * sizeof *len);
+  if (!len) return -1;
+  for (int64_t i = 0; i < rows; i++) {
+    double u = msp_rng_uniform(&r);
+    int64_t l = (int64_t)(1.0 / sqrt(1.0 - u + 1e-12)) - 1; // P(len >= k) ~ 1/k^2
+    len[i] = l > max_len ? max_len : l;
+  }
+  int rc = build_with_lengths(m, rows, cols, len, &r);
+  free(len);
+  return rc;
+}
+
+int test_csr_from_matrix(test_csr *m, msp_matrix A) {
+  memset(m, 0, sizeof *m);
+  m->rows = msp_matrix_rows(A);
+  m->cols = msp_matrix_cols(A);
+  m->nnz = msp_matrix_nnz(A);
+  m->rowptr = malloc((size_t)(m->rows + 1) * sizeof *m->rowptr);
+  m->colind = malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *m->colind);
+  m->val = malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *m->val);
+  if (!m->rowptr || !m->colind || !m->val) return -1;
+  return msp_matrix_get_csr(A, m->rowptr, m->colind, m->val) == MSP_SUCCESS ? 0 : -1;
+}
+
+msp_status test_csr_to_matrix(const test_csr *m, msp_context ctx, msp_matrix *A) {
+  return msp_matrix_from_csr(ctx, m->rows, m->cols, m->rowptr, m->colind, m->val, 0, A);
+}
+
+void test_oracle_spmv(const test_csr *m, double alpha, const double *x, double beta,
+                      const double *y0, double *y) {
+  for (int64_t i = 0; i < m->rows; i++) {
+    long double t = 0;
+    for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++)
+      t += (long double)m->val[k] * (long double)x[m->colind[k]];
+    long double r = (long double)alpha * t;
+    if (beta != 0.0) r += (long double)beta * (long double)y0[i];
+    y[i] = (double)r;
+  }
+}
+
+int64_t test_compare_rows(const test_csr *m, double alpha, const double *x, double beta,
+                          const double *y0, const double *got, const double *ref,
+                          const char *label) {
+  int64_t bad = 0;
+  const double eps = 0x1.0p-52;
+  for (int64_t i = 0; i < m->rows; i++) {
+    long double mag = 0;
+    int64_t len = m->rowptr[i + 1] - m->rowptr[i];
+    for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++)
+      mag += fabsl((long double)alpha * m->val[k] * x[m->colind[k]]);
+    if (beta != 0.0) mag += fabsl((long double)beta * y0[i]);
+    double bound = 4.0 * eps * (double)(len + 2) * (double)mag;
+    double err = fabs(got[i] - ref[i]);
+    int ok = err <= bound || (isnan(got[i]) && isnan(ref[i])) || got[i] == ref[i];
+    if (!ok) {
+      if (bad < 5)
+        fprintf(stderr, "%s: row %lld: got %.17g, expected %.17g (error %.3g > bound %.3g)\n",
+                label, (long long)i, got[i], ref[i], err, bound);
+      bad++;
+    }
+  }
+  if (bad) fprintf(stderr, "%s: %lld rows outside the bound\n", label, (long long)bad);
+  return bad;
+}
+
+const char *test_matrices_dir(void) {
+  static char buf[4096];
+  const char *d = getenv("MSP_MATRICES_DIR");
+  if (!d || !*d) return NULL;
+  snprintf(buf, sizeof buf, "%s/INDEX.tsv", d);
+  FILE *f = fopen(buf, "r");
+  if (!f) return NULL;
+  fclose(f);
+  return d;
+}
+
+int test_for_each_matrix(int64_t max_nnz, test_matrix_fn fn, void *user) {
+  const char *dir = test_matrices_dir();
+  if (!dir) return 0;
+  char path[4096], line[8192];
+  snprintf(path, sizeof path, "%s/INDEX.tsv", dir);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  int count = 0;
+  int first = 1;
+  while (fgets(line, sizeof line, f)) {
+    if (first) { // header
+      first = 0;
+      continue;
+    }
+    char name[1024], sym[64], field[64];
+    long long rows, cols, nnz;
+    if (sscanf(line, "%1023s %lld %lld %lld %63s %63s", name, &rows, &cols, &nnz, sym, field) !=
+        6)
+      continue;
+    if (strcmp(field, "complex") == 0) continue;
+    if (max_nnz > 0 && nnz > max_nnz) continue;
+    snprintf(path, sizeof path, "%s/%s.mtx.gz", dir, name);
+    fn(path, name, user);
+    count++;
+  }
+  fclose(f);
+  return count;
+}

@@ -1,0 +1,85 @@
+// testlib.h: checks, seeded random generator, fp64 oracle and matrix generators for the tests.
+#ifndef MSP_TESTLIB_H
+#define MSP_TESTLIB_H
+
+#include "mixsparse.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+// Exit code CTest reads as "skipped" (SKIP_RETURN_CODE 77).
+#define MSP_TEST_SKIP 77
+
+extern int msp_test_failures;
+extern int msp_test_checks;
+
+// Explicit checks (never assert()): count, print file:line and the message on failure.
+#define CHECK(cond, ...)                                                                         \
+  do {                                                                                           \
+    msp_test_checks++;                                                                           \
+    if (!(cond)) {                                                                               \
+      msp_test_failures++;                                                                       \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);                   \
+      fprintf(stderr, __VA_ARGS__);                                                              \
+      fprintf(stderr, "\n");                                                                     \
+    }                                                                                            \
+  } while (0)
+// Check a status is `want`; print msp_last_error() otherwise.
+#define CHECK_STATUS(call, want)                                                                 \
+  do {                                                                                           \
+    msp_status st_ = (call);                                                                     \
+    CHECK(st_ == (want), "%s returned %s (%s), expected %s", #call, msp_status_name(st_),       \
+          msp_last_error(), msp_status_name(want));                                              \
+  } while (0)
+#define CHECK_OK(call) CHECK_STATUS(call, MSP_SUCCESS)
+
+// Print the summary line and return the process exit code (0 when every check passed).
+int msp_test_finish(const char *name);
+// Print "SKIPPED: why" and return MSP_TEST_SKIP.
+int msp_test_skip(const char *name, const char *why);
+
+// ---- seeded random numbers (splitmix64: same sequence on every platform) ---------------------
+typedef struct {
+  uint64_t s;
+} msp_rng;
+uint64_t msp_rng_next(msp_rng *r);
+double msp_rng_uniform(msp_rng *r); // [0, 1)
+int64_t msp_rng_range(msp_rng *r, int64_t n); // [0, n)
+
+// ---- host CSR used by the tests ------------------------------------------------------------
+typedef struct {
+  int64_t rows, cols, nnz;
+  int64_t *rowptr;
+  int32_t *colind;
+  double *val;
+} test_csr;
+void test_csr_free(test_csr *m);
+// Random matrix: each row gets a length from `lens` (if not NULL) or uniform in [0, 2*mean];
+// columns distinct, sorted; values uniform in [-1, 1).
+int test_csr_random(test_csr *m, int64_t rows, int64_t cols, double mean_len, uint64_t seed);
+// Power-law row lengths (Zipf-like, exponent ~2) with max length cap.
+int test_csr_powerlaw(test_csr *m, int64_t rows, int64_t cols, int64_t max_len, uint64_t seed);
+// Copy a library matrix's CSR into a test_csr.
+int test_csr_from_matrix(test_csr *m, msp_matrix A);
+// Make a library matrix from a test_csr on ctx.
+msp_status test_csr_to_matrix(const test_csr *m, msp_context ctx, msp_matrix *A);
+
+// ---- oracle: y = alpha*A*x + beta*y0, accumulated in long double over the triples ------------
+void test_oracle_spmv(const test_csr *m, double alpha, const double *x, double beta,
+                      const double *y0, double *y);
+// Bound per row (STYLE.md section 7): |y_i - ref_i| <= c * eps * (row_len + 2) * (sum_j
+// |alpha a_ij x_j| + |beta y0_i|) with c = 4. Returns the number of rows outside it and prints
+// the first few; `label` names the case.
+int64_t test_compare_rows(const test_csr *m, double alpha, const double *x, double beta,
+                          const double *y0, const double *got, const double *ref,
+                          const char *label);
+
+// ---- shared matrix collection ------------------------------------------------------------------
+// Directory of ../shared/matrices (env MSP_MATRICES_DIR), or NULL when absent (tests then say so).
+const char *test_matrices_dir(void);
+// Call fn for each real/integer/pattern matrix listed in INDEX.tsv (complex skipped), with
+// nnz <= max_nnz (0: no limit). Returns the number visited.
+typedef void (*test_matrix_fn)(const char *path, const char *name, void *user);
+int test_for_each_matrix(int64_t max_nnz, test_matrix_fn fn, void *user);
+
+#endif
