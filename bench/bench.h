@@ -72,7 +72,7 @@ struct bench_matrix {
   const double *x = nullptr;      // cols entries
   const double *ref = nullptr;    // CPU backend's y = A x (fp64)
   const double *absref = nullptr; // (|A| |x|)_i
-  int64_t touched_cols = 0;       // distinct columns with a nonzero (x bytes of the byte model)
+  int64_t x_entries = 0;          // entries of x the byte model counts (as msp_spmv_bytes does)
 };
 
 // Run every cuSPARSE variant in `precisions` (tags f64 / f32) on M, appending one row each.

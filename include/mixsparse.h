@@ -16,28 +16,28 @@ extern "C" {
 // ---------------------------------------------------------------------------------------------
 // Status codes. One list generates the enum, msp_status_name() and msp_status_string().
 // ---------------------------------------------------------------------------------------------
-#define MSP_STATUS_MAP(X)                                                                        \
-  X(SUCCESS, 0, "success")                                                                       \
-  X(ERR_INVALID_ARGUMENT, 1, "invalid argument")                                                 \
-  X(ERR_DIMENSION_MISMATCH, 2, "dimension mismatch")                                             \
-  X(ERR_OUT_OF_MEMORY, 3, "out of memory")                                                       \
-  X(ERR_NOT_SUPPORTED, 4, "operation not supported for this format or backend")                 \
-  X(ERR_NOT_BUILT, 5, "backend not compiled into this build")                                    \
-  X(ERR_NO_DEVICE, 6, "no usable GPU device")                                                    \
-  X(ERR_DEVICE, 7, "GPU device error")                                                           \
-  X(ERR_IO, 8, "file could not be opened, read or written")                                      \
-  X(ERR_INVALID_MATRIX, 9, "invalid matrix data")                                                \
-  X(ERR_NONFINITE, 10, "NaN or Inf value where not allowed")                                     \
-  X(ERR_FILL_LIMIT, 11, "format padding would exceed the fill limit")                            \
-  X(ERR_MM_EMPTY, 12, "Matrix Market: empty file")                                               \
-  X(ERR_MM_BANNER, 13, "Matrix Market: missing or malformed banner")                             \
-  X(ERR_MM_UNSUPPORTED, 14, "Matrix Market: unsupported object, format, field or symmetry")      \
-  X(ERR_MM_SIZE, 15, "Matrix Market: missing, malformed or overflowing size line")               \
-  X(ERR_MM_TOO_FEW, 16, "Matrix Market: fewer entries than declared")                            \
-  X(ERR_MM_TOO_MANY, 17, "Matrix Market: more entries than declared")                            \
-  X(ERR_MM_INDEX, 18, "Matrix Market: index out of range")                                       \
-  X(ERR_MM_VALUE, 19, "Matrix Market: non-numeric or truncated value")                           \
-  X(ERR_MM_GZIP, 20, "Matrix Market: corrupt gzip stream")                                       \
+#define MSP_STATUS_MAP(X)                                                                          \
+  X(SUCCESS, 0, "success")                                                                         \
+  X(ERR_INVALID_ARGUMENT, 1, "invalid argument")                                                   \
+  X(ERR_DIMENSION_MISMATCH, 2, "dimension mismatch")                                               \
+  X(ERR_OUT_OF_MEMORY, 3, "out of memory")                                                         \
+  X(ERR_NOT_SUPPORTED, 4, "operation not supported for this format or backend")                    \
+  X(ERR_NOT_BUILT, 5, "backend not compiled into this build")                                      \
+  X(ERR_NO_DEVICE, 6, "no usable GPU device")                                                      \
+  X(ERR_DEVICE, 7, "GPU device error")                                                             \
+  X(ERR_IO, 8, "file could not be opened, read or written")                                        \
+  X(ERR_INVALID_MATRIX, 9, "invalid matrix data")                                                  \
+  X(ERR_NONFINITE, 10, "NaN or Inf value where not allowed")                                       \
+  X(ERR_FILL_LIMIT, 11, "format padding would exceed the fill limit")                              \
+  X(ERR_MM_EMPTY, 12, "Matrix Market: empty file")                                                 \
+  X(ERR_MM_BANNER, 13, "Matrix Market: missing or malformed banner")                               \
+  X(ERR_MM_UNSUPPORTED, 14, "Matrix Market: unsupported object, format, field or symmetry")        \
+  X(ERR_MM_SIZE, 15, "Matrix Market: missing, malformed or overflowing size line")                 \
+  X(ERR_MM_TOO_FEW, 16, "Matrix Market: fewer entries than declared")                              \
+  X(ERR_MM_TOO_MANY, 17, "Matrix Market: more entries than declared")                              \
+  X(ERR_MM_INDEX, 18, "Matrix Market: index out of range")                                         \
+  X(ERR_MM_VALUE, 19, "Matrix Market: non-numeric or truncated value")                             \
+  X(ERR_MM_GZIP, 20, "Matrix Market: corrupt gzip stream")                                         \
   X(ERR_INTERNAL, 21, "internal error")
 
 typedef enum {
@@ -74,15 +74,15 @@ msp_status msp_set_allocator(const msp_allocator *alloc);
 typedef enum { MSP_BACKEND_AUTO = 0, MSP_BACKEND_CPU = 1, MSP_BACKEND_CUDA = 2 } msp_backend;
 
 // Storage formats that a matrix can be held in: X(ENUM, tag).
-#define MSP_FORMAT_LIST(X)                                                                       \
-  X(CSR, "csr")                                                                                  \
-  X(COO, "coo")                                                                                  \
-  X(ELL, "ell")                                                                                  \
-  X(HLL, "hll")                                                                                  \
-  X(DIA, "dia")                                                                                  \
-  X(HDIA, "hdia")                                                                                \
-  X(HYB, "hyb")                                                                                  \
-  X(BDMP_PBP, "bdmp-pbp")                                                                        \
+#define MSP_FORMAT_LIST(X)                                                                         \
+  X(CSR, "csr")                                                                                    \
+  X(COO, "coo")                                                                                    \
+  X(ELL, "ell")                                                                                    \
+  X(HLL, "hll")                                                                                    \
+  X(DIA, "dia")                                                                                    \
+  X(HDIA, "hdia")                                                                                  \
+  X(HYB, "hyb")                                                                                    \
+  X(BDMP_PBP, "bdmp-pbp")                                                                          \
   X(BDMP_TCKI, "bdmp-tcki")
 
 typedef enum {
@@ -96,7 +96,7 @@ typedef enum {
 
 // CSR kernels (the other formats have one kernel each).
 typedef enum {
-  MSP_KERNEL_AUTO = 0,   // rule of papers/adaptive-spmv-design-philosophy.txt (see msp_choose_kernel)
+  MSP_KERNEL_AUTO = 0, // rule of papers/adaptive-spmv-design-philosophy.txt (see msp_choose_kernel)
   MSP_KERNEL_SCALAR = 1, // one thread (CPU: one iteration) per row
   MSP_KERNEL_VECTOR = 2, // a group of 2..32 threads per row
   MSP_KERNEL_MERGE = 3,  // merge-path: equal share of rows + nonzeros per thread
@@ -104,14 +104,14 @@ typedef enum {
 } msp_kernel;
 
 // Storage precisions: X(ENUM, tag, bytes per stored value).
-#define MSP_PRECISION_LIST(X)                                                                    \
-  X(F64, "f64", 8)                                                                               \
-  X(F32, "f32", 4)                                                                               \
-  X(F16, "f16", 2)                                                                               \
-  X(BF16, "bf16", 2)                                                                             \
-  X(FX32, "fx32", 4)                                                                             \
-  X(FX16, "fx16", 2)                                                                             \
-  X(CPMS2, "cpms2", 8)                                                                           \
+#define MSP_PRECISION_LIST(X)                                                                      \
+  X(F64, "f64", 8)                                                                                 \
+  X(F32, "f32", 4)                                                                                 \
+  X(F16, "f16", 2)                                                                                 \
+  X(BF16, "bf16", 2)                                                                               \
+  X(FX32, "fx32", 4)                                                                               \
+  X(FX16, "fx16", 2)                                                                               \
+  X(CPMS2, "cpms2", 8)                                                                             \
   X(CPMS4, "cpms4", 8)
 
 typedef enum {
@@ -187,19 +187,18 @@ enum {
 // Read a Matrix Market file (.mtx or .mtx.gz, detected from content). Coordinate real, integer
 // or pattern (pattern entries become 1.0); general, symmetric or skew-symmetric (expanded);
 // duplicates summed. On failure no matrix is returned and msp_last_error() names file and line.
-msp_status msp_matrix_read_mtx(msp_context ctx, const char *path, unsigned flags,
-                               msp_matrix *A);
+msp_status msp_matrix_read_mtx(msp_context ctx, const char *path, unsigned flags, msp_matrix *A);
 // Create from the caller's CSR arrays, which are copied. rowptr has rows+1 entries starting at
 // 0 and non-decreasing; colind in 0..cols-1 (any order within a row; duplicates are summed);
 // values finite unless MSP_READ_ALLOW_NONFINITE. MSP_ERR_INVALID_MATRIX with the offending
 // index in the message.
-msp_status msp_matrix_from_csr(msp_context ctx, int64_t rows, int64_t cols,
-                               const int64_t *rowptr, const int32_t *colind,
-                               const double *values, unsigned flags, msp_matrix *A);
+msp_status msp_matrix_from_csr(msp_context ctx, int64_t rows, int64_t cols, const int64_t *rowptr,
+                               const int32_t *colind, const double *values, unsigned flags,
+                               msp_matrix *A);
 // Generate a built-in matrix from a spec string (deterministic for a given spec):
 //   "laplace2d:N"            2D 5-point Laplacian on an N x N grid (N*N rows)
-//   "stencil27:N"            3D 27-point stencil on N^3 grid, coefficients varying smoothly in space
-//   "random:ROWS:PER_ROW[:SEED]"   uniform random columns, PER_ROW entries per row
+//   "stencil27:N"            3D 27-point stencil on N^3 grid, coefficients varying smoothly in
+//   space "random:ROWS:PER_ROW[:SEED]"   uniform random columns, PER_ROW entries per row
 //   "rmat:SCALE:EDGE_FACTOR[:SEED]" R-MAT power-law graph (a=.57 b=.19 c=.19), 2^SCALE rows
 //   "banded:ROWS:WIDTH"      banded, WIDTH entries per row centred on the diagonal
 //   "powerlaw:ROWS:MEAN[:SEED]"  row lengths drawn from a power law, random columns
@@ -217,8 +216,7 @@ size_t msp_matrix_bytes(const msp_matrix A);
 // Why the format/kernel was chosen (one line; "named by the caller" when not automatic).
 const char *msp_matrix_choice_reason(const msp_matrix A);
 // Copy the host CSR out. Any pointer may be NULL to skip that array; sizes rows+1 / nnz / nnz.
-msp_status msp_matrix_get_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind,
-                              double *values);
+msp_status msp_matrix_get_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *values);
 // Select the CSR kernel (CSR matrices only; AUTO re-applies the rule).
 msp_status msp_matrix_set_kernel(msp_matrix A, msp_kernel kernel);
 
@@ -227,15 +225,15 @@ typedef struct {
   int64_t rows, cols, nnz;
   int64_t row_min, row_max; // row lengths
   double row_mean, row_std;
-  double row_cv;       // coefficient of variation: row_std / row_mean (0 when row_mean is 0)
-  double skewness;     // row_max / row_mean (0 when nnz is 0): how much longer the longest row is
-                       // than the average; the kernel rule switches to merge-path above 10
+  double row_cv;   // coefficient of variation: row_std / row_mean (0 when row_mean is 0)
+  double skewness; // row_max / row_mean (0 when nnz is 0): how much longer the longest row is
+                   // than the average; the kernel rule switches to merge-path above 10
   int64_t empty_rows;
-  int64_t diagonals;   // number of occupied diagonals (distinct j - i)
-  int64_t bandwidth;   // max |j - i| over the nonzeros
+  int64_t diagonals;                        // number of occupied diagonals (distinct j - i)
+  int64_t bandwidth;                        // max |j - i| over the nonzeros
   int64_t lower_bandwidth, upper_bandwidth; // max (i - j), max (j - i), 0 when none
-  double ell_fill;     // ELL padded slots / nnz: (rows * row_max - nnz) / nnz (0 when nnz is 0)
-  double dia_fill;     // DIA padded slots / nnz: (rows * diagonals - nnz) / nnz
+  double ell_fill; // ELL padded slots / nnz: (rows * row_max - nnz) / nnz (0 when nnz is 0)
+  double dia_fill; // DIA padded slots / nnz: (rows * diagonals - nnz) / nnz
   double abs_mean, abs_std; // mean and standard deviation of |a_ij| over the stored entries
   // Format statistics (filled by the conversion's analysis; 0 when not computed):
   double hll_fill;      // HLL (hack 32) padded slots / nnz, the last hack's padded rows included
@@ -261,10 +259,10 @@ typedef struct {
   double max_fill;         // refuse ELL/DIA/HLL/HDIA larger than max_fill x CSR bytes (default 3)
   int cpms_segments;       // CPMS segments read by products (0: all)
   // BDMP
-  double bdmp_f;           // threshold factor f (default 0.5)
-  double bdmp_lambda;      // fixed threshold when > 0
-  int bdmp_digits;         // > 0: error-bounded mode with D digits
-  int allow_atomics;       // permit floating-point atomics (non-deterministic order) for speed
+  double bdmp_f;      // threshold factor f (default 0.5)
+  double bdmp_lambda; // fixed threshold when > 0
+  int bdmp_digits;    // > 0: error-bounded mode with D digits
+  int allow_atomics;  // permit floating-point atomics (non-deterministic order) for speed
 } msp_convert_options;
 
 msp_convert_options msp_convert_options_default(void);
@@ -275,8 +273,37 @@ msp_convert_options msp_convert_options_default(void);
 msp_status msp_matrix_set_cpms_segments(msp_matrix A, int segments);
 // Make B, a copy of A in the requested format/precision on ctx's backend (A is unchanged).
 // MSP_ERR_FILL_LIMIT when padding would exceed max_fill, with the size in the message.
-msp_status msp_matrix_convert(msp_context ctx, const msp_matrix A,
-                              const msp_convert_options *opts, msp_matrix *B);
+msp_status msp_matrix_convert(msp_context ctx, const msp_matrix A, const msp_convert_options *opts,
+                              msp_matrix *B);
+
+// BDMP matrices (formats bdmp-pbp, bdmp-tcki): what the per-tile precision selection did.
+typedef struct {
+  double lambda;  // threshold used (threshold mode; 0 in the error-bounded mode)
+  int digits;     // error-bounded mode D (0: threshold mode)
+  double bound;   // guaranteed: for every x and row i, the fp32 storage changes y_i by at most
+                  // bound * (sum_j |a_ij|) * max|x| (storage rounding only; fp64 arithmetic)
+  int64_t tiles, tiles_f32; // nonempty 16x16 tiles, of which stored in fp32
+  int64_t nnz_f32, nnz_f64; // nonzeros stored in fp32 / fp64
+  int64_t tile_formats[4];  // TCKI: tiles stored as COO, ELL, CSR, HYB (0 for PBP)
+} msp_bdmp_report;
+// Fill r for a BDMP matrix. MSP_ERR_NOT_SUPPORTED for other formats.
+msp_status msp_matrix_bdmp_info(const msp_matrix A, msp_bdmp_report *r);
+
+// Accuracy of a result against an fp64 reference (papers/bdmp-block-wise-dynamic-mixed-
+// precision-spmv.txt 2.2 and 4.2): the significant digits of y_i are the largest n with
+// |y_i - ref_i| / |ref_i| < 5 * 10^-n (Eq. 2-3), clamped to 0..17 (17 for an exact match, also
+// when ref_i = 0; 0 when ref_i = 0 and y_i != 0, or either is not finite and they differ).
+#define MSP_ACCURACY_BINS 9 // digits 0..7, then >= 8 (the paper's "ge8" column, Tables 3-4)
+typedef struct {
+  int64_t n;
+  int64_t hist[MSP_ACCURACY_BINS]; // entries by significant digits
+  double ratio;                    // share of entries with >= 7 digits (Eq. 9)
+  double min_digits, mean_digits;
+  double max_rel_error;            // max |y_i - ref_i| / |ref_i| over ref_i != 0
+} msp_accuracy;
+int msp_significant_digits(double y, double ref);
+// Compare n host values; MSP_ERR_INVALID_ARGUMENT for NULL arrays (n > 0) or n < 0.
+msp_status msp_accuracy_compare(int64_t n, const double *y, const double *ref, msp_accuracy *acc);
 
 // ---------------------------------------------------------------------------------------------
 // Vectors: a host copy and (CUDA) a device copy, synchronised on demand (PSBLAS dual
@@ -295,8 +322,7 @@ msp_status msp_vector_fill(msp_vector v, double value);
 // Copy the values out to the caller's host array (copies device to host once if stale).
 msp_status msp_vector_get(msp_vector v, double *host);
 // Read a dense vector (Matrix Market array format, one column) / write one (%.17g).
-msp_status msp_vector_read_mtx(msp_context ctx, const char *path, unsigned flags,
-                               msp_vector *v);
+msp_status msp_vector_read_mtx(msp_context ctx, const char *path, unsigned flags, msp_vector *v);
 msp_status msp_vector_write_mtx(msp_vector v, const char *path);
 // Count of host<->device transfers so far (for tests of the on-demand rule).
 int64_t msp_vector_transfers(const msp_vector v);

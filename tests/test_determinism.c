@@ -45,7 +45,8 @@ int main(void) {
   double *yk = malloc(N * sizeof *yk), *ck = malloc(N * sizeof *ck);
   double r1[4], rk[4];
   msp_rng r = {5};
-  for (int i = 0; i < N; i++) hx[i] = 2.0 * msp_rng_uniform(&r) - 1.0;
+  for (int i = 0; i < N; i++)
+    hx[i] = 2.0 * msp_rng_uniform(&r) - 1.0;
   if (A && C) {
     run_all(cpu, A, C, hx, 1, y1, c1, r1);
     int threads[] = {2, 3, 4, 7};

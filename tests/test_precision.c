@@ -1,6 +1,7 @@
 // test_precision.c: storage-precision accessors: round trips, rounding, fixed-point scales, CPMS.
 #include "testlib.h"
 
+#include "internal.h"
 #include "precision.h"
 
 #include <float.h>
@@ -457,6 +458,114 @@ static void test_all_precisions(void) {
   free(got);
 }
 
+// ---- CSR matrices with values in every precision (CPU backend) -------------------------------------
+// The product reads the encoded values and computes in fp64: it must match the long-double
+// oracle of the decoded matrix within the fp64 bound, and each decoded value must be within the
+// storage's unit roundoff of the original.
+static void test_csr_precisions(void) {
+  msp_context ctx = NULL;
+  CHECK_OK(msp_context_create(MSP_BACKEND_CPU, 0, &ctx));
+  if (!ctx) return;
+  test_csr m, d;
+  memset(&d, 0, sizeof d);
+  if (test_csr_random(&m, 700, 500, 9, 61) != 0) {
+    CHECK(0, "generator");
+    test_csr_free(&m);
+    msp_context_destroy(&ctx);
+    return;
+  }
+  msp_rng r = {62};
+  for (int64_t k = 0; k < m.nnz; k++) m.val[k] *= pow(10.0, (double)msp_rng_range(&r, 6) - 3);
+  double *x = malloc((size_t)m.cols * sizeof *x), *y0 = malloc((size_t)m.rows * sizeof *y0);
+  double *got = malloc((size_t)m.rows * sizeof *got), *ref = malloc((size_t)m.rows * sizeof *ref);
+  d.rowptr = m.rowptr;
+  d.colind = m.colind;
+  d.rows = m.rows;
+  d.cols = m.cols;
+  d.nnz = m.nnz;
+  d.val = malloc((size_t)m.nnz * sizeof *d.val);
+  msp_matrix A = NULL;
+  msp_vector vx = NULL, vy = NULL;
+  if (!x || !y0 || !got || !ref || !d.val) {
+    CHECK(0, "out of memory");
+    goto done;
+  }
+  for (int64_t j = 0; j < m.cols; j++) x[j] = 2 * msp_rng_uniform(&r) - 1;
+  for (int64_t i = 0; i < m.rows; i++) y0[i] = 2 * msp_rng_uniform(&r) - 1;
+  CHECK_OK(test_csr_to_matrix(&m, ctx, &A));
+  CHECK_OK(msp_vector_create(ctx, m.cols, &vx));
+  CHECK_OK(msp_vector_create(ctx, m.rows, &vy));
+  if (!A || !vx || !vy) goto done;
+  CHECK_OK(msp_vector_set(vx, x));
+  for (int p = 0; p < MSP_PRECISION_COUNT; p++) {
+    msp_convert_options o = msp_convert_options_default();
+    o.format = MSP_FORMAT_CSR;
+    o.precision = (msp_precision)p;
+    msp_matrix B = NULL;
+    CHECK_OK(msp_matrix_convert(ctx, A, &o, &B));
+    if (!B) continue;
+    CHECK(msp_matrix_precision(B) == (msp_precision)p, "%s: matrix reports %s",
+          msp_precision_name((msp_precision)p), msp_precision_name(msp_matrix_precision(B)));
+    int segs = msp__prec_segments((msp_precision)p);
+    for (int k = segs > 1 ? 1 : 0; k <= (segs > 1 ? segs : 0); k++) {
+      if (segs > 1) CHECK_OK(msp_matrix_set_cpms_segments(B, k));
+      if (B->pval) {
+        msp__prec_decode(B->pval, k, d.val);
+      } else {
+        memcpy(d.val, m.val, (size_t)m.nnz * sizeof *d.val);
+      }
+      // element bounds
+      double u = msp__prec_unit_roundoff((msp_precision)p);
+      if (segs > 1) u = k == segs ? 0.0 : ldexp(1.0, -(k * 64 / segs - 12));
+      int64_t off = 0;
+      for (int64_t j = 0; j < m.nnz; j++) {
+        // IEEE: relative in the normal range, half the smallest subnormal below it (f16's
+        // normal range ends at 6.1e-5, which these values reach)
+        double sub = p == MSP_PRECISION_F16 ? ldexp(1.0, -25) : p == MSP_PRECISION_BF16 ? ldexp(1.0, -134)
+                   : p == MSP_PRECISION_F32 ? ldexp(1.0, -150) : 0.0;
+        double bound = u >= 0 ? u * fabs(m.val[j]) + sub
+                              : B->pval->scales[j >> MSP_FX_BLOCK_SHIFT] * (0.5 + ldexp(1.0, -20));
+        if (!(fabs(d.val[j] - m.val[j]) <= bound)) off++;
+      }
+      CHECK(off == 0, "%s k=%d: %lld values beyond the storage bound",
+            msp_precision_name((msp_precision)p), k, (long long)off);
+      CHECK_OK(msp_vector_set(vy, y0));
+      CHECK_OK(msp_spmv(ctx, 1.5, B, vx, -0.5, vy));
+      CHECK_OK(msp_vector_get(vy, got));
+      test_oracle_spmv(&d, 1.5, x, -0.5, y0, ref);
+      char label[64];
+      snprintf(label, sizeof label, "csr %s k=%d", msp_precision_name((msp_precision)p), k);
+      CHECK(test_compare_rows(&d, 1.5, x, -0.5, y0, got, ref, label) == 0, "%s: rows off", label);
+    }
+    if (segs == 1) {
+      CHECK_STATUS(msp_matrix_set_cpms_segments(B, 1), MSP_ERR_NOT_SUPPORTED);
+    } else {
+      CHECK_STATUS(msp_matrix_set_cpms_segments(B, segs + 1), MSP_ERR_INVALID_ARGUMENT);
+    }
+    msp_matrix_destroy(&B);
+  }
+  // Formats without precision kernels refuse, clearly.
+  {
+    msp_convert_options o = msp_convert_options_default();
+    o.format = MSP_FORMAT_ELL;
+    o.precision = MSP_PRECISION_FX16;
+    msp_matrix B = NULL;
+    CHECK_STATUS(msp_matrix_convert(ctx, A, &o, &B), MSP_ERR_NOT_SUPPORTED);
+    msp_matrix_destroy(&B);
+  }
+done:
+  msp_vector_destroy(&vx);
+  msp_vector_destroy(&vy);
+  msp_matrix_destroy(&A);
+  free(x);
+  free(y0);
+  free(got);
+  free(ref);
+  free(d.val);
+  test_csr_free(&m);
+  msp_context_destroy(&ctx);
+}
+
 int main(void) {
   test_f16();
   test_bf16();
@@ -464,5 +573,6 @@ int main(void) {
   test_fixed();
   test_cpms_layouts();
   test_all_precisions();
+  test_csr_precisions();
   return msp_test_finish("test_precision");
 }

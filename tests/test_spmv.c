@@ -16,8 +16,10 @@ static void check_case(const test_csr *m, const char *label, uint64_t seed) {
   size_t nx = (size_t)(m->cols ? m->cols : 1), ny = (size_t)(m->rows ? m->rows : 1);
   double *hx = malloc(nx * sizeof *hx), *y0 = malloc(ny * sizeof *y0);
   double *got = malloc(ny * sizeof *got), *ref = malloc(ny * sizeof *ref);
-  for (int64_t j = 0; j < m->cols; j++) hx[j] = 2.0 * msp_rng_uniform(&r) - 1.0;
-  for (int64_t i = 0; i < m->rows; i++) y0[i] = 2.0 * msp_rng_uniform(&r) - 1.0;
+  for (int64_t j = 0; j < m->cols; j++)
+    hx[j] = 2.0 * msp_rng_uniform(&r) - 1.0;
+  for (int64_t i = 0; i < m->rows; i++)
+    y0[i] = 2.0 * msp_rng_uniform(&r) - 1.0;
   CHECK_OK(test_csr_to_matrix(m, cpu, &A));
   msp_convert_options o = msp_convert_options_default();
   o.format = MSP_FORMAT_COO;
@@ -25,8 +27,8 @@ static void check_case(const test_csr *m, const char *label, uint64_t seed) {
   CHECK_OK(msp_vector_create(cpu, m->cols, &x));
   CHECK_OK(msp_vector_create(cpu, m->rows, &y));
   if (!A || !C || !x || !y) goto exit;
-  CHECK(msp_matrix_nnz(A) == m->nnz, "%s: nnz %lld != %lld", label,
-        (long long)msp_matrix_nnz(A), (long long)m->nnz);
+  CHECK(msp_matrix_nnz(A) == m->nnz, "%s: nnz %lld != %lld", label, (long long)msp_matrix_nnz(A),
+        (long long)m->nnz);
   CHECK_OK(msp_vector_set(x, hx));
   for (int f = 0; f < 2; f++) {
     msp_matrix M = f ? C : A;
@@ -35,7 +37,8 @@ static void check_case(const test_csr *m, const char *label, uint64_t seed) {
       CHECK_OK(msp_vector_set(y, y0));
       if (beta == 0.0 && m->rows > 0) { // y must not be read when beta == 0
         double *nan_y = malloc(ny * sizeof *nan_y);
-        for (int64_t i = 0; i < m->rows; i++) nan_y[i] = NAN;
+        for (int64_t i = 0; i < m->rows; i++)
+          nan_y[i] = NAN;
         CHECK_OK(msp_vector_set(y, nan_y));
         free(nan_y);
       }
@@ -108,8 +111,8 @@ static void shapes(void) {
   struct {
     int64_t rows, cols;
     double mean;
-  } cases[] = {{0, 0, 0}, {5, 0, 0}, {0, 7, 0}, {10, 10, 0}, {1, 1, 1},   {33, 31, 3},
-               {100, 1000, 5}, {1000, 17, 4}, {257, 257, 12}, {3000, 3000, 1.5}};
+  } cases[] = {{0, 0, 0},   {5, 0, 0},      {0, 7, 0},     {10, 10, 0},    {1, 1, 1},
+               {33, 31, 3}, {100, 1000, 5}, {1000, 17, 4}, {257, 257, 12}, {3000, 3000, 1.5}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     char label[128];
     snprintf(label, sizeof label, "random %lldx%lld mean %.1f", (long long)cases[c].rows,
@@ -184,8 +187,7 @@ int main(void) {
   } else {
     coll_state s = {0, 0};
     test_for_each_matrix(0, one_matrix, &s);
-    printf("test_spmv: %d real-valued matrices of the collection checked (CSR and COO)\n",
-           s.count);
+    printf("test_spmv: %d real-valued matrices of the collection checked (CSR and COO)\n", s.count);
     CHECK(s.count > 300, "only %d matrices checked", s.count);
   }
   msp_context_destroy(&cpu);

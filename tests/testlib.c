@@ -24,7 +24,9 @@ uint64_t msp_rng_next(msp_rng *r) {
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
-double msp_rng_uniform(msp_rng *r) { return (double)(msp_rng_next(r) >> 11) * 0x1.0p-53; }
+double msp_rng_uniform(msp_rng *r) {
+  return (double)(msp_rng_next(r) >> 11) * 0x1.0p-53;
+}
 int64_t msp_rng_range(msp_rng *r, int64_t n) {
   return n <= 0 ? 0 : (int64_t)(msp_rng_next(r) % (uint64_t)n);
 }
@@ -75,7 +77,8 @@ static int build_with_lengths(test_csr *m, int64_t rows, int64_t cols, const int
         for (;;) {
           int32_t cand = (int32_t)msp_rng_range(r, cols);
           int dup = 0;
-          for (int64_t q = 0; q < k; q++) dup |= c[q] == cand;
+          for (int64_t q = 0; q < k; q++)
+            dup |= c[q] == cand;
           if (!dup || l > 64) { // long rows: duplicates removed below after sorting
             c[k] = cand;
             break;
@@ -91,7 +94,8 @@ static int build_with_lengths(test_csr *m, int64_t rows, int64_t cols, const int
         if (k + 1 < l && c[k] >= c[k + 1]) c[k] = c[k + 1] - 1;
       }
     }
-    for (int64_t k = 0; k < l; k++) m->val[b + k] = 2.0 * msp_rng_uniform(r) - 1.0;
+    for (int64_t k = 0; k < l; k++)
+      m->val[b + k] = 2.0 * msp_rng_uniform(r) - 1.0;
   }
   return 0;
 }
@@ -100,7 +104,8 @@ int test_csr_random(test_csr *m, int64_t rows, int64_t cols, double mean_len, ui
   msp_rng r = {seed};
   int64_t *len = malloc((size_t)(rows ? rows : 1) * sizeof *len);
   if (!len) return -1;
-  for (int64_t i = 0; i < rows; i++) len[i] = msp_rng_range(&r, (int64_t)(2 * mean_len) + 1);
+  for (int64_t i = 0; i < rows; i++)
+    len[i] = msp_rng_range(&r, (int64_t)(2 * mean_len) + 1);
   int rc = build_with_lengths(m, rows, cols, len, &r);
   free(len);
   return rc;
@@ -200,8 +205,7 @@ int test_for_each_matrix(int64_t max_nnz, test_matrix_fn fn, void *user) {
     }
     char name[1024], sym[64], field[64];
     long long rows, cols, nnz;
-    if (sscanf(line, "%1023s %lld %lld %lld %63s %63s", name, &rows, &cols, &nnz, sym, field) !=
-        6)
+    if (sscanf(line, "%1023s %lld %lld %lld %63s %63s", name, &rows, &cols, &nnz, sym, field) != 6)
       continue;
     if (strcmp(field, "complex") == 0) continue;
     if (max_nnz > 0 && nnz > max_nnz) continue;

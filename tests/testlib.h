@@ -14,22 +14,22 @@ extern int msp_test_failures;
 extern int msp_test_checks;
 
 // Explicit checks (never assert()): count, print file:line and the message on failure.
-#define CHECK(cond, ...)                                                                         \
-  do {                                                                                           \
-    msp_test_checks++;                                                                           \
-    if (!(cond)) {                                                                               \
-      msp_test_failures++;                                                                       \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);                   \
-      fprintf(stderr, __VA_ARGS__);                                                              \
-      fprintf(stderr, "\n");                                                                     \
-    }                                                                                            \
+#define CHECK(cond, ...)                                                                           \
+  do {                                                                                             \
+    msp_test_checks++;                                                                             \
+    if (!(cond)) {                                                                                 \
+      msp_test_failures++;                                                                         \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);                     \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fprintf(stderr, "\n");                                                                       \
+    }                                                                                              \
   } while (0)
 // Check a status is `want`; print msp_last_error() otherwise.
-#define CHECK_STATUS(call, want)                                                                 \
-  do {                                                                                           \
-    msp_status st_ = (call);                                                                     \
-    CHECK(st_ == (want), "%s returned %s (%s), expected %s", #call, msp_status_name(st_),       \
-          msp_last_error(), msp_status_name(want));                                              \
+#define CHECK_STATUS(call, want)                                                                   \
+  do {                                                                                             \
+    msp_status st_ = (call);                                                                       \
+    CHECK(st_ == (want), "%s returned %s (%s), expected %s", #call, msp_status_name(st_),          \
+          msp_last_error(), msp_status_name(want));                                                \
   } while (0)
 #define CHECK_OK(call) CHECK_STATUS(call, MSP_SUCCESS)
 
@@ -43,7 +43,7 @@ typedef struct {
   uint64_t s;
 } msp_rng;
 uint64_t msp_rng_next(msp_rng *r);
-double msp_rng_uniform(msp_rng *r); // [0, 1)
+double msp_rng_uniform(msp_rng *r);           // [0, 1)
 int64_t msp_rng_range(msp_rng *r, int64_t n); // [0, n)
 
 // ---- host CSR used by the tests ------------------------------------------------------------

@@ -15,9 +15,8 @@
 static const char *prog = "mixsparse";
 
 static int fail(msp_status st, const char *what) {
-  fprintf(stderr, "%s: %s: %s (%s)\n", prog, what, msp_last_error()[0] ? msp_last_error()
-                                                                        : msp_status_string(st),
-          msp_status_name(st));
+  fprintf(stderr, "%s: %s: %s (%s)\n", prog, what,
+          msp_last_error()[0] ? msp_last_error() : msp_status_string(st), msp_status_name(st));
   return 1;
 }
 
@@ -68,8 +67,8 @@ static int parse_options(int argc, char **argv, options *o, int allow_file_optio
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED_VALUE                                                                               \
-  if (!v) return usage_error("option %s needs a value", a);                                    \
+#define NEED_VALUE                                                                                 \
+  if (!v) return usage_error("option %s needs a value", a);                                        \
   i++;
     if (strcmp(a, "--json") == 0) {
       o->json = 1;
@@ -154,7 +153,8 @@ static msp_status make_x(msp_context ctx, const options *o, int64_t n, double **
     return MSP_ERR_OUT_OF_MEMORY;
   }
   if (strcmp(o->x_spec, "ones") == 0) {
-    for (int64_t i = 0; i < n; i++) x[i] = 1.0;
+    for (int64_t i = 0; i < n; i++)
+      x[i] = 1.0;
   } else if (strncmp(o->x_spec, "random:", 7) == 0) {
     char *end;
     unsigned long long seed = strtoull(o->x_spec + 7, &end, 10);
@@ -196,7 +196,8 @@ static msp_status make_x(msp_context ctx, const options *o, int64_t n, double **
   return MSP_SUCCESS;
 }
 
-// ---- info -----------------------------------------------------------------------------------------
+// ---- info
+// -----------------------------------------------------------------------------------------
 static void print_stats_text(const msp_matrix_stats *s) {
   printf("rows            %lld\n", (long long)s->rows);
   printf("cols            %lld\n", (long long)s->cols);
@@ -327,9 +328,10 @@ static int cmd_info(int argc, char **argv) {
   return 0;
 }
 
-// ---- spmv / run -----------------------------------------------------------------------------------
+// ---- spmv / run
+// -----------------------------------------------------------------------------------
 typedef struct {
-  double seconds;   // per product
+  double seconds; // per product
   double gbs, gflops;
   double max_rel_err;
   const char *format, *kernel, *precision, *backend;
@@ -415,7 +417,8 @@ static int reference_error(msp_matrix A, const double *x, const double *y, doubl
   ref = malloc((size_t)(n ? n : 1) * sizeof *ref);
   msp_status st = MSP_ERR_OUT_OF_MEMORY;
   if (!rp || !ci || !va || !ref) goto exit;
-  if ((st = msp_context_create(MSP_BACKEND_CPU, 0, &cpu)) || (st = msp_matrix_get_csr(A, rp, ci, va)) ||
+  if ((st = msp_context_create(MSP_BACKEND_CPU, 0, &cpu)) ||
+      (st = msp_matrix_get_csr(A, rp, ci, va)) ||
       (st = msp_matrix_from_csr(cpu, n, m, rp, ci, va, MSP_READ_ALLOW_NONFINITE, &C)) ||
       (st = msp_vector_create(cpu, m, &xv)) || (st = msp_vector_create(cpu, n, &yv)) ||
       (st = msp_vector_set(xv, x)) || (st = msp_spmv(cpu, 1.0, C, xv, 0.0, yv)) ||
@@ -541,14 +544,13 @@ static int cmd_spmv(int argc, char **argv, int is_run) {
     printf("  time       %.4f ms per product (mean of %d after a warm-up)\n", r.seconds * 1e3,
            o.repeat);
     printf("  speed      %.2f GB/s by the byte model, %.2f GFLOP/s\n", r.gbs, r.gflops);
-    printf("  error      %.3g max relative error against an fp64 CPU reference (x random)\n",
-           err);
+    printf("  error      %.3g max relative error against an fp64 CPU reference (x random)\n", err);
     printf("  setup      %.3f s to build or read the matrix, %.3f s to convert\n", load_s,
            r.convert_seconds);
   } else {
-    printf("%s: %lld x %lld, %lld nonzeros; backend %s, format %s, kernel %s, storage %s\n",
-           o.file, (long long)s.rows, (long long)s.cols, (long long)s.nnz, r.backend, r.format,
-           r.kernel, r.precision);
+    printf("%s: %lld x %lld, %lld nonzeros; backend %s, format %s, kernel %s, storage %s\n", o.file,
+           (long long)s.rows, (long long)s.cols, (long long)s.nnz, r.backend, r.format, r.kernel,
+           r.precision);
     printf("time %.6f ms per product (%d repeats), %.3f GB/s, %.3f GFLOP/s\n", r.seconds * 1e3,
            o.repeat, r.gbs, r.gflops);
     if (o.accuracy) printf("max relative error %.3g against an fp64 CPU reference\n", err);
@@ -563,7 +565,8 @@ exit:
   return rc;
 }
 
-// ---- devices --------------------------------------------------------------------------------------
+// ---- devices
+// --------------------------------------------------------------------------------------
 static int cmd_devices(int argc, char **argv) {
   int json = 0;
   for (int i = 0; i < argc; i++) {
@@ -583,7 +586,8 @@ static int cmd_devices(int argc, char **argv) {
   msp_status st = msp_device_count(&n);
   if (st != MSP_SUCCESS) return fail(st, "device count");
   int built = msp_device_info(0, &(msp_device_props){0}) != MSP_ERR_NOT_BUILT;
-  if (json) printf("{\"cuda_built\": %s, \"count\": %d, \"devices\": [", built ? "true" : "false", n);
+  if (json)
+    printf("{\"cuda_built\": %s, \"count\": %d, \"devices\": [", built ? "true" : "false", n);
   if (!json && n == 0)
     printf("no CUDA devices%s\n", built ? "" : " (this build has no CUDA backend)");
   for (int d = 0; d < n; d++) {
@@ -596,10 +600,10 @@ static int cmd_devices(int argc, char **argv) {
              "\"max_threads_per_mp\": %d, \"registers_per_block\": %d, \"memory_clock_khz\": %d, "
              "\"memory_bus_width_bits\": %d, \"peak_bandwidth_gbs\": %.1f, \"uva\": %s, "
              "\"total_memory_bytes\": %zu, \"l2_cache_bytes\": %zu}",
-             p.compute_major, p.compute_minor, p.multiprocessors, p.warp_size,
-             p.max_threads_per_mp, p.registers_per_block, p.memory_clock_khz,
-             p.memory_bus_width_bits, p.peak_bandwidth_gbs, p.has_uva ? "true" : "false",
-             p.total_memory_bytes, p.l2_cache_bytes);
+             p.compute_major, p.compute_minor, p.multiprocessors, p.warp_size, p.max_threads_per_mp,
+             p.registers_per_block, p.memory_clock_khz, p.memory_bus_width_bits,
+             p.peak_bandwidth_gbs, p.has_uva ? "true" : "false", p.total_memory_bytes,
+             p.l2_cache_bytes);
     } else {
       printf("device %d: %s (compute capability %d.%d)\n", d, p.name, p.compute_major,
              p.compute_minor);

@@ -322,7 +322,6 @@ MSP_HD void msp_acc_store(const msp_acc *a, int64_t i, double v) {
 }
 
 // ---- host helpers (src/core/precision.c) --------------------------------------------------------
-#if !defined(__CUDA_ARCH__)
 // Bytes per stored value (from MSP_PRECISION_LIST); 0 for an unknown precision.
 size_t msp__prec_bytes(msp_precision p);
 // Segments of a CPMS precision (2 or 4), 1 for the others.
@@ -367,7 +366,6 @@ msp_status msp__cpms_from_f64_inplace(double *data, int64_t n, int segments, int
 msp_status msp__cpms_to_f64_inplace(void *data, int64_t n, int segments, int bank_bytes);
 // CPMS-s (separate segment arrays): not in place; dst has 8 n bytes.
 void msp__cpms_s_encode(const double *src, int64_t n, int segments, void *dst);
-#endif
 
 #ifdef __cplusplus
 }

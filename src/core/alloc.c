@@ -18,7 +18,9 @@ msp_status msp_set_allocator(const msp_allocator *alloc) {
 }
 
 // A zero-byte request still returns a unique pointer (1 byte), so NULL always means failure.
-void *msp__malloc(size_t bytes) { return allocator.malloc_fn(bytes ? bytes : 1); }
+void *msp__malloc(size_t bytes) {
+  return allocator.malloc_fn(bytes ? bytes : 1);
+}
 
 void *msp__calloc(size_t count, size_t size) {
   if (size && count > SIZE_MAX / size) return NULL;
@@ -28,7 +30,9 @@ void *msp__calloc(size_t count, size_t size) {
   return p;
 }
 
-void *msp__realloc(void *p, size_t bytes) { return allocator.realloc_fn(p, bytes ? bytes : 1); }
+void *msp__realloc(void *p, size_t bytes) {
+  return allocator.realloc_fn(p, bytes ? bytes : 1);
+}
 
 void msp__free(void *p) {
   if (p) allocator.free_fn(p);

@@ -9,21 +9,34 @@
 #include <string.h>
 #include <time.h>
 
-// ---- MSP_FORMAT_AUTO thresholds -------------------------------------------------------------
+// ---- MSP_FORMAT_AUTO ------------------------------------------------------------------------
+// The rule (msp__choose_format), first match wins; the fills are padded slots / nnz:
+//   1. no nonzeros                                                   -> CSR
+//   2. dia_fill <= DIA_FILL and diagonals <= DIA_DIAGS               -> DIA  (banded, stencils)
+//   3. hdia_fill (hack 64) <= HDIA_FILL                              -> HDIA (few diagonals per
+//                                                                       hack, many overall)
+//   4. ell_fill <= ELL_FILL and row_cv <= ELL_CV                     -> ELL  (near-uniform rows)
+//   5. hll_fill (hack 32) <= HLL_FILL                                -> HLL  (a few long rows)
+//   6. hyb_k > 0, hyb_fill <= HYB_FILL, hyb_coo_share <= HYB_COO     -> HYB  (regular core of
+//                                                                       width K, skewed tail)
+//   7. otherwise                                                     -> CSR with the kernel rule
+// K is the HYB one-third rule (formats.h). If the backend has no kernel for the chosen format
+// (in the requested precision), or max_fill refuses it, AUTO falls back to CSR and says so.
+// Thresholds:
 // PROVISIONAL until tuned from the H100 benchmark (the lead tunes them). Their first values
 // come from the byte model: a CSR entry costs 12 bytes plus 8 per row; a DIA slot costs 8
 // bytes and an ELL/HLL slot 12, so DIA moves fewer bytes than CSR while its padding is below
 // half the nonzeros (8 (1 + f) < 12), and ELL/HLL stay within ~25-30% of CSR's bytes while
 // their padding is below a quarter to a third of the nonzeros, where their coalesced,
 // branch-free reads (papers/adaptive-spmv-design-philosophy.txt, "ELL-convertible") win.
-#define MSP__AUTO_DIA_FILL 0.5   // DIA when dia_fill <= this ...
-#define MSP__AUTO_DIA_DIAGS 64   // ... and there are at most this many occupied diagonals
-#define MSP__AUTO_HDIA_FILL 0.5  // HDIA when the per-hack padding (hdia_fill) <= this
-#define MSP__AUTO_ELL_FILL 0.25  // ELL when ell_fill <= this ...
-#define MSP__AUTO_ELL_CV 0.25    // ... and the row lengths are near-uniform (row_cv <= this)
-#define MSP__AUTO_HLL_FILL 0.3   // HLL when the hacked padding (hll_fill) <= this
-#define MSP__AUTO_HYB_FILL 0.3   // HYB when its ELL part's padding (hyb_fill) <= this ...
-#define MSP__AUTO_HYB_COO 0.3    // ... and at most this share of the nonzeros goes to COO
+#define MSP__AUTO_DIA_FILL 0.5  // DIA when dia_fill <= this ...
+#define MSP__AUTO_DIA_DIAGS 64  // ... and there are at most this many occupied diagonals
+#define MSP__AUTO_HDIA_FILL 0.5 // HDIA when the per-hack padding (hdia_fill) <= this
+#define MSP__AUTO_ELL_FILL 0.25 // ELL when ell_fill <= this ...
+#define MSP__AUTO_ELL_CV 0.25   // ... and the row lengths are near-uniform (row_cv <= this)
+#define MSP__AUTO_HLL_FILL 0.3  // HLL when the hacked padding (hll_fill) <= this
+#define MSP__AUTO_HYB_FILL 0.3  // HYB when its ELL part's padding (hyb_fill) <= this ...
+#define MSP__AUTO_HYB_COO 0.3   // ... and at most this share of the nonzeros goes to COO
 
 // Default hack sizes, as PSBLAS (papers/psblas-ext-gpu-formats-reference.txt 2.1: hack = 64
 // for HDIA; SPGPU's HLL uses a warp, 32).
@@ -60,28 +73,55 @@ double msp__csr_bytes(int64_t rows, int64_t nnz, msp_precision p) {
 void msp__format_free(msp_format format, void *fmt) {
   if (!fmt) return;
   switch (format) {
-  case MSP_FORMAT_COO: msp__coo_free(fmt); break;
-  case MSP_FORMAT_ELL: msp__ell_free(fmt); break;
-  case MSP_FORMAT_HLL: msp__hll_free(fmt); break;
-  case MSP_FORMAT_DIA: msp__dia_free(fmt); break;
-  case MSP_FORMAT_HDIA: msp__hdia_free(fmt); break;
-  case MSP_FORMAT_HYB: msp__hyb_free(fmt); break;
-  default: msp__free(fmt); break; // CSR has none; BDMP has no host data built here
+  case MSP_FORMAT_COO:
+    msp__coo_free(fmt);
+    break;
+  case MSP_FORMAT_ELL:
+    msp__ell_free(fmt);
+    break;
+  case MSP_FORMAT_HLL:
+    msp__hll_free(fmt);
+    break;
+  case MSP_FORMAT_DIA:
+    msp__dia_free(fmt);
+    break;
+  case MSP_FORMAT_HDIA:
+    msp__hdia_free(fmt);
+    break;
+  case MSP_FORMAT_HYB:
+    msp__hyb_free(fmt);
+    break;
+  case MSP_FORMAT_BDMP_PBP:
+  case MSP_FORMAT_BDMP_TCKI:
+    msp__bdmp_free(format, fmt);
+    break;
+  default:
+    msp__free(fmt);
+    break; // CSR has no host data
   }
 }
 
 size_t msp__format_bytes(const msp_matrix A) {
   msp_precision p = A->precision;
-  if (A->format == MSP_FORMAT_CSR || !A->fmt)
-    return (size_t)msp__csr_bytes(A->rows, A->nnz, p);
+  if (A->format == MSP_FORMAT_CSR || !A->fmt) return (size_t)msp__csr_bytes(A->rows, A->nnz, p);
   switch (A->format) {
-  case MSP_FORMAT_COO: return msp__coo_bytes(A->nnz, p);
-  case MSP_FORMAT_ELL: return msp__ell_bytes(A->rows, A->fmt, p);
-  case MSP_FORMAT_HLL: return msp__hll_bytes(A->fmt, p);
-  case MSP_FORMAT_DIA: return msp__dia_bytes(A->rows, A->fmt, p);
-  case MSP_FORMAT_HDIA: return msp__hdia_bytes(A->fmt, p);
-  case MSP_FORMAT_HYB: return msp__hyb_bytes(A->rows, A->fmt, p);
-  default: return (size_t)msp__csr_bytes(A->rows, A->nnz, p);
+  case MSP_FORMAT_COO:
+    return msp__coo_bytes(A->nnz, p);
+  case MSP_FORMAT_ELL:
+    return msp__ell_bytes(A->rows, A->fmt, p);
+  case MSP_FORMAT_HLL:
+    return msp__hll_bytes(A->fmt, p);
+  case MSP_FORMAT_DIA:
+    return msp__dia_bytes(A->rows, A->fmt, p);
+  case MSP_FORMAT_HDIA:
+    return msp__hdia_bytes(A->fmt, p);
+  case MSP_FORMAT_HYB:
+    return msp__hyb_bytes(A->rows, A->fmt, p);
+  case MSP_FORMAT_BDMP_PBP:
+  case MSP_FORMAT_BDMP_TCKI:
+    return msp__bdmp_bytes(A);
+  default:
+    return (size_t)msp__csr_bytes(A->rows, A->nnz, p);
   }
 }
 
@@ -108,14 +148,33 @@ msp_status msp__format_to_csr(const msp_matrix A, int64_t **rowptr, int32_t **co
   *colind = NULL;
   *val = NULL;
   switch (A->format) {
-  case MSP_FORMAT_CSR: f = csr_copy; break;
-  case MSP_FORMAT_COO: f = msp__coo_to_csr; break;
-  case MSP_FORMAT_ELL: f = msp__ell_to_csr; break;
-  case MSP_FORMAT_HLL: f = msp__hll_to_csr; break;
-  case MSP_FORMAT_DIA: f = msp__dia_to_csr; break;
-  case MSP_FORMAT_HDIA: f = msp__hdia_to_csr; break;
-  case MSP_FORMAT_HYB: f = msp__hyb_to_csr; break;
-  default: break;
+  case MSP_FORMAT_CSR:
+    f = csr_copy;
+    break;
+  case MSP_FORMAT_COO:
+    f = msp__coo_to_csr;
+    break;
+  case MSP_FORMAT_ELL:
+    f = msp__ell_to_csr;
+    break;
+  case MSP_FORMAT_HLL:
+    f = msp__hll_to_csr;
+    break;
+  case MSP_FORMAT_DIA:
+    f = msp__dia_to_csr;
+    break;
+  case MSP_FORMAT_HDIA:
+    f = msp__hdia_to_csr;
+    break;
+  case MSP_FORMAT_HYB:
+    f = msp__hyb_to_csr;
+    break;
+  case MSP_FORMAT_BDMP_PBP:
+  case MSP_FORMAT_BDMP_TCKI:
+    f = msp__bdmp_to_csr;
+    break;
+  default:
+    break;
   }
   if (!f || (A->format != MSP_FORMAT_CSR && !A->fmt))
     return msp__error(MSP_ERR_NOT_SUPPORTED, "msp__format_to_csr: no host data for format %s",
@@ -165,8 +224,8 @@ msp_format msp__choose_format(const msp_matrix_stats *s, char *reason, size_t n)
     snprintf(buf, sizeof buf, "no nonzeros: csr");
   } else if (s->dia_fill <= MSP__AUTO_DIA_FILL && s->diagonals <= MSP__AUTO_DIA_DIAGS) {
     f = MSP_FORMAT_DIA;
-    snprintf(buf, sizeof buf, "dia_fill %.3g <= %.2g and %lld diagonals <= %d: dia",
-             s->dia_fill, MSP__AUTO_DIA_FILL, (long long)s->diagonals, MSP__AUTO_DIA_DIAGS);
+    snprintf(buf, sizeof buf, "dia_fill %.3g <= %.2g and %lld diagonals <= %d: dia", s->dia_fill,
+             MSP__AUTO_DIA_FILL, (long long)s->diagonals, MSP__AUTO_DIA_DIAGS);
   } else if (s->hdia_fill <= MSP__AUTO_HDIA_FILL) {
     f = MSP_FORMAT_HDIA;
     snprintf(buf, sizeof buf,
@@ -176,8 +235,9 @@ msp_format msp__choose_format(const msp_matrix_stats *s, char *reason, size_t n)
              MSP__HDIA_HACK);
   } else if (s->ell_fill <= MSP__AUTO_ELL_FILL && s->row_cv <= MSP__AUTO_ELL_CV) {
     f = MSP_FORMAT_ELL;
-    snprintf(buf, sizeof buf, "near-uniform rows: ell_fill %.3g <= %.2g and row_cv %.3g <= %.2g: ell",
-             s->ell_fill, MSP__AUTO_ELL_FILL, s->row_cv, MSP__AUTO_ELL_CV);
+    snprintf(buf, sizeof buf,
+             "near-uniform rows: ell_fill %.3g <= %.2g and row_cv %.3g <= %.2g: ell", s->ell_fill,
+             MSP__AUTO_ELL_FILL, s->row_cv, MSP__AUTO_ELL_CV);
   } else if (s->hll_fill <= MSP__AUTO_HLL_FILL) {
     f = MSP_FORMAT_HLL;
     snprintf(buf, sizeof buf,
@@ -205,20 +265,16 @@ msp_format msp__choose_format(const msp_matrix_stats *s, char *reason, size_t n)
 }
 
 // ---- conversion ----------------------------------------------------------------------------
-// The single switch point for storage precisions: the host arrays are always fp64; a
-// precision is supported once the backends encode it at upload and their kernels decode it.
-static msp_status check_precision(msp_precision p) {
-  if (p == MSP_PRECISION_F64) return MSP_SUCCESS;
-  return msp__error(MSP_ERR_NOT_SUPPORTED,
-                    "msp_matrix_convert: storage precision %s is not supported yet (f64 only)",
-                    msp_precision_name(p) ? msp_precision_name(p) : "?");
+// The single switch point for storage precisions: does format f have a kernel for values
+// stored in precision p on ctx's backend? (The values themselves are encoded by
+// msp__matrix_encode_values, src/core/precision.c, which refuses the formats it cannot encode.)
+static int has_kernel(msp_context ctx, msp_format f, msp_precision p) {
+  return p == MSP_PRECISION_F64 ? ctx->backend->spmv[f] != NULL
+                                : ctx->backend->spmv_prec[f] != NULL;
 }
 
-// The single switch point for the BDMP formats (src/core/bdmp.c when it exists).
-static msp_status check_bdmp(msp_format f) {
-  return msp__error(MSP_ERR_NOT_SUPPORTED,
-                    "msp_matrix_convert: format %s is not available in this build",
-                    msp_format_name(f));
+static int is_bdmp(msp_format f) {
+  return f == MSP_FORMAT_BDMP_PBP || f == MSP_FORMAT_BDMP_TCKI;
 }
 
 static msp_status validate(const msp_convert_options *o) {
@@ -268,12 +324,14 @@ static msp_status fill_check(const char *name, double bytes, const msp_matrix A,
                     name, fb, bytes / csr, cb, o->max_fill);
 }
 
-static int hack_or(int hack, int dflt) { return hack > 0 ? hack : dflt; }
+static int hack_or(int hack, int dflt) {
+  return hack > 0 ? hack : dflt;
+}
 
 // Build the host data of format f (not AUTO / TUNE / CSR) into *fmt, after the fill check.
 // o is updated with the resolved parameters (hack size, ELL width, HYB K).
-static msp_status build_format(const msp_matrix A, msp_format f, msp_convert_options *o,
-                               void **fmt, char *what, size_t what_n) {
+static msp_status build_format(const msp_matrix A, msp_format f, msp_convert_options *o, void **fmt,
+                               char *what, size_t what_n) {
   msp_status st = MSP_SUCCESS;
   double bytes = 0;
   int64_t w = 0;
@@ -340,8 +398,7 @@ static msp_status convert_one(msp_context ctx, const msp_matrix A, msp_format f,
   msp_convert_options o = *opts;
   char what[160] = "";
   *out = NULL;
-  if (f == MSP_FORMAT_BDMP_PBP || f == MSP_FORMAT_BDMP_TCKI) return check_bdmp(f);
-  if (f != MSP_FORMAT_CSR) MSP_TRY(build_format(A, f, &o, &fmt, what, sizeof what));
+  if (f != MSP_FORMAT_CSR && !is_bdmp(f)) MSP_TRY(build_format(A, f, &o, &fmt, what, sizeof what));
   MSP_TRY(msp__matrix_alloc(ctx, A->rows, A->cols, A->nnz, &B));
   memcpy(B->rowptr, A->rowptr, (size_t)(A->rows + 1) * sizeof *B->rowptr);
   if (A->nnz) {
@@ -381,6 +438,13 @@ static msp_status convert_one(msp_context ctx, const msp_matrix A, msp_format f,
       snprintf(B->reason, sizeof B->reason, "%s: named by the caller", what);
   }
   B->opts = o;
+  // BDMP builds its own host data from B's CSR (src/core/bdmp.c).
+  if (is_bdmp(f)) {
+    MSP_TRY(msp__bdmp_build(B, &o));
+    if (!why) snprintf(B->reason, sizeof B->reason, "%s: named by the caller", msp_format_name(f));
+  }
+  // Values in another precision than f64: encoded once here, before the upload.
+  if (B->precision != MSP_PRECISION_F64) MSP_TRY(msp__matrix_encode_values(B));
   if (ctx->backend->matrix_upload) MSP_TRY(ctx->backend->matrix_upload(ctx, B));
   *out = B;
   B = NULL;
@@ -390,24 +454,25 @@ exit:
   return st;
 }
 
-static msp_status convert_auto(msp_context ctx, const msp_matrix A,
-                               const msp_convert_options *opts, msp_matrix *out) {
+static msp_status convert_auto(msp_context ctx, const msp_matrix A, const msp_convert_options *opts,
+                               msp_matrix *out) {
   msp_status st = MSP_SUCCESS;
   msp_matrix_stats s = A->stats;
   char why[256];
   MSP_TRY(msp__analyze_formats(A, &s));
   msp_format f = msp__choose_format(&s, why, sizeof why);
-  if (f != MSP_FORMAT_CSR && !ctx->backend->spmv[f]) {
-    char w2[256];
-    snprintf(w2, sizeof w2, "%s, which has no kernel on the %s backend: csr", why,
-             ctx->backend->name);
+  if (f != MSP_FORMAT_CSR && !has_kernel(ctx, f, opts->precision)) {
+    char w2[512];
+    snprintf(w2, sizeof w2, "%s, which has no %s kernel on the %s backend: csr", why,
+             msp_precision_name(opts->precision), ctx->backend->name);
+    w2[sizeof why - 1] = '\0'; // keep the reason within one line of the matrix's reason
     memcpy(why, w2, sizeof why);
     f = MSP_FORMAT_CSR;
   }
   st = convert_one(ctx, A, f, opts, why, out);
   if (st == MSP_ERR_FILL_LIMIT) {
     // A max_fill below the rule's own bound: fall back to CSR and say so.
-    char w2[256];
+    char w2[512];
     snprintf(w2, sizeof w2, "%s, refused by max_fill %.2g: csr", why, opts->max_fill);
     msp__clear_error();
     st = convert_one(ctx, A, MSP_FORMAT_CSR, opts, w2, out);
@@ -446,17 +511,21 @@ exit:
 }
 
 // TUNE: build every viable candidate in turn, time it, keep the fastest.
-static msp_status convert_tune(msp_context ctx, const msp_matrix A,
-                               const msp_convert_options *opts, msp_matrix *out) {
+static msp_status convert_tune(msp_context ctx, const msp_matrix A, const msp_convert_options *opts,
+                               msp_matrix *out) {
   static const struct {
     msp_format f;
     msp_kernel k;
     const char *tag;
   } cand[] = {
-      {MSP_FORMAT_CSR, MSP_KERNEL_SCALAR, "csr/scalar"}, {MSP_FORMAT_CSR, MSP_KERNEL_VECTOR, "csr/vector"},
-      {MSP_FORMAT_CSR, MSP_KERNEL_MERGE, "csr/merge"},   {MSP_FORMAT_COO, MSP_KERNEL_AUTO, "coo"},
-      {MSP_FORMAT_ELL, MSP_KERNEL_AUTO, "ell"},          {MSP_FORMAT_HLL, MSP_KERNEL_AUTO, "hll"},
-      {MSP_FORMAT_DIA, MSP_KERNEL_AUTO, "dia"},          {MSP_FORMAT_HDIA, MSP_KERNEL_AUTO, "hdia"},
+      {MSP_FORMAT_CSR, MSP_KERNEL_SCALAR, "csr/scalar"},
+      {MSP_FORMAT_CSR, MSP_KERNEL_VECTOR, "csr/vector"},
+      {MSP_FORMAT_CSR, MSP_KERNEL_MERGE, "csr/merge"},
+      {MSP_FORMAT_COO, MSP_KERNEL_AUTO, "coo"},
+      {MSP_FORMAT_ELL, MSP_KERNEL_AUTO, "ell"},
+      {MSP_FORMAT_HLL, MSP_KERNEL_AUTO, "hll"},
+      {MSP_FORMAT_DIA, MSP_KERNEL_AUTO, "dia"},
+      {MSP_FORMAT_HDIA, MSP_KERNEL_AUTO, "hdia"},
       {MSP_FORMAT_HYB, MSP_KERNEL_AUTO, "hyb"},
   };
   enum { NC = sizeof cand / sizeof cand[0] };
@@ -475,7 +544,7 @@ static msp_status convert_tune(msp_context ctx, const msp_matrix A,
     double t = 0;
     msp_convert_options o = *opts;
     o.kernel = cand[i].k;
-    if (!ctx->backend->spmv[cand[i].f]) continue;
+    if (!has_kernel(ctx, cand[i].f, opts->precision)) continue;
     st = convert_one(ctx, A, cand[i].f, &o, NULL, &C);
     if (st == MSP_ERR_FILL_LIMIT) {
       note = "refused";
@@ -505,8 +574,9 @@ static msp_status convert_tune(msp_context ctx, const msp_matrix A,
     C = NULL;
   }
   if (!best) {
-    st = last != MSP_SUCCESS ? msp__error(last, "msp_matrix_convert: tune: no candidate could be "
-                                                "built (last error: %s)",
+    st = last != MSP_SUCCESS ? msp__error(last,
+                                          "msp_matrix_convert: tune: no candidate could be "
+                                          "built (last error: %s)",
                                           lasterr)
                              : msp__error(MSP_ERR_NOT_SUPPORTED,
                                           "msp_matrix_convert: tune: no candidate has a kernel "
@@ -528,8 +598,8 @@ exit:
   return st;
 }
 
-msp_status msp_matrix_convert(msp_context ctx, const msp_matrix A,
-                              const msp_convert_options *opts, msp_matrix *B) {
+msp_status msp_matrix_convert(msp_context ctx, const msp_matrix A, const msp_convert_options *opts,
+                              msp_matrix *B) {
   msp_status st = MSP_SUCCESS;
   msp_convert_options o = opts ? *opts : msp_convert_options_default();
   MSP_CHECK_ARG(B, "msp_matrix_convert: B is NULL");
@@ -537,7 +607,6 @@ msp_status msp_matrix_convert(msp_context ctx, const msp_matrix A,
   MSP_CHECK_ARG(ctx, "msp_matrix_convert: ctx is NULL");
   MSP_CHECK_ARG(A, "msp_matrix_convert: A is NULL");
   MSP_TRY(validate(&o));
-  MSP_TRY(check_precision(o.precision));
   if (o.format == MSP_FORMAT_AUTO)
     st = convert_auto(ctx, A, &o, B);
   else if (o.format == MSP_FORMAT_TUNE)

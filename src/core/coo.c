@@ -29,7 +29,8 @@ msp_status msp__coo_build(const msp_matrix A, msp__coo **out) {
   MSP_TRY(MSP_ALLOC(c->val, A->nnz, "COO values"));
   // CSR rows are sorted by column already, so the triples come out in (row, column) order.
   for (int64_t i = 0; i < A->rows; i++)
-    for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) c->row[k] = (int32_t)i;
+    for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
+      c->row[k] = (int32_t)i;
   if (A->nnz) {
     memcpy(c->col, A->colind, (size_t)A->nnz * sizeof *c->col);
     memcpy(c->val, A->val, (size_t)A->nnz * sizeof *c->val);
@@ -45,8 +46,10 @@ msp_status msp__coo_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind,
   const msp__coo *c = (const msp__coo *)A->fmt;
   if (!colind) {
     memset(rowptr, 0, (size_t)(A->rows + 1) * sizeof *rowptr);
-    for (int64_t k = 0; k < A->nnz; k++) rowptr[c->row[k] + 1]++;
-    for (int64_t i = 0; i < A->rows; i++) rowptr[i + 1] += rowptr[i];
+    for (int64_t k = 0; k < A->nnz; k++)
+      rowptr[c->row[k] + 1]++;
+    for (int64_t i = 0; i < A->rows; i++)
+      rowptr[i + 1] += rowptr[i];
     return MSP_SUCCESS;
   }
   // Sorted by row: the triples are already in CSR order.

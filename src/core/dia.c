@@ -83,7 +83,8 @@ msp_status msp__dia_build(const msp_matrix A, msp__dia **out) {
     for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
       int64_t o = (int64_t)A->colind[k] - i;
       d = k == A->rowptr[i] ? find_offset(D->offsets, D->ndiag, o) : d;
-      while (D->offsets[d] < o) d++;
+      while (D->offsets[d] < o)
+        d++;
       D->val[d * A->rows + i] = A->val[k];
     }
   }

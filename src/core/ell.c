@@ -78,7 +78,8 @@ msp_status msp__ell_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind,
   int64_t rows = A->rows;
   if (!colind) {
     rowptr[0] = 0;
-    for (int64_t i = 0; i < rows; i++) rowptr[i + 1] = rowptr[i] + e->rowlen[i];
+    for (int64_t i = 0; i < rows; i++)
+      rowptr[i + 1] = rowptr[i] + e->rowlen[i];
     return MSP_SUCCESS;
   }
   for (int64_t i = 0; i < rows; i++)

@@ -16,8 +16,8 @@
 // Bytes of one stored value in precision p (the device representation; host arrays are fp64).
 static inline size_t msp__value_bytes(msp_precision p) {
   switch (p) {
-#define MSP_VB_(name, tag, bytes)                                                                \
-  case MSP_PRECISION_##name:                                                                     \
+#define MSP_VB_(name, tag, bytes)                                                                  \
+  case MSP_PRECISION_##name:                                                                       \
     return bytes;
     MSP_PRECISION_LIST(MSP_VB_)
 #undef MSP_VB_

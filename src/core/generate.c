@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -427,92 +430,117 @@ exit:
 }
 
 // R-MAT (Chakrabarti et al.; Graph500 parameters a=.57 b=.19 c=.19 d=.05): each edge picks one
-// quadrant per level from 16 random bits. Edge e's draws come from the hash of (seed, e), so the
-// edge list is fixed; two passes (count per row, then scatter) avoid storing row indices, and
-// sorting each row afterwards makes the result independent of the scatter order.
-static inline void rmat_edge(const gen_spec *g, int64_t e, int64_t *row, int32_t *col) {
+// quadrant per level from 16 random bits; edge e's draws come from the hash of (seed, e), so the
+// edge list is fixed. Edges are packed as row * 2^SCALE + col, sorted by a stable parallel LSD
+// radix sort (its output, the sorted list, is the same for any thread count) and deduplicated.
+// Counting into rows with atomics was tried first: the hub rows made every thread fight over
+// the same cache lines (a minute for SCALE 22 on two cores).
+static inline uint64_t rmat_edge(const gen_spec *g, int64_t e) {
   // Quadrant thresholds out of 65536: a, a+b, a+b+c.
   const uint32_t ta = 37356, tab = 49807, tabc = 62259;
   gen_stream rs = gen_stream_at(g->seed, (uint64_t)e);
-  uint64_t bits = 0;
-  int64_t r = 0, c = 0;
+  uint64_t bits = 0, r = 0, c = 0;
   for (int l = 0; l < g->scale; l++) {
     if ((l & 3) == 0) bits = gen_next(&rs);
     uint32_t u = (uint32_t)(bits & 0xffffu);
     bits >>= 16;
-    int rb = u >= tab, cb = (u >= ta && u < tab) || u >= tabc;
-    r = 2 * r + rb;
-    c = 2 * c + cb;
+    r = 2 * r + (u >= tab);
+    c = 2 * c + ((u >= ta && u < tab) || u >= tabc);
   }
-  *row = r;
-  *col = (int32_t)c;
+  return (r << g->scale) | c;
+}
+
+#define RADIX_BITS 11
+#define RADIX_BINS (1 << RADIX_BITS)
+
+// Stable LSD radix sort of key[0..n) on its low `bits` bits; tmp has n entries; hist has
+// nt * RADIX_BINS entries for a team of exactly nt threads. The sorted keys end in key.
+static void radix_sort_u64(uint64_t *key, uint64_t *tmp, int64_t n, int bits, int64_t *hist, int nt) {
+  uint64_t *src = key, *dst = tmp;
+  for (int shift = 0; shift < bits; shift += RADIX_BITS) {
+#pragma omp parallel num_threads(nt)
+    {
+#ifdef _OPENMP
+      int t = omp_get_thread_num(), T = omp_get_num_threads();
+#else
+      int t = 0, T = 1;
+#endif
+      int64_t lo = n * t / T, hi = n * (t + 1) / T;
+      int64_t *h = hist + (int64_t)t * RADIX_BINS;
+      for (int d = 0; d < RADIX_BINS; d++) h[d] = 0;
+      for (int64_t i = lo; i < hi; i++) h[(src[i] >> shift) & (RADIX_BINS - 1)]++;
+#pragma omp barrier
+#pragma omp single
+      {
+        // Offsets digit-major, thread-minor: thread t's keys of digit d follow those of t - 1.
+        int64_t sum = 0;
+        for (int d = 0; d < RADIX_BINS; d++)
+          for (int u = 0; u < T; u++) {
+            int64_t c = hist[(int64_t)u * RADIX_BINS + d];
+            hist[(int64_t)u * RADIX_BINS + d] = sum;
+            sum += c;
+          }
+      }
+      for (int64_t i = lo; i < hi; i++) dst[h[(src[i] >> shift) & (RADIX_BINS - 1)]++] = src[i];
+    }
+    uint64_t *sw = src;
+    src = dst;
+    dst = sw;
+  }
+  if (src != key) memcpy(key, src, (size_t)n * sizeof(*key));
 }
 
 static msp_status gen_rmat(msp_context ctx, const gen_spec *g, msp_matrix *out) {
   msp_status st = MSP_SUCCESS;
   msp_matrix A = NULL;
-  int64_t *pos = NULL; // per-row counts, then start offsets, then unique lengths
-  int64_t *start = NULL;
-  int32_t *tmp = NULL; // every edge's column, grouped by row
+  uint64_t *key = NULL, *tmp = NULL;
+  int64_t *hist = NULL;
   const int64_t rows = g->rows, m = g->edges;
-  MSP_TRY(MSP_ALLOC_ZERO(pos, rows + 1, "R-MAT row counts"));
-  MSP_TRY(MSP_ALLOC(start, rows + 1, "R-MAT row offsets"));
-  MSP_TRY(MSP_ALLOC(tmp, m, "R-MAT edge columns"));
+  const uint64_t colmask = ((uint64_t)1 << g->scale) - 1;
+#ifdef _OPENMP
+  const int nt = omp_get_max_threads();
+#else
+  const int nt = 1;
+#endif
+  MSP_TRY(MSP_ALLOC(key, m, "R-MAT edge list"));
+  MSP_TRY(MSP_ALLOC(tmp, m, "R-MAT edge list (sort buffer)"));
+  MSP_TRY(MSP_ALLOC(hist, (int64_t)nt * RADIX_BINS, "R-MAT radix histograms"));
 
 #pragma omp parallel for schedule(static)
-  for (int64_t e = 0; e < m; e++) {
-    int64_t r;
-    int32_t c;
-    rmat_edge(g, e, &r, &c);
-#pragma omp atomic
-    pos[r]++;
-  }
-  start[0] = 0;
-  for (int64_t i = 0; i < rows; i++) start[i + 1] = start[i] + pos[i];
-  for (int64_t i = 0; i < rows; i++) pos[i] = start[i];
-#pragma omp parallel for schedule(static)
-  for (int64_t e = 0; e < m; e++) {
-    int64_t r, p;
-    int32_t c;
-    rmat_edge(g, e, &r, &c);
-#pragma omp atomic capture
-    p = pos[r]++;
-    tmp[p] = c;
-  }
-  // Sort each row and merge duplicates; pos[i] becomes the unique length.
+  for (int64_t e = 0; e < m; e++) key[e] = rmat_edge(g, e);
+  radix_sort_u64(key, tmp, m, 2 * g->scale, hist, nt);
+  MSP_FREE(tmp);
+  MSP_FREE(hist);
+
+  // Duplicates are adjacent now: count the distinct entries, then fill the CSR once.
   int64_t nnz = 0;
-#pragma omp parallel for schedule(dynamic, 256) reduction(+ : nnz)
-  for (int64_t i = 0; i < rows; i++) {
-    pos[i] = sort_unique_i32(tmp + start[i], start[i + 1] - start[i]);
-    nnz += pos[i];
-  }
-
+  for (int64_t e = 0; e < m; e++) nnz += (e == 0 || key[e] != key[e - 1]);
   MSP_TRY(msp__matrix_alloc(ctx, rows, g->cols, nnz, &A));
   int64_t *rp = A->rowptr;
-  rp[0] = 0;
-  for (int64_t i = 0; i < rows; i++) rp[i + 1] = rp[i] + pos[i];
   int32_t *ci = A->colind;
   double *va = A->val;
-#pragma omp parallel for schedule(dynamic, 256)
-  for (int64_t i = 0; i < rows; i++) {
-    const int32_t *src = tmp + start[i];
-    for (int64_t k = 0, len = rp[i + 1] - rp[i]; k < len; k++) {
-      ci[rp[i] + k] = src[k];
-      va[rp[i] + k] = gen_unit(gen_hash3(g->seed ^ 0x726d6174ull, (uint64_t)i, (uint64_t)src[k]));
-    }
+  int64_t p = 0;
+  for (int64_t e = 0; e < m; e++) {
+    if (e > 0 && key[e] == key[e - 1]) continue;
+    rp[(key[e] >> g->scale) + 1]++;
+    ci[p++] = (int32_t)(key[e] & colmask);
   }
-  MSP_FREE(tmp); // release the edge list before the upload
-  MSP_FREE(start);
-  MSP_FREE(pos);
+  MSP_FREE(key); // release the edge list before the upload
+  for (int64_t i = 0; i < rows; i++) rp[i + 1] += rp[i];
+  // Values hashed from (row, column): the same for a duplicate whichever copy survived.
+#pragma omp parallel for schedule(dynamic, 256)
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t k = rp[i]; k < rp[i + 1]; k++)
+      va[k] = gen_unit(gen_hash3(g->seed ^ 0x726d6174ull, (uint64_t)i, (uint64_t)ci[k]));
 
   st = msp__matrix_finish(&A);
   if (st == MSP_SUCCESS) *out = A;
   A = NULL;
 exit:
   msp_matrix_destroy(&A);
+  msp__free(key);
   msp__free(tmp);
-  msp__free(start);
-  msp__free(pos);
+  msp__free(hist);
   return st;
 }
 

@@ -4,12 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t hack_count(int64_t rows, int hack) { return (rows + hack - 1) / hack; }
+static int64_t hack_count(int64_t rows, int hack) {
+  return (rows + hack - 1) / hack;
+}
 
 // Distinct diagonals of hack h (rows r0..r1), marked in stamp[] (index d + rows) with h + 1.
 // When list is not NULL, the offsets are written there, ascending. Returns the count.
-static int64_t hack_diagonals(const msp_matrix A, int64_t h, int64_t r0, int64_t r1,
-                              int32_t *stamp, int64_t *list) {
+static int64_t hack_diagonals(const msp_matrix A, int64_t h, int64_t r0, int64_t r1, int32_t *stamp,
+                              int64_t *list) {
   int64_t n = 0;
   for (int64_t i = r0; i < r1; i++)
     for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
@@ -111,7 +113,8 @@ msp_status msp__hdia_build(const msp_matrix A, int hack, msp__hdia **out) {
       // Columns ascend within a row, so do the diagonals: walk the hack's offsets forward.
       for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
         int64_t o = (int64_t)A->colind[k] - i;
-        while (off[d] < o) d++;
+        while (off[d] < o)
+          d++;
         v[d * hack + (i - r0)] = A->val[k];
       }
     }

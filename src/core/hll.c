@@ -13,7 +13,9 @@ static int64_t hack_width(const msp_matrix A, int hack, int64_t h) {
   return w;
 }
 
-static int64_t hack_count(int64_t rows, int hack) { return (rows + hack - 1) / hack; }
+static int64_t hack_count(int64_t rows, int hack) {
+  return (rows + hack - 1) / hack;
+}
 
 size_t msp__hll_bytes(const msp__hll *h, msp_precision p) {
   return (size_t)(h->nhacks + 1) * sizeof(int64_t) +
@@ -61,15 +63,15 @@ msp_status msp__hll_build(const msp_matrix A, int hack, msp__hll **out) {
   H->nhacks = hack_count(A->rows, hack);
   MSP_TRY(MSP_ALLOC(H->off, H->nhacks + 1, "HLL hack offsets"));
   H->off[0] = 0;
-  for (int64_t h = 0; h < H->nhacks; h++) H->off[h + 1] = H->off[h] + hack_width(A, hack, h) * hack;
+  for (int64_t h = 0; h < H->nhacks; h++)
+    H->off[h + 1] = H->off[h] + hack_width(A, hack, h) * hack;
   MSP_TRY(MSP_ALLOC(H->col, H->off[H->nhacks], "HLL column indices"));
   MSP_TRY(MSP_ALLOC(H->val, H->off[H->nhacks], "HLL values"));
   MSP_TRY(MSP_ALLOC(H->rowlen, A->rows, "HLL row lengths"));
   for (int64_t h = 0; h < H->nhacks; h++) {
     int64_t r0 = h * hack, r1 = r0 + hack < A->rows ? r0 + hack : A->rows;
     int64_t w = (H->off[h + 1] - H->off[h]) / hack;
-    msp__ell_fill_rows(A, r0, r1, w, hack, H->col + H->off[h], H->val + H->off[h],
-                       H->rowlen + r0);
+    msp__ell_fill_rows(A, r0, r1, w, hack, H->col + H->off[h], H->val + H->off[h], H->rowlen + r0);
     // Rows past the end of the matrix in the last hack: all zeros, column 0.
     for (int64_t k = 0; k < w; k++)
       for (int64_t r = r1 - r0; r < hack; r++) {
@@ -88,7 +90,8 @@ msp_status msp__hll_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind,
   const msp__hll *H = (const msp__hll *)A->fmt;
   if (!colind) {
     rowptr[0] = 0;
-    for (int64_t i = 0; i < A->rows; i++) rowptr[i + 1] = rowptr[i] + H->rowlen[i];
+    for (int64_t i = 0; i < A->rows; i++)
+      rowptr[i + 1] = rowptr[i] + H->rowlen[i];
     return MSP_SUCCESS;
   }
   for (int64_t i = 0; i < A->rows; i++) {

@@ -12,7 +12,8 @@ int64_t msp__hyb_rule_k(const msp_matrix A) {
   }
   while (lo < hi) {
     int64_t k = lo + (hi - lo + 1) / 2, count = 0;
-    for (int64_t i = 0; i < A->rows; i++) count += A->rowptr[i + 1] - A->rowptr[i] >= k;
+    for (int64_t i = 0; i < A->rows; i++)
+      count += A->rowptr[i + 1] - A->rowptr[i] >= k;
     if (3 * count >= A->rows)
       lo = k;
     else
@@ -93,9 +94,12 @@ msp_status msp__hyb_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind,
   int64_t rows = A->rows;
   if (!colind) {
     memset(rowptr, 0, (size_t)(rows + 1) * sizeof *rowptr);
-    for (int64_t i = 0; i < rows; i++) rowptr[i + 1] = H->ell.rowlen[i];
-    for (int64_t p = 0; p < H->coo_nnz; p++) rowptr[H->coo.row[p] + 1]++;
-    for (int64_t i = 0; i < rows; i++) rowptr[i + 1] += rowptr[i];
+    for (int64_t i = 0; i < rows; i++)
+      rowptr[i + 1] = H->ell.rowlen[i];
+    for (int64_t p = 0; p < H->coo_nnz; p++)
+      rowptr[H->coo.row[p] + 1]++;
+    for (int64_t i = 0; i < rows; i++)
+      rowptr[i + 1] += rowptr[i];
     return MSP_SUCCESS;
   }
   // A row's ELL entries come first (its first K columns), then its COO entries in order.

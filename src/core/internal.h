@@ -22,33 +22,34 @@ msp_status msp__error(msp_status s, const char *fmt, ...)
 void msp__clear_error(void);
 
 // Jump to `exit` (the one exit label of the function) when a call fails; `st` holds the status.
-#define MSP_TRY(call)                                                                            \
-  do {                                                                                           \
-    st = (call);                                                                                 \
-    if (st != MSP_SUCCESS) goto exit;                                                            \
+#define MSP_TRY(call)                                                                              \
+  do {                                                                                             \
+    st = (call);                                                                                   \
+    if (st != MSP_SUCCESS) goto exit;                                                              \
   } while (0)
 
 // Return an argument error (with the function name) when cond is false.
-#define MSP_CHECK_ARG(cond, ...)                                                                 \
-  do {                                                                                           \
-    if (!(cond)) return msp__error(MSP_ERR_INVALID_ARGUMENT, __VA_ARGS__);                       \
+#define MSP_CHECK_ARG(cond, ...)                                                                   \
+  do {                                                                                             \
+    if (!(cond)) return msp__error(MSP_ERR_INVALID_ARGUMENT, __VA_ARGS__);                         \
   } while (0)
 
 // ---- host memory (through the installed allocator) -----------------------------------------
-void *msp__malloc(size_t bytes);                 // NULL on failure (also for bytes == 0: never)
-void *msp__calloc(size_t count, size_t size);    // zeroed; overflow-checked
+void *msp__malloc(size_t bytes);              // NULL on failure (also for bytes == 0: never)
+void *msp__calloc(size_t count, size_t size); // zeroed; overflow-checked
 void *msp__realloc(void *p, size_t bytes);
 void msp__free(void *p);
 // Allocate count*size bytes or return MSP_ERR_OUT_OF_MEMORY with a message naming `what`.
 msp_status msp__alloc(void **out, size_t count, size_t size, const char *what);
 msp_status msp__alloc_zero(void **out, size_t count, size_t size, const char *what);
-#define MSP_ALLOC(ptr, count, what) msp__alloc((void **)&(ptr), (size_t)(count), sizeof(*(ptr)), what)
-#define MSP_ALLOC_ZERO(ptr, count, what)                                                         \
+#define MSP_ALLOC(ptr, count, what)                                                                \
+  msp__alloc((void **)&(ptr), (size_t)(count), sizeof(*(ptr)), what)
+#define MSP_ALLOC_ZERO(ptr, count, what)                                                           \
   msp__alloc_zero((void **)&(ptr), (size_t)(count), sizeof(*(ptr)), what)
-#define MSP_FREE(ptr)                                                                            \
-  do {                                                                                           \
-    msp__free(ptr);                                                                              \
-    (ptr) = NULL;                                                                                \
+#define MSP_FREE(ptr)                                                                              \
+  do {                                                                                             \
+    msp__free(ptr);                                                                                \
+    (ptr) = NULL;                                                                                  \
   } while (0)
 
 // ---- host-side format data ------------------------------------------------------------------
@@ -134,8 +135,8 @@ struct msp_matrix_s {
   int64_t *rowptr;
   int32_t *colind;
   double *val;
-  void *fmt;  // host data of a non-CSR format (msp__coo, msp__ell, ...), NULL for CSR
-  void *dev;  // backend-owned device data (NULL on CPU)
+  void *fmt;                // host data of a non-CSR format (msp__coo, msp__ell, ...), NULL for CSR
+  void *dev;                // backend-owned device data (NULL on CPU)
   msp_convert_options opts; // the options the matrix was converted with
   // The format's value array encoded in `precision` (NULL for f64), made by
   // msp__matrix_encode_values; kernels with a spmv_prec slot read it through the accessors
@@ -157,8 +158,8 @@ struct msp_vector_s {
 
 // ---- backend dispatch table -------------------------------------------------------------------
 // Arguments are validated in src/core before these are called; backends may assume valid input.
-typedef msp_status (*msp__spmv_fn)(msp_context ctx, double alpha, const msp_matrix A,
-                                   msp_vector x, double beta, msp_vector y);
+typedef msp_status (*msp__spmv_fn)(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                                   double beta, msp_vector y);
 
 struct msp__backend {
   const char *name;
@@ -196,20 +197,14 @@ const msp__backend *msp__backend_cpu(void);
 const msp__backend *msp__backend_cuda(void);
 
 // CPU kernels, one file per format in src/cpu (also used as references by the core).
-msp_status msp__cpu_csr_spmv(msp_context, double, const msp_matrix, msp_vector, double,
-                             msp_vector);
-msp_status msp__cpu_coo_spmv(msp_context, double, const msp_matrix, msp_vector, double,
-                             msp_vector);
-msp_status msp__cpu_ell_spmv(msp_context, double, const msp_matrix, msp_vector, double,
-                             msp_vector);
-msp_status msp__cpu_hll_spmv(msp_context, double, const msp_matrix, msp_vector, double,
-                             msp_vector);
-msp_status msp__cpu_dia_spmv(msp_context, double, const msp_matrix, msp_vector, double,
-                             msp_vector);
+msp_status msp__cpu_csr_spmv(msp_context, double, const msp_matrix, msp_vector, double, msp_vector);
+msp_status msp__cpu_coo_spmv(msp_context, double, const msp_matrix, msp_vector, double, msp_vector);
+msp_status msp__cpu_ell_spmv(msp_context, double, const msp_matrix, msp_vector, double, msp_vector);
+msp_status msp__cpu_hll_spmv(msp_context, double, const msp_matrix, msp_vector, double, msp_vector);
+msp_status msp__cpu_dia_spmv(msp_context, double, const msp_matrix, msp_vector, double, msp_vector);
 msp_status msp__cpu_hdia_spmv(msp_context, double, const msp_matrix, msp_vector, double,
                               msp_vector);
-msp_status msp__cpu_hyb_spmv(msp_context, double, const msp_matrix, msp_vector, double,
-                             msp_vector);
+msp_status msp__cpu_hyb_spmv(msp_context, double, const msp_matrix, msp_vector, double, msp_vector);
 
 // ---- storage precision of matrix values (src/core/precision.c, src/cpu/csr_prec.c) -----------
 // Hook for msp_matrix_convert: when B->precision != f64, call after the format's host data is
@@ -243,9 +238,11 @@ size_t msp__format_bytes(const msp_matrix A);
 // Rebuild CSR from the format's host data alone (A->fmt; A's CSR arrays for CSR), padding
 // dropped. The arrays are allocated with msp__malloc (free with msp__free): rows + 1, nnz, nnz.
 // Exact for every format, explicit zeros included, except DIA and HDIA, whose padding is value
-// 0: there stored zeros are dropped too (exact for matrices without stored zeros).
-msp_status msp__format_to_csr(const msp_matrix A, int64_t **rowptr, int32_t **colind,
-                              double **val);
+// 0: there stored zeros are dropped too (exact for matrices without stored zeros). Each
+// format's own to_csr(A, rowptr, colind, val) (msp__bdmp_to_csr included) is called twice:
+// first with colind == val == NULL to fill rowptr (rows + 1 entries), then with colind and val
+// of rowptr[rows] entries to fill them.
+msp_status msp__format_to_csr(const msp_matrix A, int64_t **rowptr, int32_t **colind, double **val);
 // MSP_FORMAT_AUTO's rule (src/core/convert.c): the format for these statistics, with a one-line
 // reason naming the statistic that decided. Reads the format statistics hll_fill, hdia_fill,
 // hyb_k, hyb_fill and hyb_coo_share: fill them first with msp__analyze_formats.

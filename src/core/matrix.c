@@ -60,8 +60,8 @@ msp_kernel msp_choose_kernel(const msp_matrix_stats *s, char *reason, size_t n) 
   char buf[200];
   if (s->nnz == 0 || s->row_mean < MSP__SCALAR_MEAN_BELOW) {
     k = MSP_KERNEL_SCALAR;
-    snprintf(buf, sizeof buf, "mean row length %.2f < %.0f: scalar (a thread per row)",
-             s->row_mean, MSP__SCALAR_MEAN_BELOW);
+    snprintf(buf, sizeof buf, "mean row length %.2f < %.0f: scalar (a thread per row)", s->row_mean,
+             MSP__SCALAR_MEAN_BELOW);
   } else if (s->skewness < MSP__VECTOR_SKEW_BELOW) {
     k = MSP_KERNEL_VECTOR;
     snprintf(buf, sizeof buf,
@@ -143,6 +143,7 @@ msp_status msp__matrix_finish(msp_matrix *A) {
   msp_status st = MSP_SUCCESS;
   msp_matrix M = *A;
   MSP_TRY(msp__analyze(M));
+  MSP_TRY(msp__analyze_formats(M, &M->stats));
   if (M->kernel == MSP_KERNEL_AUTO || M->format == MSP_FORMAT_CSR) {
     char why[200];
     msp_kernel k = msp_choose_kernel(&M->stats, why, sizeof why);
@@ -162,7 +163,8 @@ exit:
 static void sort_row(int32_t *col, double *val, int64_t n, int32_t *tc, double *tv) {
   if (n < 2) return;
   int sorted = 1;
-  for (int64_t k = 1; k < n && sorted; k++) sorted = col[k - 1] <= col[k];
+  for (int64_t k = 1; k < n && sorted; k++)
+    sorted = col[k - 1] <= col[k];
   if (sorted) return;
   if (n <= 16) {
     for (int64_t k = 1; k < n; k++) {
@@ -247,8 +249,10 @@ msp_status msp__matrix_from_triples(msp_context ctx, int64_t rows, int64_t cols,
   int64_t *next = NULL;
   *out = NULL;
   MSP_TRY(msp__matrix_alloc(ctx, rows, cols, nnz, &A));
-  for (int64_t k = 0; k < nnz; k++) A->rowptr[row[k] + 1]++;
-  for (int64_t i = 0; i < rows; i++) A->rowptr[i + 1] += A->rowptr[i];
+  for (int64_t k = 0; k < nnz; k++)
+    A->rowptr[row[k] + 1]++;
+  for (int64_t i = 0; i < rows; i++)
+    A->rowptr[i + 1] += A->rowptr[i];
   MSP_TRY(MSP_ALLOC(next, rows + 1, "row fill positions"));
   memcpy(next, A->rowptr, (size_t)(rows + 1) * sizeof *next);
   for (int64_t k = 0; k < nnz; k++) {
@@ -266,9 +270,9 @@ exit:
   return st;
 }
 
-msp_status msp_matrix_from_csr(msp_context ctx, int64_t rows, int64_t cols,
-                               const int64_t *rowptr, const int32_t *colind,
-                               const double *values, unsigned flags, msp_matrix *out) {
+msp_status msp_matrix_from_csr(msp_context ctx, int64_t rows, int64_t cols, const int64_t *rowptr,
+                               const int32_t *colind, const double *values, unsigned flags,
+                               msp_matrix *out) {
   msp_status st = MSP_SUCCESS;
   msp_matrix A = NULL;
   MSP_CHECK_ARG(out, "msp_matrix_from_csr: out is NULL");
@@ -287,8 +291,7 @@ msp_status msp_matrix_from_csr(msp_context ctx, int64_t rows, int64_t cols,
                         (long long)i, (long long)rowptr[i], (long long)rowptr[i + 1]);
   int64_t nnz = rowptr[rows];
   MSP_CHECK_ARG(nnz == 0 || (colind && values),
-                "msp_matrix_from_csr: colind or values is NULL with %lld nonzeros",
-                (long long)nnz);
+                "msp_matrix_from_csr: colind or values is NULL with %lld nonzeros", (long long)nnz);
   for (int64_t i = 0; i < rows; i++)
     for (int64_t k = rowptr[i]; k < rowptr[i + 1]; k++) {
       if (colind[k] < 0 || colind[k] >= cols)
@@ -315,15 +318,27 @@ exit:
   return st;
 }
 
-int64_t msp_matrix_rows(const msp_matrix A) { return A ? A->rows : 0; }
-int64_t msp_matrix_cols(const msp_matrix A) { return A ? A->cols : 0; }
-int64_t msp_matrix_nnz(const msp_matrix A) { return A ? A->nnz : 0; }
-msp_format msp_matrix_format(const msp_matrix A) { return A ? A->format : MSP_FORMAT_CSR; }
-msp_kernel msp_matrix_kernel(const msp_matrix A) { return A ? A->kernel : MSP_KERNEL_AUTO; }
+int64_t msp_matrix_rows(const msp_matrix A) {
+  return A ? A->rows : 0;
+}
+int64_t msp_matrix_cols(const msp_matrix A) {
+  return A ? A->cols : 0;
+}
+int64_t msp_matrix_nnz(const msp_matrix A) {
+  return A ? A->nnz : 0;
+}
+msp_format msp_matrix_format(const msp_matrix A) {
+  return A ? A->format : MSP_FORMAT_CSR;
+}
+msp_kernel msp_matrix_kernel(const msp_matrix A) {
+  return A ? A->kernel : MSP_KERNEL_AUTO;
+}
 msp_precision msp_matrix_precision(const msp_matrix A) {
   return A ? A->precision : MSP_PRECISION_F64;
 }
-const char *msp_matrix_choice_reason(const msp_matrix A) { return A ? A->reason : ""; }
+const char *msp_matrix_choice_reason(const msp_matrix A) {
+  return A ? A->reason : "";
+}
 
 size_t msp_matrix_bytes(const msp_matrix A) {
   if (!A) return 0;

@@ -1,4 +1,4 @@
-// mtx.c: Matrix Market I/O: coordinate matrices and array vectors, plain or gzip, and vector writing.
+// mtx.c: Matrix Market I/O: coordinate matrices and array vectors (plain or gzip) in, vectors out.
 //
 // One reader serves files and memory blocks: raw bytes -> (gzip inflate when the content starts
 // with the gzip magic bytes) -> a line buffer -> a line-by-line parser shared by the matrix and
@@ -17,8 +17,13 @@
 #include <string.h>
 #include <zlib.h>
 
-// Decoded bytes read per refill, and the initial size of the line buffer.
+// Decoded bytes read per refill, and the initial size of the line buffer. The fuzz build makes
+// it tiny (MSP_MTX_CHUNK=16) so that small inputs cross every refill and growth boundary.
+#ifdef MSP_MTX_CHUNK
+#define MTX_CHUNK ((size_t)MSP_MTX_CHUNK)
+#else
 #define MTX_CHUNK ((size_t)1 << 16)
+#endif
 // A line longer than this is refused instead of growing the buffer without bound (the Matrix
 // Market specification limits lines to 1024 characters; comments in the wild are longer).
 #define MTX_MAX_LINE ((size_t)64 << 20)
@@ -97,8 +102,7 @@ static msp_status raw_read(mtx_reader *r, void *dst, size_t n, size_t *got) {
   if (r->file) {
     *got = fread(dst, 1, n, r->file);
     if (*got < n) {
-      if (ferror(r->file))
-        return mtx_fail(r, MSP_ERR_IO, "read error: %s", strerror(errno));
+      if (ferror(r->file)) return mtx_fail(r, MSP_ERR_IO, "read error: %s", strerror(errno));
       r->raw_eof = true;
     }
     return MSP_SUCCESS;
@@ -188,8 +192,7 @@ static msp_status gzip_fill(mtx_reader *r) {
     } else if (ret == Z_BUF_ERROR) {
       // No progress was possible: with no input left the stream was cut short.
       if (r->z.avail_in == 0 && r->raw_eof)
-        return mtx_fail(r, MSP_ERR_MM_GZIP, "corrupt gzip stream (truncated: unexpected end of "
-                                            "file)");
+        return mtx_fail(r, MSP_ERR_MM_GZIP, "corrupt gzip stream (truncated)");
     } else if (ret != Z_OK) {
       return gzip_fail(r, ret);
     }
@@ -257,22 +260,26 @@ exit:
   return st;
 }
 
-// After a parse error in a gzip file, decode the rest: when the stream itself is corrupt, that
-// is the real cause (a flipped byte can decode to garbage text before the CRC check fails), so
-// it replaces the parse error. Otherwise the parse error and its message stand.
+// Settle the status of a failed read. After a parse error in a gzip file, decode the rest: when
+// the stream itself is corrupt, that is the real cause (a flipped byte can decode to garbage text
+// before the CRC check fails), so it replaces the parse error. Messages from outside the parser
+// (allocation failures, building the matrix) get the file name in front.
 static msp_status reader_settle(mtx_reader *r, msp_status st) {
-  if (!r->gzip || st == MSP_SUCCESS || st == MSP_ERR_MM_GZIP || st == MSP_ERR_OUT_OF_MEMORY ||
-      st == MSP_ERR_IO)
-    return st;
+  if (st == MSP_SUCCESS || !r->name) return st;
   char saved[1024];
   snprintf(saved, sizeof saved, "%s", msp_last_error());
-  while (!r->eof) {
-    r->beg = r->end = r->scan = 0;
-    msp_status drain = gzip_fill(r);
-    if (drain == MSP_ERR_MM_GZIP) return drain;
-    if (drain != MSP_SUCCESS) break;
+  if (r->gzip && st != MSP_ERR_MM_GZIP && st != MSP_ERR_OUT_OF_MEMORY && st != MSP_ERR_IO) {
+    while (!r->eof) {
+      r->beg = r->end = r->scan = 0;
+      msp_status drain = gzip_fill(r);
+      if (drain == MSP_ERR_MM_GZIP) return drain;
+      if (drain != MSP_SUCCESS) break;
+    }
   }
-  return msp__error(st, "%s", saved);
+  size_t n = strlen(r->name);
+  if (strncmp(saved, r->name, n) == 0 && (saved[n] == ' ' || saved[n] == ':'))
+    return msp__error(st, "%s", saved);
+  return msp__error(st, "%s: %s", r->name, saved);
 }
 
 static void reader_close(mtx_reader *r) {
@@ -287,18 +294,22 @@ static void reader_close(mtx_reader *r) {
 static bool mtx_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
-static bool mtx_digit(char c) { return c >= '0' && c <= '9'; }
+static bool mtx_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // The next whitespace-separated token of [*p, end); false when none is left.
 static bool next_token(const char **p, const char *end, const char **tok, size_t *len) {
   const char *s = *p;
-  while (s < end && mtx_space(*s)) s++;
+  while (s < end && mtx_space(*s))
+    s++;
   if (s == end) {
     *p = s;
     return false;
   }
   const char *t = s;
-  while (t < end && !mtx_space(*t)) t++;
+  while (t < end && !mtx_space(*t))
+    t++;
   *tok = s;
   *len = (size_t)(t - s);
   *p = t;
@@ -315,7 +326,8 @@ static bool blank(const char *line, size_t len) {
 // A line that holds only whitespace, or a comment ('%' as its first non-blank character).
 static bool skippable(const char *line, size_t len) {
   const char *p = line, *end = line + len;
-  while (p < end && mtx_space(*p)) p++;
+  while (p < end && mtx_space(*p))
+    p++;
   return p == end || *p == '%';
 }
 
@@ -343,8 +355,10 @@ static int parse_int(const char *s, size_t n, int64_t *out) {
   for (; s < e; s++) {
     if (!mtx_digit(*s)) return MTX_NUM_BAD;
     unsigned d = (unsigned)(*s - '0');
-    if (v > ((uint64_t)INT64_MAX - d) / 10) over = true;
-    else v = v * 10 + d;
+    if (v > ((uint64_t)INT64_MAX - d) / 10)
+      over = true;
+    else
+      v = v * 10 + d;
   }
   if (over) {
     *out = neg ? INT64_MIN : INT64_MAX;
@@ -388,7 +402,8 @@ static int parse_real(const char *s, size_t n, bool integer_only, double *out) {
   for (; s < e && mtx_digit(*s); s++) {
     any = true;
     if (nd == 0 && *s == '0') continue;
-    if (nd < MTX_MAX_DIGITS) digits[nd++] = *s;
+    if (nd < MTX_MAX_DIGITS)
+      digits[nd++] = *s;
     else {
       truncated |= *s != '0';
       x++;
@@ -398,11 +413,13 @@ static int parse_real(const char *s, size_t n, bool integer_only, double *out) {
     if (integer_only) return MTX_NUM_BAD;
     for (s++; s < e && mtx_digit(*s); s++) {
       any = true;
-      if (nd == 0 && *s == '0') x--;
+      if (nd == 0 && *s == '0')
+        x--;
       else if (nd < MTX_MAX_DIGITS) {
         digits[nd++] = *s;
         x--;
-      } else truncated |= *s != '0';
+      } else
+        truncated |= *s != '0';
     }
   }
   if (!any) return MTX_NUM_BAD;
@@ -424,7 +441,8 @@ static int parse_real(const char *s, size_t n, bool integer_only, double *out) {
   }
   if (nd <= 19 && !truncated) {
     uint64_t m = 0;
-    for (int i = 0; i < nd; i++) m = m * 10 + (uint64_t)(digits[i] - '0');
+    for (int i = 0; i < nd; i++)
+      m = m * 10 + (uint64_t)(digits[i] - '0');
     if (m <= ((uint64_t)1 << 53) && x >= -22 && x <= 22) {
       double v = (double)m;
       v = x >= 0 ? v * pow10[x] : v / pow10[-x];
@@ -443,7 +461,7 @@ static int parse_real(const char *s, size_t n, bool integer_only, double *out) {
   return MTX_NUM_OK;
 }
 
-// ---- header ---------------------------------------------------------------------------------------
+// ---- header -------------------------------------------------------------------------------------
 enum { MTX_COORDINATE, MTX_ARRAY };
 enum { MTX_REAL, MTX_INTEGER, MTX_PATTERN };
 enum { MTX_GENERAL, MTX_SYMMETRIC, MTX_SKEW };
@@ -475,6 +493,10 @@ static msp_status read_header(mtx_reader *r, bool vector, mtx_header *h) {
   bool got = false;
   MSP_TRY(reader_line(r, &line, &len, &got));
   if (!got) return mtx_fail(r, MSP_ERR_MM_EMPTY, "empty file");
+  if (len >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0) { // a UTF-8 byte order mark (editors)
+    line += 3;
+    len -= 3;
+  }
   if (blank(line, len)) {
     // A blank first line: the file is empty if nothing but blank lines follow.
     bool more = false;
@@ -491,7 +513,8 @@ static msp_status read_header(mtx_reader *r, bool vector, mtx_header *h) {
   const char *words[5];
   size_t wlen[5];
   int nw = 0;
-  while (nw < 5 && next_token(&p, end, &words[nw], &wlen[nw])) nw++;
+  while (nw < 5 && next_token(&p, end, &words[nw], &wlen[nw]))
+    nw++;
   if (!ieq(words[0], wlen[0], "%%matrixmarket"))
     return mtx_fail(r, MSP_ERR_MM_BANNER,
                     "'%s' is not a Matrix Market banner (expected '%%%%MatrixMarket matrix "
@@ -506,22 +529,29 @@ static msp_status read_header(mtx_reader *r, bool vector, mtx_header *h) {
   if (!ieq(words[1], wlen[1], "matrix"))
     return mtx_fail(r, MSP_ERR_MM_UNSUPPORTED, "object '%s' is not supported (only 'matrix')",
                     mtx_show(words[1], wlen[1]).s);
-  if (ieq(words[2], wlen[2], "coordinate")) h->format = MTX_COORDINATE;
-  else if (ieq(words[2], wlen[2], "array")) h->format = MTX_ARRAY;
+  if (ieq(words[2], wlen[2], "coordinate"))
+    h->format = MTX_COORDINATE;
+  else if (ieq(words[2], wlen[2], "array"))
+    h->format = MTX_ARRAY;
   else
-    return mtx_fail(r, MSP_ERR_MM_UNSUPPORTED,
-                    "format '%s' is not supported (coordinate or array)",
+    return mtx_fail(r, MSP_ERR_MM_UNSUPPORTED, "format '%s' is not supported (coordinate or array)",
                     mtx_show(words[2], wlen[2]).s);
-  if (ieq(words[3], wlen[3], "real")) h->field = MTX_REAL;
-  else if (ieq(words[3], wlen[3], "integer")) h->field = MTX_INTEGER;
-  else if (ieq(words[3], wlen[3], "pattern")) h->field = MTX_PATTERN;
+  if (ieq(words[3], wlen[3], "real"))
+    h->field = MTX_REAL;
+  else if (ieq(words[3], wlen[3], "integer"))
+    h->field = MTX_INTEGER;
+  else if (ieq(words[3], wlen[3], "pattern"))
+    h->field = MTX_PATTERN;
   else
     return mtx_fail(r, MSP_ERR_MM_UNSUPPORTED,
                     "field '%s' is not supported (real, integer or pattern)",
                     mtx_show(words[3], wlen[3]).s);
-  if (ieq(words[4], wlen[4], "general")) h->symmetry = MTX_GENERAL;
-  else if (ieq(words[4], wlen[4], "symmetric")) h->symmetry = MTX_SYMMETRIC;
-  else if (ieq(words[4], wlen[4], "skew-symmetric")) h->symmetry = MTX_SKEW;
+  if (ieq(words[4], wlen[4], "general"))
+    h->symmetry = MTX_GENERAL;
+  else if (ieq(words[4], wlen[4], "symmetric"))
+    h->symmetry = MTX_SYMMETRIC;
+  else if (ieq(words[4], wlen[4], "skew-symmetric"))
+    h->symmetry = MTX_SKEW;
   else
     return mtx_fail(r, MSP_ERR_MM_UNSUPPORTED,
                     "symmetry '%s' is not supported (general, symmetric or skew-symmetric)",
@@ -548,17 +578,14 @@ static msp_status read_header(mtx_reader *r, bool vector, mtx_header *h) {
   end = line + len;
   for (int k = 0; k < want; k++) {
     if (!next_token(&p, end, &tok, &tl))
-      return mtx_fail(r, MSP_ERR_MM_SIZE, "size line has %d of the %d numbers '%s'", k, want,
-                      form);
+      return mtx_fail(r, MSP_ERR_MM_SIZE, "size line has %d of the %d numbers '%s'", k, want, form);
     int rc = parse_int(tok, tl, &v[k]);
     if (rc == MTX_NUM_BAD)
-      return mtx_fail(r, MSP_ERR_MM_SIZE, "size '%s' is not an integer",
-                      mtx_show(tok, tl).s);
+      return mtx_fail(r, MSP_ERR_MM_SIZE, "size '%s' is not an integer", mtx_show(tok, tl).s);
     if (rc == MTX_NUM_RANGE)
       return mtx_fail(r, MSP_ERR_MM_SIZE, "size '%s' overflows a 64-bit integer",
                       mtx_show(tok, tl).s);
-    if (v[k] < 0)
-      return mtx_fail(r, MSP_ERR_MM_SIZE, "negative size %lld", (long long)v[k]);
+    if (v[k] < 0) return mtx_fail(r, MSP_ERR_MM_SIZE, "negative size %lld", (long long)v[k]);
   }
   if (next_token(&p, end, &tok, &tl))
     return mtx_fail(r, MSP_ERR_MM_SIZE, "unexpected '%s' after the size line '%s'",
@@ -623,12 +650,12 @@ static msp_status parse_index(mtx_reader *r, const char *tok, size_t tl, const c
     return mtx_fail(r, MSP_ERR_MM_INDEX, "%s index '%s' is not an integer", what,
                     mtx_show(tok, tl).s);
   if (rc == MTX_NUM_RANGE || *out < 1 || *out > limit)
-    return mtx_fail(r, MSP_ERR_MM_INDEX, "%s index %s outside 1..%lld", what,
-                    mtx_show(tok, tl).s, (long long)limit);
+    return mtx_fail(r, MSP_ERR_MM_INDEX, "%s index %s outside 1..%lld", what, mtx_show(tok, tl).s,
+                    (long long)limit);
   return MSP_SUCCESS;
 }
 
-// ---- matrices -------------------------------------------------------------------------------------
+// ---- matrices -----------------------------------------------------------------------------------
 static msp_status read_matrix(msp_context ctx, mtx_reader *r, unsigned flags, msp_matrix *A) {
   msp_status st = MSP_SUCCESS;
   mtx_header h;
@@ -656,7 +683,7 @@ static msp_status read_matrix(msp_context ctx, mtx_reader *r, unsigned flags, ms
     }
     const char *p = line, *end = line + len;
     int64_t i = 0, j = 0;
-    double v = 1.0; // pattern entries are ones
+    double v = 1.0;                 // pattern entries are ones
     next_token(&p, end, &tok, &tl); // a data line has at least one token
     MSP_TRY(parse_index(r, tok, tl, "row", h.rows, &i));
     if (!next_token(&p, end, &tok, &tl)) {
@@ -698,8 +725,8 @@ static msp_status read_matrix(msp_context ctx, mtx_reader *r, unsigned flags, ms
     count++;
   }
   if (count < h.nnz) {
-    st = mtx_fail(r, MSP_ERR_MM_TOO_FEW, "end of file after %lld of the %lld entries declared on "
-                                         "line %lld",
+    st = mtx_fail(r, MSP_ERR_MM_TOO_FEW,
+                  "end of file after %lld of the %lld entries declared on line %lld",
                   (long long)count, (long long)h.nnz, (long long)h.size_line);
     goto exit;
   }
@@ -730,8 +757,8 @@ exit:
   return st;
 }
 
-static msp_status check_read_args(const char *fn, msp_context ctx, const void *path,
-                                  unsigned flags, void *out) {
+static msp_status check_read_args(const char *fn, msp_context ctx, const void *path, unsigned flags,
+                                  void *out) {
   MSP_CHECK_ARG(out, "%s: output pointer is NULL", fn);
   MSP_CHECK_ARG(ctx, "%s: ctx is NULL", fn);
   MSP_CHECK_ARG(path, "%s: path is NULL", fn);
@@ -745,7 +772,7 @@ static msp_status reader_open_file(mtx_reader *r, const char *path) {
   memset(r, 0, sizeof *r);
   r->name = path;
   r->file = fopen(path, "rb");
-  if (!r->file) return msp__error(MSP_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+  if (!r->file) return msp__error(MSP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   return MSP_SUCCESS;
 }
 
@@ -780,7 +807,7 @@ exit:
   return st;
 }
 
-// ---- vectors --------------------------------------------------------------------------------------
+// ---- vectors ------------------------------------------------------------------------------------
 msp_status msp_vector_read_mtx(msp_context ctx, const char *path, unsigned flags, msp_vector *v) {
   msp_status st = MSP_SUCCESS;
   mtx_reader r;

@@ -8,11 +8,11 @@ static int same_place(msp_context ctx, msp_context other) {
   return other && other->backend == ctx->backend && other->device == ctx->device;
 }
 
-#define CHECK_VEC(v, name)                                                                       \
-  do {                                                                                           \
-    MSP_CHECK_ARG(v, "%s: vector %s is NULL", fn, name);                                         \
-    MSP_CHECK_ARG(same_place(ctx, (v)->ctx),                                                     \
-                  "%s: vector %s belongs to a context on another backend or device", fn, name);  \
+#define CHECK_VEC(v, name)                                                                         \
+  do {                                                                                             \
+    MSP_CHECK_ARG(v, "%s: vector %s is NULL", fn, name);                                           \
+    MSP_CHECK_ARG(same_place(ctx, (v)->ctx),                                                       \
+                  "%s: vector %s belongs to a context on another backend or device", fn, name);    \
   } while (0)
 
 // Make the vector's data current where ctx computes.
@@ -40,18 +40,16 @@ msp_status msp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vecto
   if (x->n != A->cols || y->n != A->rows)
     return msp__error(MSP_ERR_DIMENSION_MISMATCH,
                       "msp_spmv: A is %lld x %lld but x has %lld entries and y has %lld",
-                      (long long)A->rows, (long long)A->cols, (long long)x->n,
-                      (long long)y->n);
+                      (long long)A->rows, (long long)A->cols, (long long)x->n, (long long)y->n);
   MSP_CHECK_ARG(isfinite(alpha) && isfinite(beta), "msp_spmv: alpha %g or beta %g not finite",
                 alpha, beta);
   // values stored in another precision than f64 are read by the spmv_prec kernels
   msp__spmv_fn f = A->precision != MSP_PRECISION_F64 ? ctx->backend->spmv_prec[A->format]
                                                      : ctx->backend->spmv[A->format];
   if (!f)
-    return msp__error(MSP_ERR_NOT_SUPPORTED,
-                      "msp_spmv: format %s with %s values has no kernel on the %s backend",
-                      msp_format_name(A->format), msp_precision_name(A->precision),
-                      ctx->backend->name);
+    return msp__error(
+        MSP_ERR_NOT_SUPPORTED, "msp_spmv: format %s with %s values has no kernel on the %s backend",
+        msp_format_name(A->format), msp_precision_name(A->precision), ctx->backend->name);
   MSP_TRY(make_current(ctx, x));
   // With beta == 0, y is write-only: its stale copy need not travel.
   if (beta != 0.0) MSP_TRY(make_current(ctx, y));
@@ -87,8 +85,12 @@ static msp_status norm(msp_context ctx, msp_vector x, double *result, int which)
 exit:
   return st;
 }
-msp_status msp_nrm2(msp_context ctx, msp_vector x, double *r) { return norm(ctx, x, r, 2); }
-msp_status msp_nrm1(msp_context ctx, msp_vector x, double *r) { return norm(ctx, x, r, 1); }
+msp_status msp_nrm2(msp_context ctx, msp_vector x, double *r) {
+  return norm(ctx, x, r, 2);
+}
+msp_status msp_nrm1(msp_context ctx, msp_vector x, double *r) {
+  return norm(ctx, x, r, 1);
+}
 
 msp_status msp_axpby(msp_context ctx, double alpha, msp_vector x, double beta, msp_vector y) {
   const char *fn = "msp_axpby";

@@ -228,6 +228,12 @@ msp_status msp__matrix_encode_values(msp_matrix B) {
     val = B->val;
     n = B->nnz;
     break;
+  case MSP_FORMAT_BDMP_PBP:
+  case MSP_FORMAT_BDMP_TCKI:
+    return msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "msp_matrix_convert: %s chooses fp32 or fp64 per 16x16 tile itself; ask "
+                      "for precision f64 (not %s)",
+                      msp_format_name(B->format), msp_precision_name(B->precision));
   default:
     return msp__error(MSP_ERR_NOT_SUPPORTED,
                       "msp_matrix_convert: format %s cannot store %s values yet (f64 only; "

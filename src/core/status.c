@@ -8,8 +8,8 @@ static _Thread_local char last_error[1024];
 
 const char *msp_status_name(msp_status s) {
   switch (s) {
-#define MSP_STATUS_NAME_(name, code, text)                                                       \
-  case MSP_##name:                                                                               \
+#define MSP_STATUS_NAME_(name, code, text)                                                         \
+  case MSP_##name:                                                                                 \
     return #name;
     MSP_STATUS_MAP(MSP_STATUS_NAME_)
 #undef MSP_STATUS_NAME_
@@ -20,8 +20,8 @@ const char *msp_status_name(msp_status s) {
 
 const char *msp_status_string(msp_status s) {
   switch (s) {
-#define MSP_STATUS_TEXT_(name, code, text)                                                       \
-  case MSP_##name:                                                                               \
+#define MSP_STATUS_TEXT_(name, code, text)                                                         \
+  case MSP_##name:                                                                                 \
     return text;
     MSP_STATUS_MAP(MSP_STATUS_TEXT_)
 #undef MSP_STATUS_TEXT_
@@ -30,7 +30,9 @@ const char *msp_status_string(msp_status s) {
   }
 }
 
-const char *msp_last_error(void) { return last_error; }
+const char *msp_last_error(void) {
+  return last_error;
+}
 
 msp_status msp__error(msp_status s, const char *fmt, ...) {
   va_list ap;
@@ -40,7 +42,9 @@ msp_status msp__error(msp_status s, const char *fmt, ...) {
   return s;
 }
 
-void msp__clear_error(void) { last_error[0] = '\0'; }
+void msp__clear_error(void) {
+  last_error[0] = '\0';
+}
 
 // ---- tags -----------------------------------------------------------------------------------
 static const char *format_tags[] = {

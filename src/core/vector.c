@@ -35,8 +35,12 @@ void msp_vector_destroy(msp_vector *v) {
   *v = NULL;
 }
 
-int64_t msp_vector_length(const msp_vector v) { return v ? v->n : 0; }
-int64_t msp_vector_transfers(const msp_vector v) { return v ? v->transfers : 0; }
+int64_t msp_vector_length(const msp_vector v) {
+  return v ? v->n : 0;
+}
+int64_t msp_vector_transfers(const msp_vector v) {
+  return v ? v->transfers : 0;
+}
 
 msp_status msp__vector_on_host(msp_vector v) {
   msp_status st = MSP_SUCCESS;

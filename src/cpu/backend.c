@@ -16,6 +16,13 @@ static const msp__backend cpu_backend = {
         {
             [MSP_FORMAT_CSR] = msp__cpu_csr_spmv,
             [MSP_FORMAT_COO] = msp__cpu_coo_spmv,
+            [MSP_FORMAT_BDMP_PBP] = msp__cpu_bdmp_pbp_spmv,
+            [MSP_FORMAT_BDMP_TCKI] = msp__cpu_bdmp_tcki_spmv,
+            [MSP_FORMAT_ELL] = msp__cpu_ell_spmv,
+            [MSP_FORMAT_HLL] = msp__cpu_hll_spmv,
+            [MSP_FORMAT_DIA] = msp__cpu_dia_spmv,
+            [MSP_FORMAT_HDIA] = msp__cpu_hdia_spmv,
+            [MSP_FORMAT_HYB] = msp__cpu_hyb_spmv,
         },
     .spmv_prec =
         {
@@ -30,4 +37,6 @@ static const msp__backend cpu_backend = {
     .fill = msp__cpu_fill,
 };
 
-const msp__backend *msp__backend_cpu(void) { return &cpu_backend; }
+const msp__backend *msp__backend_cpu(void) {
+  return &cpu_backend;
+}

@@ -13,7 +13,8 @@ typedef double (*term_fn)(const double *x, const double *y, int64_t i, double s)
 
 static double pairwise(double *p, int64_t n) {
   for (int64_t w = 1; w < n; w *= 2)
-    for (int64_t i = 0; i + w < n; i += 2 * w) p[i] += p[i + w];
+    for (int64_t i = 0; i + w < n; i += 2 * w)
+      p[i] += p[i + w];
   return n ? p[0] : 0.0;
 }
 
@@ -28,7 +29,8 @@ static double reduce(const double *x, const double *y, int64_t n, double s, term
       int64_t b = (g0 + c) * MSP__RED_CHUNK;
       int64_t e = b + MSP__RED_CHUNK < n ? b + MSP__RED_CHUNK : n;
       double t = 0.0;
-      for (int64_t i = b; i < e; i++) t += f(x, y, i, s);
+      for (int64_t i = b; i < e; i++)
+        t += f(x, y, i, s);
       part[c] = t;
     }
     total += pairwise(part, ng);
@@ -36,8 +38,12 @@ static double reduce(const double *x, const double *y, int64_t n, double s, term
   return total;
 }
 
-static double t_dot(const double *x, const double *y, int64_t i, double s) { return x[i] * y[i]; }
-static double t_abs(const double *x, const double *y, int64_t i, double s) { return fabs(x[i]); }
+static double t_dot(const double *x, const double *y, int64_t i, double s) {
+  return x[i] * y[i];
+}
+static double t_abs(const double *x, const double *y, int64_t i, double s) {
+  return fabs(x[i]);
+}
 static double t_sq(const double *x, const double *y, int64_t i, double s) {
   double v = x[i] * s;
   return v * v;
@@ -72,7 +78,8 @@ msp_status msp__cpu_axpby(msp_context ctx, double a, msp_vector x, double b, msp
   double *yv = y->h_data;
   int64_t n = x->n;
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; i++) yv[i] = b == 0.0 ? a * xv[i] : a * xv[i] + b * yv[i];
+  for (int64_t i = 0; i < n; i++)
+    yv[i] = b == 0.0 ? a * xv[i] : a * xv[i] + b * yv[i];
   return MSP_SUCCESS;
 }
 
@@ -80,7 +87,8 @@ msp_status msp__cpu_scale(msp_context ctx, double a, msp_vector x) {
   double *xv = x->h_data;
   int64_t n = x->n;
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; i++) xv[i] *= a;
+  for (int64_t i = 0; i < n; i++)
+    xv[i] *= a;
   return MSP_SUCCESS;
 }
 
@@ -93,6 +101,7 @@ msp_status msp__cpu_fill(msp_context ctx, msp_vector x, double value) {
   double *xv = x->h_data;
   int64_t n = x->n;
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; i++) xv[i] = value;
+  for (int64_t i = 0; i < n; i++)
+    xv[i] = value;
   return MSP_SUCCESS;
 }

@@ -9,7 +9,8 @@
 static int64_t row_start_at_or_after(const int32_t *row, int64_t nnz, int64_t k) {
   if (k <= 0) return 0;
   if (k >= nnz) return nnz;
-  while (k < nnz && row[k] == row[k - 1]) k++;
+  while (k < nnz && row[k] == row[k - 1])
+    k++;
   return k;
 }
 
@@ -20,7 +21,8 @@ msp_status msp__cpu_coo_spmv(msp_context ctx, double alpha, const msp_matrix A, 
   double *yv = y->h_data;
   int64_t rows = A->rows, nnz = A->nnz;
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < rows; i++) yv[i] = beta == 0.0 ? 0.0 : beta * yv[i];
+  for (int64_t i = 0; i < rows; i++)
+    yv[i] = beta == 0.0 ? 0.0 : beta * yv[i];
 #pragma omp parallel for schedule(static)
   for (int64_t p = 0; p < MSP__COO_CHUNKS; p++) {
     int64_t b = row_start_at_or_after(c->row, nnz, nnz * p / MSP__COO_CHUNKS);
@@ -29,7 +31,8 @@ msp_status msp__cpu_coo_spmv(msp_context ctx, double alpha, const msp_matrix A, 
     while (k < e) {
       int32_t r = c->row[k];
       double t = 0.0;
-      for (; k < e && c->row[k] == r; k++) t += c->val[k] * xv[c->col[k]];
+      for (; k < e && c->row[k] == r; k++)
+        t += c->val[k] * xv[c->col[k]];
       yv[r] += alpha * t;
     }
   }

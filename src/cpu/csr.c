@@ -13,7 +13,8 @@ msp_status msp__cpu_csr_spmv(msp_context ctx, double alpha, const msp_matrix A, 
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < rows; i++) {
     double t = 0.0;
-    for (int64_t k = rp[i]; k < rp[i + 1]; k++) t += v[k] * xv[ci[k]];
+    for (int64_t k = rp[i]; k < rp[i + 1]; k++)
+      t += v[k] * xv[ci[k]];
     yv[i] = beta == 0.0 ? alpha * t : alpha * t + beta * yv[i];
   }
   return MSP_SUCCESS;

@@ -10,8 +10,8 @@ static const char *base_name(const char *path) {
   return s ? s + 1 : path;
 }
 
-extern "C" msp_status msp__cuda_status(cudaError_t e, const char *call, const char *file,
-                                       int line) {
+// C++ linkage, as declared in cuda_internal.cuh (only the .cu files call it).
+msp_status msp__cuda_status(cudaError_t e, const char *call, const char *file, int line) {
   msp_status s = MSP_ERR_DEVICE;
   if (e == cudaErrorMemoryAllocation) s = MSP_ERR_OUT_OF_MEMORY;
   // A missing driver or device is "no usable device", not a fault of the device.
@@ -123,8 +123,10 @@ extern "C" msp_status msp__cuda_matrix_put(msp_context ctx, msp__cuda_matrix *m,
   cudaError_t e = cudaMalloc(&p, bytes);
   if (e != cudaSuccess) {
     st = msp__cuda_status(e, "cudaMalloc", __FILE__, __LINE__);
-    return msp__error(st, "CUDA backend: cannot allocate %zu bytes of device memory for matrix "
-                          "array %d (%s)", bytes, slot, cudaGetErrorString(e));
+    return msp__error(st,
+                      "CUDA backend: cannot allocate %zu bytes of device memory for matrix "
+                      "array %d (%s)",
+                      bytes, slot, cudaGetErrorString(e));
   }
   // Recorded before the copy so that matrix_free releases it if anything below fails.
   m->d[slot] = p;
@@ -142,13 +144,15 @@ exit:
 typedef struct {
   msp__backend backend;
   msp__cuda_upload_fn upload[MSP_FORMAT_COUNT];
+  msp__cuda_upload_fn upload_prec[MSP_FORMAT_COUNT]; // values not in f64 (A->pval)
 } cuda_tables;
 static const cuda_tables &tables(void);
 
 static msp_status cuda_matrix_upload(msp_context ctx, msp_matrix A) {
   msp_status st = MSP_SUCCESS;
-  msp__cuda_upload_fn f =
-      (unsigned)A->format < MSP_FORMAT_COUNT ? tables().upload[A->format] : NULL;
+  msp__cuda_upload_fn f = (unsigned)A->format >= MSP_FORMAT_COUNT ? NULL
+                          : A->precision != MSP_PRECISION_F64     ? tables().upload_prec[A->format]
+                                                                  : tables().upload[A->format];
   if (!f)
     return msp__error(MSP_ERR_NOT_SUPPORTED,
                       "matrix upload: format %s is not supported by the cuda backend",
@@ -178,9 +182,10 @@ static msp_status cuda_vector_alloc(msp_vector v) {
     cudaError_t e = cudaMalloc(&p, bytes);
     if (e != cudaSuccess) {
       st = msp__cuda_status(e, "cudaMalloc", __FILE__, __LINE__);
-      return msp__error(st, "CUDA backend: cannot allocate %zu bytes of device memory for a "
-                            "vector of %lld entries (%s)", bytes, (long long)v->n,
-                        cudaGetErrorString(e));
+      return msp__error(st,
+                        "CUDA backend: cannot allocate %zu bytes of device memory for a "
+                        "vector of %lld entries (%s)",
+                        bytes, (long long)v->n, cudaGetErrorString(e));
     }
     v->d_data = (double *)p;
   }
@@ -240,10 +245,10 @@ static msp_status cuda_device_info(int ordinal, msp_device_props *props) {
   snprintf(props->name, sizeof props->name, "%s", p.name);
   props->total_memory_bytes = p.totalGlobalMem;
   // CUDA 13 dropped the clock and bus fields from cudaDeviceProp: ask for the attributes.
-#define ATTR(field, attr)                                                                        \
-  do {                                                                                           \
-    MSP_CUDA_TRY(cudaDeviceGetAttribute(&v, attr, ordinal));                                     \
-    props->field = v;                                                                            \
+#define ATTR(field, attr)                                                                          \
+  do {                                                                                             \
+    MSP_CUDA_TRY(cudaDeviceGetAttribute(&v, attr, ordinal));                                       \
+    props->field = v;                                                                              \
   } while (0)
   ATTR(multiprocessors, cudaDevAttrMultiProcessorCount);
   ATTR(warp_size, cudaDevAttrWarpSize);
@@ -295,18 +300,34 @@ static cuda_tables make_tables(void) {
   // ---- per-format slots (src/cuda/<fmt>.cu); a slot left NULL answers MSP_ERR_NOT_SUPPORTED --
   b.spmv[MSP_FORMAT_CSR] = msp__cuda_csr_spmv;
   t.upload[MSP_FORMAT_CSR] = msp__cuda_csr_upload;
-  // COO  (coo.cu):  spmv[MSP_FORMAT_COO],  upload[MSP_FORMAT_COO]   -- formats helper
-  // ELL  (ell.cu):  spmv[MSP_FORMAT_ELL],  upload[MSP_FORMAT_ELL]   -- formats helper
-  // HLL  (hll.cu):  spmv[MSP_FORMAT_HLL],  upload[MSP_FORMAT_HLL]   -- formats helper
-  // DIA  (dia.cu):  spmv[MSP_FORMAT_DIA],  upload[MSP_FORMAT_DIA]   -- formats helper
-  // HDIA (hdia.cu): spmv[MSP_FORMAT_HDIA], upload[MSP_FORMAT_HDIA]  -- formats helper
-  // HYB  (hyb.cu):  spmv[MSP_FORMAT_HYB],  upload[MSP_FORMAT_HYB]   -- formats helper
-  // BDMP_PBP, BDMP_TCKI: not yet written
+  b.spmv[MSP_FORMAT_COO] = msp__cuda_coo_spmv;
+  t.upload[MSP_FORMAT_COO] = msp__cuda_coo_upload;
+  b.spmv[MSP_FORMAT_ELL] = msp__cuda_ell_spmv;
+  t.upload[MSP_FORMAT_ELL] = msp__cuda_ell_upload;
+  b.spmv[MSP_FORMAT_HLL] = msp__cuda_hll_spmv;
+  t.upload[MSP_FORMAT_HLL] = msp__cuda_hll_upload;
+  b.spmv[MSP_FORMAT_DIA] = msp__cuda_dia_spmv;
+  t.upload[MSP_FORMAT_DIA] = msp__cuda_dia_upload;
+  b.spmv[MSP_FORMAT_HDIA] = msp__cuda_hdia_spmv;
+  t.upload[MSP_FORMAT_HDIA] = msp__cuda_hdia_upload;
+  b.spmv[MSP_FORMAT_HYB] = msp__cuda_hyb_spmv;
+  t.upload[MSP_FORMAT_HYB] = msp__cuda_hyb_upload;
+  b.spmv[MSP_FORMAT_BDMP_PBP] = msp__cuda_bdmp_pbp_spmv;
+  t.upload[MSP_FORMAT_BDMP_PBP] = msp__cuda_bdmp_pbp_upload;
+  b.spmv[MSP_FORMAT_BDMP_TCKI] = msp__cuda_bdmp_tcki_spmv;
+  t.upload[MSP_FORMAT_BDMP_TCKI] = msp__cuda_bdmp_tcki_upload;
+  // values stored in another precision than f64 (src/cuda/csr_prec.cu)
+  b.spmv_prec[MSP_FORMAT_CSR] = msp__cuda_csr_prec_spmv;
+  t.upload_prec[MSP_FORMAT_CSR] = msp__cuda_csr_prec_upload;
   return t;
 }
 
 // Built once when the program is loaded (dynamic initialisation of a file-scope constant).
 static const cuda_tables g_tables = make_tables();
-static const cuda_tables &tables(void) { return g_tables; }
+static const cuda_tables &tables(void) {
+  return g_tables;
+}
 
-extern "C" const msp__backend *msp__backend_cuda(void) { return &tables().backend; }
+extern "C" const msp__backend *msp__backend_cuda(void) {
+  return &tables().backend;
+}

@@ -16,12 +16,13 @@ static_assert(2 * RED_BLOCKS + 2 <= MSP__CUDA_SCRATCH, "reduction scratch too sm
 enum red_op { RED_DOT, RED_ABS, RED_SQ_MAX, RED_SQ_SCALED };
 
 // max(|a|, |b|) that keeps a NaN (fmax would drop it).
-__device__ __forceinline__ double max_nan(double a, double b) { return (a > b || isnan(a)) ? a : b; }
+__device__ __forceinline__ double max_nan(double a, double b) {
+  return (a > b || isnan(a)) ? a : b;
+}
 
 // Fixed-order block sum of (s, m): shuffle tree in each warp, then warp 0 over the warp sums.
 // Returns the block's result in thread 0.
-template <int OP>
-__device__ __forceinline__ void block_reduce(double &s, double &m) {
+template <int OP> __device__ __forceinline__ void block_reduce(double &s, double &m) {
   __shared__ double sh_s[RED_THREADS / 32], sh_m[RED_THREADS / 32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
@@ -94,8 +95,8 @@ __global__ void __launch_bounds__(RED_THREADS)
 // Run a reduction over n > 0 entries; r[0] = sum, r[1] = max magnitude (RED_SQ_MAX). The one
 // synchronisation of these operations: the scalar goes back to the host.
 template <int OP>
-static msp_status reduce(msp_context ctx, int64_t n, const double *x, const double *y,
-                         double scale, double r[2]) {
+static msp_status reduce(msp_context ctx, int64_t n, const double *x, const double *y, double scale,
+                         double r[2]) {
   msp_status st = MSP_SUCCESS;
   msp__cuda_ctx *c = msp__cuda(ctx);
   // The partition depends on n only: ceil(n / nb) entries per block.
@@ -108,8 +109,8 @@ static msp_status reduce(msp_context ctx, int64_t n, const double *x, const doub
   MSP_CUDA_CHECK_LAUNCH("reduce_partials");
   reduce_final<OP><<<1, RED_THREADS, 0, c->stream>>>(nb, partial, out);
   MSP_CUDA_CHECK_LAUNCH("reduce_final");
-  MSP_CUDA_TRY(cudaMemcpyAsync(c->h_result, out, 2 * sizeof(double), cudaMemcpyDeviceToHost,
-                               c->stream));
+  MSP_CUDA_TRY(
+      cudaMemcpyAsync(c->h_result, out, 2 * sizeof(double), cudaMemcpyDeviceToHost, c->stream));
   MSP_CUDA_TRY(cudaStreamSynchronize(c->stream));
   r[0] = c->h_result[0];
   r[1] = c->h_result[1];
@@ -185,15 +186,16 @@ __global__ void __launch_bounds__(EW_THREADS) scale_kernel(int64_t n, double a, 
 
 __global__ void __launch_bounds__(EW_THREADS) fill_kernel(int64_t n, double v, double *x) {
   const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) x[i] = v;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    x[i] = v;
 }
 
 extern "C" msp_status msp__cuda_axpby(msp_context ctx, double a, msp_vector x, double b,
                                       msp_vector y) {
   msp_status st = MSP_SUCCESS;
   if (x->n == 0) goto exit;
-  axpby_kernel<<<ew_blocks(ctx, x->n), EW_THREADS, 0, msp__cuda(ctx)->stream>>>(
-      x->n, a, x->d_data, b, y->d_data);
+  axpby_kernel<<<ew_blocks(ctx, x->n), EW_THREADS, 0, msp__cuda(ctx)->stream>>>(x->n, a, x->d_data,
+                                                                                b, y->d_data);
   MSP_CUDA_CHECK_LAUNCH("axpby_kernel");
 exit:
   return st;
@@ -202,8 +204,7 @@ exit:
 extern "C" msp_status msp__cuda_scale(msp_context ctx, double a, msp_vector x) {
   msp_status st = MSP_SUCCESS;
   if (x->n == 0) goto exit;
-  scale_kernel<<<ew_blocks(ctx, x->n), EW_THREADS, 0, msp__cuda(ctx)->stream>>>(x->n, a,
-                                                                                x->d_data);
+  scale_kernel<<<ew_blocks(ctx, x->n), EW_THREADS, 0, msp__cuda(ctx)->stream>>>(x->n, a, x->d_data);
   MSP_CUDA_CHECK_LAUNCH("scale_kernel");
 exit:
   return st;

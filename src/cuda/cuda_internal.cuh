@@ -8,7 +8,8 @@
 
 // Map a CUDA error to a status: allocation failures to MSP_ERR_OUT_OF_MEMORY, the rest to
 // MSP_ERR_DEVICE, with the call, file and line in the message.
-msp_status msp__cuda_status(cudaError_t e, const char *call, const char *file, int line);
+extern "C" msp_status msp__cuda_status(cudaError_t e, const char *call, const char *file,
+                                        int line);
 
 // Jump to `exit` with st set when a CUDA runtime call fails (the function's one exit label).
 #define MSP_CUDA_TRY(call)                                                                       \
@@ -63,10 +64,45 @@ msp_status msp__cuda_matrix_put(msp_context ctx, msp__cuda_matrix *m, int slot, 
 // through its per-format table; on failure backend.cu frees whatever A->dev holds.
 typedef msp_status (*msp__cuda_upload_fn)(msp_context ctx, msp_matrix A);
 
-// CSR (csr.cu): upload and y = alpha*A*x + beta*y with A->kernel (scalar, vector, merge).
+// CSR (csr.cu): upload and y = alpha*A*x + beta*y with A->kernel (scalar, vector, merge). Both
+// take every storage precision (values other than f64 come from A->pval, read through the
+// accessors of src/common/precision.h); csr_prec.cu hands f32 to them.
 msp_status msp__cuda_csr_upload(msp_context ctx, msp_matrix A);
 msp_status msp__cuda_csr_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                               double beta, msp_vector y);
+
+// COO, ELL, HLL, DIA, HDIA, HYB (coo.cu, ell.cu, hll.cu, dia.cu, hdia.cu, hyb.cu): upload from
+// A->fmt and y = alpha*A*x + beta*y (fp64 values; deterministic, no atomics).
+msp_status msp__cuda_coo_upload(msp_context ctx, msp_matrix A);
+msp_status msp__cuda_coo_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                              double beta, msp_vector y);
+msp_status msp__cuda_ell_upload(msp_context ctx, msp_matrix A);
+msp_status msp__cuda_ell_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                              double beta, msp_vector y);
+msp_status msp__cuda_hll_upload(msp_context ctx, msp_matrix A);
+msp_status msp__cuda_hll_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                              double beta, msp_vector y);
+msp_status msp__cuda_dia_upload(msp_context ctx, msp_matrix A);
+msp_status msp__cuda_dia_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                              double beta, msp_vector y);
+msp_status msp__cuda_hdia_upload(msp_context ctx, msp_matrix A);
+msp_status msp__cuda_hdia_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                               double beta, msp_vector y);
+msp_status msp__cuda_hyb_upload(msp_context ctx, msp_matrix A);
+msp_status msp__cuda_hyb_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                              double beta, msp_vector y);
+
+// CSR with values in another precision than f64 (csr_prec.cu; f32 is handed on to csr.cu), and
+// BDMP-PBP / BDMP-TCKI (bdmp.cu).
+msp_status msp__cuda_csr_prec_upload(msp_context ctx, msp_matrix A);
+msp_status msp__cuda_csr_prec_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                                   double beta, msp_vector y);
+msp_status msp__cuda_bdmp_pbp_upload(msp_context ctx, msp_matrix A);
+msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                                   double beta, msp_vector y);
+msp_status msp__cuda_bdmp_tcki_upload(msp_context ctx, msp_matrix A);
+msp_status msp__cuda_bdmp_tcki_spmv(msp_context ctx, double alpha, const msp_matrix A,
+                                    msp_vector x, double beta, msp_vector y);
 
 // Vector operations (blas1.cu): deterministic for any device (fixed grid and summation order).
 // Reductions synchronise the context's stream to hand back the scalar; the rest only enqueue.

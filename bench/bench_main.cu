@@ -1,0 +1,921 @@
+// bench_main.cu: mixsparse-bench: our SpMV kernels and formats against cuSPARSE on one GPU, in one process.
+#include "bench.h"
+
+#include "cuda_internal.cuh"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#ifndef MSP_BENCH_SOURCE_DIR
+#define MSP_BENCH_SOURCE_DIR "bench"
+#endif
+
+namespace {
+
+const char *const kSuite[] = {"laplace2d:3000",     "stencil27:160",        "random:4000000:16",
+                              "rmat:22:16",         "banded:1000000:64",    "random:16000000:2"};
+const char *const kQuickSuite[] = {"laplace2d:1000",  "stencil27:64",        "random:500000:16",
+                                   "rmat:18:16",      "banded:200000:64",    "random:2000000:2"};
+
+// Our formats besides CSR, in report order (tags as msp_format_name spells them).
+const msp_format kFormats[] = {MSP_FORMAT_COO, MSP_FORMAT_ELL,  MSP_FORMAT_HLL,  MSP_FORMAT_DIA,
+                               MSP_FORMAT_HDIA, MSP_FORMAT_HYB, MSP_FORMAT_AUTO, MSP_FORMAT_TUNE};
+
+struct options {
+  bool quick = false, generated = true, flush_l2 = true;
+  int reps = 50, warmup = 5, device = 0;
+  double budget_s = 0;       // 0: no budget
+  double bw_gib = 2.0;       // bandwidth-test buffer
+  int64_t min_nnz = 0;       // --dir files below this are skipped
+  std::string dir, json, csv, png, plot_script;
+  std::vector<std::string> files, gen_specs;
+  std::vector<std::string> formats = {"csr", "coo", "ell", "hll", "dia", "hdia", "hyb", "auto", "tune", "cusparse"};
+  std::vector<std::string> precisions = {"f64", "f32"};
+  std::string command_line;
+};
+
+struct matrix_summary {
+  std::string name, kind;
+  int64_t rows = 0, cols = 0, nnz = 0;
+  double load_s = 0;
+  std::string best_cusp, best_cusp32;
+  double best_cusp_ms = -1, best_cusp32_ms = -1;
+  double csr_auto_ms = -1, csr_auto_pct = 0;
+  std::string csr_auto_kernel, fastest_kernel;
+  double fastest_kernel_ms = -1;
+  int auto_within_10 = -1; // -1: not all three kernels measured
+  double auto_ms = -1, auto_pct = 0, auto32_ms = -1;
+  std::string auto_choice, tune_choice, best_ours;
+  double tune_ms = -1, best_ours_ms = -1;
+  int tune_within_5 = -1;
+  double speedup_csr = -1, speedup_auto = -1, speedup_tune = -1, speedup_best = -1, speedup_auto32 = -1;
+};
+
+double now_s() {
+  static const auto t0 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool has(const std::vector<std::string> &v, const std::string &s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::vector<std::string> split_list(const char *s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const char *p = s;; p++) {
+    if (*p == ',' || *p == '\0') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+      if (!*p) break;
+    } else {
+      cur += *p;
+    }
+  }
+  return out;
+}
+
+void usage(FILE *f) {
+  fprintf(f,
+          "usage: mixsparse-bench [options] [FILE.mtx[.gz] ...]\n"
+          "  Times our SpMV (CSR scalar/vector/merge/auto kernels; COO, ELL, HLL, DIA, HDIA, HYB,\n"
+          "  AUTO, TUNE formats; fp64 and fp32 storage) against cuSPARSE (CSR default and ALG2,\n"
+          "  COO ALG1 and ALG2, sliced ELL) on one GPU, after measuring its read bandwidth.\n"
+          "options:\n"
+          "  --quick            smaller generated suite\n"
+          "  --no-generated     skip the generated suite\n"
+          "  --gen SPEC         add a generated matrix (msp_matrix_generate spec); repeatable\n"
+          "  --dir DIR          every .mtx / .mtx.gz in DIR (real, integer, pattern)\n"
+          "  --min-nnz N        skip --dir matrices with fewer than N nonzeros\n"
+          "  --reps N           timed runs per variant (median reported; default 50)\n"
+          "  --warmup N         untimed runs first (default 5)\n"
+          "  --formats LIST     of csr,coo,ell,hll,dia,hdia,hyb,auto,tune,cusparse (default all)\n"
+          "  --precisions LIST  of f64,f32 (default both)\n"
+          "  --warm-l2          do not flush L2 before each timed run\n"
+          "  --budget SECONDS   past this, fp32 only for CSR and AUTO; past 1.4x, fp64 only\n"
+          "                     for the CSR kernels, AUTO and TUNE (cuSPARSE always runs)\n"
+          "  --bw-gib G         bandwidth test buffer in GiB (default 2)\n"
+          "  --device N         GPU ordinal (default 0)\n"
+          "  --json FILE, --csv FILE   write all rows and summaries\n"
+          "  --png FILE         speedup chart (runs python3 plot.py on the CSV)\n"
+          "  --plot-script P    path of plot.py (default: env MSP_BENCH_PLOT, then the source tree)\n");
+}
+
+bool parse_args(int argc, char **argv, options *o) {
+  for (int i = 0; i < argc; i++) {
+    if (i) o->command_line += ' ';
+    o->command_line += argv[i];
+  }
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    auto need = [&](const char *what) -> const char * {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "mixsparse-bench: %s needs %s\n", a.c_str(), what);
+        return nullptr;
+      }
+      return argv[++i];
+    };
+    auto num = [&](const char *s, double lo, double *v) {
+      char *end = nullptr;
+      double d = s ? strtod(s, &end) : 0;
+      if (!s || !*s || *end || !(d >= lo)) {
+        fprintf(stderr, "mixsparse-bench: %s: bad number '%s'\n", a.c_str(), s ? s : "");
+        return false;
+      }
+      *v = d;
+      return true;
+    };
+    double d = 0;
+    const char *s = nullptr;
+    if (a == "--help" || a == "-h") {
+      usage(stdout);
+      exit(0);
+    } else if (a == "--quick") {
+      o->quick = true;
+    } else if (a == "--no-generated") {
+      o->generated = false;
+    } else if (a == "--warm-l2") {
+      o->flush_l2 = false;
+    } else if (a == "--gen") {
+      if (!(s = need("a spec"))) return false;
+      o->gen_specs.push_back(s);
+    } else if (a == "--dir") {
+      if (!(s = need("a directory"))) return false;
+      o->dir = s;
+    } else if (a == "--json") {
+      if (!(s = need("a file"))) return false;
+      o->json = s;
+    } else if (a == "--csv") {
+      if (!(s = need("a file"))) return false;
+      o->csv = s;
+    } else if (a == "--png") {
+      if (!(s = need("a file"))) return false;
+      o->png = s;
+    } else if (a == "--plot-script") {
+      if (!(s = need("a path"))) return false;
+      o->plot_script = s;
+    } else if (a == "--reps") {
+      if (!num(need("a count"), 1, &d)) return false;
+      o->reps = (int)d;
+    } else if (a == "--warmup") {
+      if (!num(need("a count"), 0, &d)) return false;
+      o->warmup = (int)d;
+    } else if (a == "--device") {
+      if (!num(need("an ordinal"), 0, &d)) return false;
+      o->device = (int)d;
+    } else if (a == "--budget") {
+      if (!num(need("seconds"), 0, &d)) return false;
+      o->budget_s = d;
+    } else if (a == "--bw-gib") {
+      if (!num(need("GiB"), 0.0625, &d)) return false;
+      o->bw_gib = d;
+    } else if (a == "--min-nnz") {
+      if (!num(need("a count"), 0, &d)) return false;
+      o->min_nnz = (int64_t)d;
+    } else if (a == "--formats") {
+      if (!(s = need("a list"))) return false;
+      o->formats = split_list(s);
+      static const char *ok[] = {"csr", "coo", "ell", "hll", "dia", "hdia", "hyb", "auto", "tune", "cusparse"};
+      for (const std::string &f : o->formats)
+        if (std::none_of(std::begin(ok), std::end(ok), [&](const char *t) { return f == t; })) {
+          fprintf(stderr, "mixsparse-bench: --formats: unknown '%s' (csr,coo,ell,hll,dia,hdia,hyb,auto,tune,cusparse)\n", f.c_str());
+          return false;
+        }
+    } else if (a == "--precisions") {
+      if (!(s = need("a list"))) return false;
+      o->precisions = split_list(s);
+      for (const std::string &p : o->precisions)
+        if (p != "f64" && p != "f32") {
+          fprintf(stderr, "mixsparse-bench: --precisions: unknown '%s' (f64,f32)\n", p.c_str());
+          return false;
+        }
+    } else if (!a.empty() && a[0] == '-') {
+      fprintf(stderr, "mixsparse-bench: unknown option %s\n", a.c_str());
+      usage(stderr);
+      return false;
+    } else {
+      o->files.push_back(a);
+    }
+  }
+  return true;
+}
+
+bool ends_with(const std::string &s, const char *suf) {
+  size_t n = strlen(suf);
+  return s.size() >= n && s.compare(s.size() - n, n, suf) == 0;
+}
+
+std::string base_name(const std::string &path) {
+  size_t p = path.find_last_of('/');
+  std::string b = p == std::string::npos ? path : path.substr(p + 1);
+  if (ends_with(b, ".mtx.gz")) return b.substr(0, b.size() - 7);
+  if (ends_with(b, ".mtx")) return b.substr(0, b.size() - 4);
+  return b;
+}
+
+std::vector<std::string> list_dir(const std::string &dir) {
+  std::vector<std::string> out;
+  DIR *d = opendir(dir.c_str());
+  if (!d) {
+    fprintf(stderr, "mixsparse-bench: cannot open --dir %s\n", dir.c_str());
+    return out;
+  }
+  while (struct dirent *e = readdir(d)) {
+    std::string n = e->d_name;
+    if (ends_with(n, ".mtx") || ends_with(n, ".mtx.gz")) out.push_back(dir + "/" + n);
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Deterministic x in +-[0.25, 1): no zeros, mixed signs.
+double x_value(int64_t j) {
+  uint64_t z = (uint64_t)j * 0x9e3779b97f4a7c15ull + 0x1234567ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  double u = (double)(z >> 11) * 0x1.0p-53;
+  return (z & 1) ? -(0.25 + 0.75 * u) : (0.25 + 0.75 * u);
+}
+
+std::string status_text(msp_status st) {
+  return std::string(msp_status_name(st)) + ": " + msp_last_error();
+}
+
+// ---- one matrix ---------------------------------------------------------------------------------
+struct bench_state {
+  options opt;
+  msp_context gpu = nullptr, cpu = nullptr;
+  bench_timing ts;
+  double read_gbs = 0, copy_gbs = 0;
+  msp_device_props props{};
+  std::vector<bench_row> rows;
+  std::vector<matrix_summary> sums;
+};
+
+bench_row make_row(const bench_matrix &M, const std::string &variant, const std::string &prec) {
+  bench_row r;
+  r.matrix = M.name;
+  r.kind = M.kind;
+  r.rows = M.rows;
+  r.cols = M.cols;
+  r.nnz = M.nnz;
+  r.variant = variant;
+  r.precision = prec;
+  return r;
+}
+
+// Check and time msp_spmv(1, B, x, 0, y) on the GPU context; fills r.
+void run_ours(bench_state &S, const bench_matrix &M, msp_matrix B, msp_vector xv, msp_vector yv,
+              bench_row *r) {
+  std::string why;
+  std::vector<double> y((size_t)std::max<int64_t>(M.rows, 1));
+  r->bytes = msp_spmv_bytes(B, 0);
+  // Poison y (beta = 0: every entry must be written); NaN, or a huge value if fill refuses NaN.
+  msp_status st = msp_vector_fill(yv, NAN);
+  if (st == MSP_ERR_INVALID_ARGUMENT) st = msp_vector_fill(yv, 1e300);
+  if (st == MSP_SUCCESS) st = msp_spmv(S.gpu, 1.0, B, xv, 0.0, yv);
+  if (st == MSP_SUCCESS) st = msp_vector_get(yv, y.data());
+  if (st != MSP_SUCCESS) {
+    r->status = (st == MSP_ERR_NOT_SUPPORTED) ? "n/a" : "error";
+    r->note = status_text(st);
+    if (st == MSP_ERR_DEVICE) bench_cuda_ok(cudaDeviceSynchronize(), "after msp_spmv", nullptr);
+    return;
+  }
+  r->err = bench_max_error(y.data(), M.ref, M.absref, M.rows);
+  auto fn = [&](std::string *w) {
+    msp_status s = msp_spmv(S.gpu, 1.0, B, xv, 0.0, yv);
+    if (s == MSP_SUCCESS) return true;
+    *w = status_text(s);
+    return false;
+  };
+  if (bench_time(S.ts, fn, &r->ms, &r->ms_min, &r->ms_max, &why)) {
+    r->status = "ok";
+    bench_row_derive(r, S.read_gbs);
+  } else {
+    r->status = "error";
+    r->note = why;
+    r->ms = -1;
+  }
+}
+
+// over_budget: 0 run everything; 1 (past --budget) fp32 only for CSR and AUTO; 2 (past 1.4x the
+// budget) also fp64 only the CSR kernels, AUTO and TUNE.
+void run_ours_all(bench_state &S, const bench_matrix &M, int over_budget) {
+  const options &o = S.opt;
+  msp_matrix A = nullptr;
+  msp_vector xv = nullptr, yv = nullptr;
+  double t0 = now_s();
+  msp_status st = msp_matrix_from_csr(S.gpu, M.rows, M.cols, M.rowptr, M.colind, M.val, 0, &A);
+  double upload_ms = 1e3 * (now_s() - t0);
+  if (st == MSP_SUCCESS) st = msp_vector_create(S.gpu, M.cols, &xv);
+  if (st == MSP_SUCCESS) st = msp_vector_create(S.gpu, M.rows, &yv);
+  if (st == MSP_SUCCESS) st = msp_vector_set(xv, M.x);
+  std::string setup_why = st == MSP_SUCCESS ? "" : status_text(st);
+
+  auto refuse = [&](const std::string &variant, const std::string &prec, const std::string &why) {
+    bench_row r = make_row(M, variant, prec);
+    r.status = "n/a";
+    r.note = why;
+    S.rows.push_back(r);
+  };
+
+  // CSR kernels, fp64, on the one uploaded matrix.
+  if (has(o.formats, "csr") && has(o.precisions, "f64")) {
+    const msp_kernel ks[] = {MSP_KERNEL_SCALAR, MSP_KERNEL_VECTOR, MSP_KERNEL_MERGE, MSP_KERNEL_AUTO};
+    for (msp_kernel k : ks) {
+      std::string variant = std::string("ours:csr-") + msp_kernel_name(k);
+      if (!setup_why.empty() || bench_device_broken()) {
+        refuse(variant, "f64", setup_why.empty() ? "skipped: an earlier sticky device error" : setup_why);
+        continue;
+      }
+      bench_row r = make_row(M, variant, "f64");
+      r.setup_ms = upload_ms;
+      msp_status ks_st = msp_matrix_set_kernel(A, k);
+      if (ks_st != MSP_SUCCESS) {
+        r.status = "n/a";
+        r.note = status_text(ks_st);
+      } else {
+        if (k == MSP_KERNEL_AUTO) {
+          r.choice = msp_kernel_name(msp_matrix_kernel(A));
+          r.note = msp_matrix_choice_reason(A);
+        }
+        run_ours(S, M, A, xv, yv, &r);
+      }
+      S.rows.push_back(r);
+    }
+  }
+
+  // Converted copies: CSR in fp32, then every other format and AUTO / TUNE in each precision.
+  for (const std::string &prec : o.precisions) {
+    std::vector<msp_format> fl;
+    if (prec == "f32" && has(o.formats, "csr")) fl.push_back(MSP_FORMAT_CSR);
+    for (msp_format f : kFormats)
+      if (has(o.formats, f == MSP_FORMAT_AUTO ? "auto" : f == MSP_FORMAT_TUNE ? "tune" : msp_format_name(f)))
+        fl.push_back(f);
+    for (msp_format f : fl) {
+      std::string tag = f == MSP_FORMAT_AUTO ? "auto" : f == MSP_FORMAT_TUNE ? "tune" : msp_format_name(f);
+      std::string variant = "ours:" + tag + (f == MSP_FORMAT_CSR ? "-auto" : "");
+      if (!setup_why.empty()) {
+        refuse(variant, prec, setup_why);
+        continue;
+      }
+      if (bench_device_broken()) {
+        refuse(variant, prec, "skipped: an earlier sticky device error");
+        continue;
+      }
+      const bool essential = f == MSP_FORMAT_AUTO || f == MSP_FORMAT_CSR || (f == MSP_FORMAT_TUNE && prec == "f64");
+      if ((over_budget >= 1 && prec == "f32" && f != MSP_FORMAT_AUTO && f != MSP_FORMAT_CSR) ||
+          (over_budget >= 2 && !essential)) {
+        refuse(variant, prec, "skipped: past the --budget time");
+        continue;
+      }
+      bench_row r = make_row(M, variant, prec);
+      msp_convert_options co = msp_convert_options_default();
+      co.format = f;
+      co.kernel = MSP_KERNEL_AUTO;
+      co.precision = prec == "f32" ? MSP_PRECISION_F32 : MSP_PRECISION_F64;
+      msp_matrix B = nullptr;
+      double c0 = now_s();
+      msp_status cst = msp_matrix_convert(S.gpu, A, &co, &B);
+      r.setup_ms = 1e3 * (now_s() - c0);
+      if (cst != MSP_SUCCESS) {
+        r.status = "n/a";
+        r.note = status_text(cst);
+        if (cst == MSP_ERR_DEVICE) bench_cuda_ok(cudaDeviceSynchronize(), "after msp_matrix_convert", nullptr);
+      } else {
+        msp_format bf = msp_matrix_format(B);
+        r.choice = msp_format_name(bf) ? msp_format_name(bf) : "?";
+        if (bf == MSP_FORMAT_CSR) r.choice += std::string("/") + msp_kernel_name(msp_matrix_kernel(B));
+        if (f == MSP_FORMAT_AUTO || f == MSP_FORMAT_TUNE || f == MSP_FORMAT_CSR) r.note = msp_matrix_choice_reason(B);
+        run_ours(S, M, B, xv, yv, &r);
+      }
+      msp_matrix_destroy(&B);
+      S.rows.push_back(r);
+    }
+  }
+  msp_vector_destroy(&xv);
+  msp_vector_destroy(&yv);
+  msp_matrix_destroy(&A);
+}
+
+const bench_row *find_row(const std::vector<bench_row> &rows, size_t from, const char *variant, const char *prec) {
+  for (size_t i = from; i < rows.size(); i++)
+    if (rows[i].variant == variant && rows[i].precision == prec && rows[i].status == "ok") return &rows[i];
+  return nullptr;
+}
+
+matrix_summary summarize(const std::vector<bench_row> &rows, size_t from, const bench_matrix &M, double load_s) {
+  matrix_summary s;
+  s.name = M.name;
+  s.kind = M.kind;
+  s.rows = M.rows;
+  s.cols = M.cols;
+  s.nnz = M.nnz;
+  s.load_s = load_s;
+  for (size_t i = from; i < rows.size(); i++) {
+    const bench_row &r = rows[i];
+    if (r.status != "ok") continue;
+    if (r.variant.rfind("cusparse:", 0) == 0) {
+      if (r.precision == "f64" && (s.best_cusp_ms < 0 || r.ms < s.best_cusp_ms)) {
+        s.best_cusp_ms = r.ms;
+        s.best_cusp = r.variant;
+      }
+      if (r.precision == "f32" && (s.best_cusp32_ms < 0 || r.ms < s.best_cusp32_ms)) {
+        s.best_cusp32_ms = r.ms;
+        s.best_cusp32 = r.variant;
+      }
+    } else if (r.precision == "f64" && r.variant != "ours:tune") {
+      // The best of our fixed choices (TUNE is judged against it).
+      if (s.best_ours_ms < 0 || r.ms < s.best_ours_ms) {
+        s.best_ours_ms = r.ms;
+        s.best_ours = r.variant;
+      }
+    }
+  }
+  const char *kn[] = {"ours:csr-scalar", "ours:csr-vector", "ours:csr-merge"};
+  int measured = 0;
+  for (const char *k : kn) {
+    const bench_row *r = find_row(rows, from, k, "f64");
+    if (!r) continue;
+    measured++;
+    if (s.fastest_kernel_ms < 0 || r->ms < s.fastest_kernel_ms) {
+      s.fastest_kernel_ms = r->ms;
+      s.fastest_kernel = std::string(k).substr(9); // after "ours:csr-"
+    }
+  }
+  if (const bench_row *r = find_row(rows, from, "ours:csr-auto", "f64")) {
+    s.csr_auto_ms = r->ms;
+    s.csr_auto_pct = r->pct_read;
+    s.csr_auto_kernel = r->choice;
+    if (measured == 3) s.auto_within_10 = r->ms <= 1.10 * s.fastest_kernel_ms;
+  }
+  if (const bench_row *r = find_row(rows, from, "ours:auto", "f64")) {
+    s.auto_ms = r->ms;
+    s.auto_pct = r->pct_read;
+    s.auto_choice = r->choice;
+  }
+  if (const bench_row *r = find_row(rows, from, "ours:auto", "f32")) s.auto32_ms = r->ms;
+  if (const bench_row *r = find_row(rows, from, "ours:tune", "f64")) {
+    s.tune_ms = r->ms;
+    s.tune_choice = r->choice;
+    if (s.best_ours_ms > 0) s.tune_within_5 = r->ms <= 1.05 * s.best_ours_ms;
+  }
+  if (s.best_cusp_ms > 0) {
+    if (s.csr_auto_ms > 0) s.speedup_csr = s.best_cusp_ms / s.csr_auto_ms;
+    if (s.auto_ms > 0) s.speedup_auto = s.best_cusp_ms / s.auto_ms;
+    if (s.tune_ms > 0) s.speedup_tune = s.best_cusp_ms / s.tune_ms;
+    if (s.best_ours_ms > 0) s.speedup_best = s.best_cusp_ms / s.best_ours_ms;
+  }
+  if (s.best_cusp32_ms > 0 && s.auto32_ms > 0) s.speedup_auto32 = s.best_cusp32_ms / s.auto32_ms;
+  return s;
+}
+
+void print_rows(const std::vector<bench_row> &rows, size_t from) {
+  printf("  %-22s %-4s %9s %9s %6s %8s %9s %9s  %s\n", "variant", "prec", "ms", "GB/s", "%read", "GFLOP/s",
+         "max err", "setup ms", "choice / note");
+  for (size_t i = from; i < rows.size(); i++) {
+    const bench_row &r = rows[i];
+    std::string note = r.choice.empty() ? r.note : (r.note.empty() ? r.choice : r.choice + ": " + r.note);
+    if (r.status == "ok") {
+      printf("  %-22s %-4s %9.4f %9.1f %6.1f %8.1f %9.2e %9.1f  %s\n", r.variant.c_str(), r.precision.c_str(),
+             r.ms, r.gbs, r.pct_read, r.gflops, r.err, r.setup_ms, note.c_str());
+    } else {
+      printf("  %-22s %-4s %9s %9s %6s %8s %9s %9s  %s\n", r.variant.c_str(), r.precision.c_str(),
+             r.status.c_str(), "", "", "", "", "", note.c_str());
+    }
+  }
+}
+
+void print_summary_line(const matrix_summary &s) {
+  printf("  fastest cuSPARSE f64: %s %.4f ms | ours csr-auto (%s) %.4f ms: %.2fx | fastest kernel %s%s | "
+         "ours auto (%s) %.4f ms: %.2fx | tune (%s) %.2fx | best ours %s %.2fx\n",
+         s.best_cusp.empty() ? "none" : s.best_cusp.c_str(), s.best_cusp_ms, s.csr_auto_kernel.c_str(),
+         s.csr_auto_ms, s.speedup_csr, s.fastest_kernel.c_str(),
+         s.auto_within_10 < 0 ? "" : (s.auto_within_10 ? " (auto within 10%)" : " (auto NOT within 10%)"),
+         s.auto_choice.c_str(), s.auto_ms, s.speedup_auto, s.tune_choice.c_str(), s.speedup_tune,
+         s.best_ours.c_str(), s.speedup_best);
+}
+
+// ---- output files --------------------------------------------------------------------------------
+std::string json_str(const std::string &s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += (char)c;
+    } else if (c < 0x20) {
+      char b[8];
+      snprintf(b, sizeof b, "\\u%04x", c);
+      o += b;
+    } else {
+      o += (char)c;
+    }
+  }
+  return o + "\"";
+}
+std::string json_num(double v) {
+  if (!std::isfinite(v)) return v > 0 ? "1e308" : "null";
+  char b[40];
+  snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+std::string csv_field(const std::string &s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"') o += '"';
+    o += (c == '\n') ? ' ' : c;
+  }
+  return o + "\"";
+}
+
+struct group_stats {
+  int n = 0;
+  double log_sum = 0, min = 0;
+  std::string min_name;
+  void add(double v, const std::string &name) {
+    if (!(v > 0)) return;
+    if (n == 0 || v < min) {
+      min = v;
+      min_name = name;
+    }
+    n++;
+    log_sum += std::log(v);
+  }
+  double geomean() const { return n ? std::exp(log_sum / n) : -1; }
+};
+
+struct totals {
+  group_stats csr_gen, csr_real, auto_gen, auto_real, tune_gen, tune_real, best_gen, best_real, auto32_all;
+  int within10 = 0, within10_n = 0, tune5 = 0, tune5_n = 0;
+};
+
+totals compute_totals(const std::vector<matrix_summary> &sums) {
+  totals t;
+  for (const matrix_summary &s : sums) {
+    bool gen = s.kind == "generated";
+    bool big_real = !gen && s.nnz > 100000;
+    if (gen || big_real) {
+      (gen ? t.csr_gen : t.csr_real).add(s.speedup_csr, s.name);
+      (gen ? t.auto_gen : t.auto_real).add(s.speedup_auto, s.name);
+      (gen ? t.tune_gen : t.tune_real).add(s.speedup_tune, s.name);
+      (gen ? t.best_gen : t.best_real).add(s.speedup_best, s.name);
+      t.auto32_all.add(s.speedup_auto32, s.name);
+    }
+    if (s.auto_within_10 >= 0) {
+      t.within10_n++;
+      t.within10 += s.auto_within_10;
+    }
+    if (s.tune_within_5 >= 0) {
+      t.tune5_n++;
+      t.tune5 += s.tune_within_5;
+    }
+  }
+  return t;
+}
+
+std::string group_json(const group_stats &g) {
+  return "{\"count\": " + std::to_string(g.n) + ", \"geomean\": " + json_num(g.geomean()) +
+         ", \"min\": " + json_num(g.n ? g.min : -1) + ", \"min_matrix\": " + json_str(g.min_name) + "}";
+}
+
+bool write_json(const bench_state &S, const totals &t, const std::string &path) {
+  FILE *f = fopen(path.c_str(), "w");
+  if (!f) {
+    fprintf(stderr, "mixsparse-bench: cannot write %s: %s\n", path.c_str(), strerror(errno));
+    return false;
+  }
+  fprintf(f, "{\n  \"command\": %s,\n", json_str(S.opt.command_line).c_str());
+  fprintf(f, "  \"device\": {\"name\": %s, \"sms\": %d, \"l2_bytes\": %zu, \"peak_gbs\": %s, \"read_gbs\": %s, \"copy_gbs\": %s},\n",
+          json_str(S.props.name).c_str(), S.props.multiprocessors, S.props.l2_cache_bytes,
+          json_num(S.props.peak_bandwidth_gbs).c_str(), json_num(S.read_gbs).c_str(), json_num(S.copy_gbs).c_str());
+  fprintf(f, "  \"timing\": {\"reps\": %d, \"warmup\": %d, \"statistic\": \"median\", \"l2_flushed\": %s, "
+             "\"error\": \"max_i |y_i - ref_i| / (|A||x|)_i against the CPU backend's fp64 result\"},\n",
+          S.opt.reps, S.opt.warmup, S.opt.flush_l2 ? "true" : "false");
+  fprintf(f, "  \"rows\": [\n");
+  for (size_t i = 0; i < S.rows.size(); i++) {
+    const bench_row &r = S.rows[i];
+    fprintf(f,
+            "    {\"matrix\": %s, \"kind\": %s, \"rows\": %lld, \"cols\": %lld, \"nnz\": %lld, \"variant\": %s, "
+            "\"precision\": %s, \"status\": %s, \"ms\": %s, \"ms_min\": %s, \"ms_max\": %s, \"bytes\": %s, "
+            "\"gbs\": %s, \"pct_read_bw\": %s, \"gflops\": %s, \"max_err\": %s, \"setup_ms\": %s, "
+            "\"choice\": %s, \"note\": %s}%s\n",
+            json_str(r.matrix).c_str(), json_str(r.kind).c_str(), (long long)r.rows, (long long)r.cols,
+            (long long)r.nnz, json_str(r.variant).c_str(), json_str(r.precision).c_str(), json_str(r.status).c_str(),
+            json_num(r.ms).c_str(), json_num(r.ms_min).c_str(), json_num(r.ms_max).c_str(), json_num(r.bytes).c_str(),
+            json_num(r.gbs).c_str(), json_num(r.pct_read).c_str(), json_num(r.gflops).c_str(),
+            json_num(r.err).c_str(), json_num(r.setup_ms).c_str(), json_str(r.choice).c_str(),
+            json_str(r.note).c_str(), i + 1 < S.rows.size() ? "," : "");
+  }
+  fprintf(f, "  ],\n  \"matrices\": [\n");
+  for (size_t i = 0; i < S.sums.size(); i++) {
+    const matrix_summary &s = S.sums[i];
+    fprintf(f,
+            "    {\"matrix\": %s, \"kind\": %s, \"rows\": %lld, \"nnz\": %lld, \"load_s\": %s, "
+            "\"best_cusparse\": %s, \"best_cusparse_ms\": %s, \"best_cusparse_f32\": %s, \"best_cusparse_f32_ms\": %s, "
+            "\"csr_auto_ms\": %s, \"csr_auto_kernel\": %s, \"csr_auto_pct_read_bw\": %s, \"fastest_kernel\": %s, "
+            "\"fastest_kernel_ms\": %s, \"auto_within_10pct\": %s, \"auto_ms\": %s, \"auto_choice\": %s, "
+            "\"auto_pct_read_bw\": %s, \"tune_ms\": %s, \"tune_choice\": %s, \"tune_within_5pct\": %s, "
+            "\"best_ours\": %s, \"best_ours_ms\": %s, \"speedup_csr_auto\": %s, \"speedup_auto\": %s, "
+            "\"speedup_tune\": %s, \"speedup_best_ours\": %s, \"speedup_auto_f32\": %s}%s\n",
+            json_str(s.name).c_str(), json_str(s.kind).c_str(), (long long)s.rows, (long long)s.nnz,
+            json_num(s.load_s).c_str(), json_str(s.best_cusp).c_str(), json_num(s.best_cusp_ms).c_str(),
+            json_str(s.best_cusp32).c_str(), json_num(s.best_cusp32_ms).c_str(), json_num(s.csr_auto_ms).c_str(),
+            json_str(s.csr_auto_kernel).c_str(), json_num(s.csr_auto_pct).c_str(), json_str(s.fastest_kernel).c_str(),
+            json_num(s.fastest_kernel_ms).c_str(),
+            s.auto_within_10 < 0 ? "null" : (s.auto_within_10 ? "true" : "false"), json_num(s.auto_ms).c_str(),
+            json_str(s.auto_choice).c_str(), json_num(s.auto_pct).c_str(), json_num(s.tune_ms).c_str(),
+            json_str(s.tune_choice).c_str(), s.tune_within_5 < 0 ? "null" : (s.tune_within_5 ? "true" : "false"),
+            json_str(s.best_ours).c_str(), json_num(s.best_ours_ms).c_str(), json_num(s.speedup_csr).c_str(),
+            json_num(s.speedup_auto).c_str(), json_num(s.speedup_tune).c_str(), json_num(s.speedup_best).c_str(),
+            json_num(s.speedup_auto32).c_str(), i + 1 < S.sums.size() ? "," : "");
+  }
+  fprintf(f, "  ],\n  \"summary\": {\n");
+  fprintf(f, "    \"speedup_csr_auto\": {\"generated\": %s, \"real_over_1e5\": %s},\n", group_json(t.csr_gen).c_str(),
+          group_json(t.csr_real).c_str());
+  fprintf(f, "    \"speedup_auto\": {\"generated\": %s, \"real_over_1e5\": %s},\n", group_json(t.auto_gen).c_str(),
+          group_json(t.auto_real).c_str());
+  fprintf(f, "    \"speedup_tune\": {\"generated\": %s, \"real_over_1e5\": %s},\n", group_json(t.tune_gen).c_str(),
+          group_json(t.tune_real).c_str());
+  fprintf(f, "    \"speedup_best_ours\": {\"generated\": %s, \"real_over_1e5\": %s},\n", group_json(t.best_gen).c_str(),
+          group_json(t.best_real).c_str());
+  fprintf(f, "    \"speedup_auto_f32\": %s,\n", group_json(t.auto32_all).c_str());
+  fprintf(f, "    \"auto_kernel_within_10pct\": {\"count\": %d, \"of\": %d},\n", t.within10, t.within10_n);
+  fprintf(f, "    \"tune_within_5pct_of_best\": {\"count\": %d, \"of\": %d}\n  }\n}\n", t.tune5, t.tune5_n);
+  bool ok = fclose(f) == 0;
+  if (!ok) fprintf(stderr, "mixsparse-bench: error writing %s\n", path.c_str());
+  return ok;
+}
+
+bool write_csv(const bench_state &S, const std::string &path) {
+  FILE *f = fopen(path.c_str(), "w");
+  if (!f) {
+    fprintf(stderr, "mixsparse-bench: cannot write %s: %s\n", path.c_str(), strerror(errno));
+    return false;
+  }
+  fprintf(f, "matrix,kind,rows,cols,nnz,variant,precision,status,ms,ms_min,ms_max,bytes,gbs,pct_read_bw,gflops,"
+             "max_err,setup_ms,choice,note\n");
+  for (const bench_row &r : S.rows) {
+    fprintf(f, "%s,%s,%lld,%lld,%lld,%s,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.4g,%.6g,%.3e,%.6g,%s,%s\n",
+            csv_field(r.matrix).c_str(), r.kind.c_str(), (long long)r.rows, (long long)r.cols, (long long)r.nnz,
+            r.variant.c_str(), r.precision.c_str(), r.status.c_str(), r.ms, r.ms_min, r.ms_max, r.bytes, r.gbs,
+            r.pct_read, r.gflops, r.err, r.setup_ms, csv_field(r.choice).c_str(), csv_field(r.note).c_str());
+  }
+  bool ok = fclose(f) == 0;
+  if (!ok) fprintf(stderr, "mixsparse-bench: error writing %s\n", path.c_str());
+  return ok;
+}
+
+std::string plot_script(const options &o) {
+  if (!o.plot_script.empty()) return o.plot_script;
+  if (const char *e = getenv("MSP_BENCH_PLOT")) return e;
+  struct stat sb;
+  std::string p = std::string(MSP_BENCH_SOURCE_DIR) + "/plot.py";
+  if (stat(p.c_str(), &sb) == 0) return p;
+  return "bench/plot.py";
+}
+
+std::string shell_quote(const std::string &s) {
+  std::string o = "'";
+  for (char c : s) {
+    if (c == '\'')
+      o += "'\\''";
+    else
+      o += c;
+  }
+  return o + "'";
+}
+
+void print_totals(const bench_state &S, const totals &t) {
+  printf("\n==== summary (fp64, speedup = t(fastest cuSPARSE variant) / t(ours)) ====\n");
+  printf("%-22s %11s %-20s %9s %-12s %7s %-14s %7s %7s %7s %-7s\n", "matrix", "nnz", "fastest cuSPARSE", "ms",
+         "csr-auto", "x", "auto", "x", "tune x", "best x", "%read");
+  for (const matrix_summary &s : S.sums) {
+    std::string name = s.name.size() > 22 ? s.name.substr(0, 21) + "~" : s.name;
+    std::string cusp = s.best_cusp.size() > 9 ? s.best_cusp.substr(9) : s.best_cusp; // drop "cusparse:"
+    std::string ka = s.csr_auto_kernel + (s.auto_within_10 == 0 ? "(!)" : "");
+    printf("%-22s %11lld %-20s %9.4f %-12s %7.2f %-14s %7.2f %7.2f %7.2f %6.1f\n", name.c_str(), (long long)s.nnz,
+           cusp.c_str(), s.best_cusp_ms, ka.c_str(), s.speedup_csr, s.auto_choice.c_str(), s.speedup_auto,
+           s.speedup_tune, s.speedup_best, s.auto_pct);
+  }
+  auto line = [](const char *what, const group_stats &g) {
+    if (g.n)
+      printf("  %-44s geomean %.3f over %d, min %.3f (%s)\n", what, g.geomean(), g.n, g.min, g.min_name.c_str());
+    else
+      printf("  %-44s no matrices\n", what);
+  };
+  printf("\n");
+  line("csr-auto vs cuSPARSE, generated suite:", t.csr_gen);
+  line("csr-auto vs cuSPARSE, real matrices > 1e5 nnz:", t.csr_real);
+  line("format AUTO vs cuSPARSE, generated suite:", t.auto_gen);
+  line("format AUTO vs cuSPARSE, real matrices > 1e5 nnz:", t.auto_real);
+  line("TUNE vs cuSPARSE, generated suite:", t.tune_gen);
+  line("TUNE vs cuSPARSE, real matrices > 1e5 nnz:", t.tune_real);
+  line("best of ours vs cuSPARSE, generated suite:", t.best_gen);
+  line("best of ours vs cuSPARSE, real > 1e5 nnz:", t.best_real);
+  line("fp32: AUTO f32 vs fastest cuSPARSE f32:", t.auto32_all);
+  printf("  auto CSR kernel within 10%% of the fastest of scalar/vector/merge: %d of %d matrices\n", t.within10,
+         t.within10_n);
+  printf("  TUNE within 5%% of our fastest fixed variant: %d of %d matrices\n", t.tune5, t.tune5_n);
+  printf("  (%% read = format AUTO's GB/s by its byte model over the measured read bandwidth %.0f GB/s;\n"
+         "   (!) marks a matrix where the auto kernel was more than 10%% slower than the fastest)\n",
+         S.read_gbs);
+}
+
+// Load one matrix on the CPU context, make x, the CPU reference and |A||x|, run everything.
+void bench_one(bench_state &S, const std::string &name, const std::string &kind, const std::string &path) {
+  msp_matrix H = nullptr;
+  msp_vector xc = nullptr, yc = nullptr;
+  double t0 = now_s();
+  msp_status st = kind == "generated" ? msp_matrix_generate(S.cpu, name.c_str(), &H)
+                                      : msp_matrix_read_mtx(S.cpu, path.c_str(), 0, &H);
+  double load_s = now_s() - t0;
+  if (st != MSP_SUCCESS) {
+    printf("\n== %s: skipped (%s)\n", name.c_str(), status_text(st).c_str());
+    fflush(stdout);
+    return;
+  }
+  if (kind == "real" && msp_matrix_nnz(H) < S.opt.min_nnz) {
+    msp_matrix_destroy(&H);
+    return;
+  }
+  bench_matrix M;
+  M.name = name;
+  M.kind = kind;
+  M.rows = H->rows;
+  M.cols = H->cols;
+  M.nnz = H->nnz;
+  M.rowptr = H->rowptr;
+  M.colind = H->colind;
+  M.val = H->val;
+  std::vector<double> x((size_t)std::max<int64_t>(M.cols, 1)), ref((size_t)std::max<int64_t>(M.rows, 1)),
+      absref((size_t)std::max<int64_t>(M.rows, 1));
+  for (int64_t j = 0; j < M.cols; j++) x[(size_t)j] = x_value(j);
+  st = msp_vector_create(S.cpu, M.cols, &xc);
+  if (st == MSP_SUCCESS) st = msp_vector_create(S.cpu, M.rows, &yc);
+  if (st == MSP_SUCCESS) st = msp_vector_set(xc, x.data());
+  if (st == MSP_SUCCESS) st = msp_spmv(S.cpu, 1.0, H, xc, 0.0, yc);
+  if (st == MSP_SUCCESS) st = msp_vector_get(yc, ref.data());
+  msp_vector_destroy(&xc);
+  msp_vector_destroy(&yc);
+  if (st != MSP_SUCCESS) {
+    printf("\n== %s: skipped (CPU reference failed: %s)\n", name.c_str(), status_text(st).c_str());
+    msp_matrix_destroy(&H);
+    return;
+  }
+  for (int64_t i = 0; i < M.rows; i++) {
+    double s = 0.0;
+    for (int64_t k = M.rowptr[i]; k < M.rowptr[i + 1]; k++) s += std::fabs(M.val[k]) * std::fabs(x[(size_t)M.colind[k]]);
+    absref[(size_t)i] = s;
+  }
+  // cuSPARSE's byte models count x as the library's model does for the same matrix (CSR, fp64):
+  // whatever msp_spmv_bytes charges beyond the matrix arrays and y, in 8-byte entries.
+  M.x_entries = (int64_t)std::llround((msp_spmv_bytes(H, 0) - (double)msp_matrix_bytes(H) - 8.0 * (double)M.rows) / 8.0);
+  if (M.x_entries < 0 || M.x_entries > M.cols) M.x_entries = M.cols;
+  M.x = x.data();
+  M.ref = ref.data();
+  M.absref = absref.data();
+
+  msp_matrix_stats stats;
+  bool have_stats = msp_matrix_analyze(H, &stats) == MSP_SUCCESS;
+  printf("\n== %s (%s): %lld x %lld, %lld nnz", name.c_str(), kind.c_str(), (long long)M.rows, (long long)M.cols,
+         (long long)M.nnz);
+  if (have_stats)
+    printf(", rows %lld..%lld mean %.2f, skew %.1f, %lld diagonals", (long long)stats.row_min,
+           (long long)stats.row_max, stats.row_mean, stats.skewness, (long long)stats.diagonals);
+  printf(", loaded in %.2f s\n", load_s);
+  fflush(stdout);
+
+  const double el = now_s();
+  const int over = S.opt.budget_s <= 0 ? 0 : el > 1.4 * S.opt.budget_s ? 2 : el > S.opt.budget_s ? 1 : 0;
+  if (over) fprintf(stderr, "[%7.1f s] past the budget (level %d): some variants of %s are skipped\n", el, over, name.c_str());
+  const size_t from = S.rows.size();
+  run_ours_all(S, M, over);
+  if (has(S.opt.formats, "cusparse")) bench_cusparse_run(S.ts, M, S.opt.precisions, S.read_gbs, &S.rows);
+  matrix_summary sum = summarize(S.rows, from, M, load_s);
+  S.sums.push_back(sum);
+  print_rows(S.rows, from);
+  print_summary_line(sum);
+  fprintf(stderr, "[%7.1f s] %s done\n", now_s(), name.c_str());
+  fflush(stdout);
+  msp_matrix_destroy(&H);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bench_state S;
+  if (!parse_args(argc, argv, &S.opt)) return 2;
+  const options &o = S.opt;
+  now_s();
+  std::string why;
+  msp_status st = msp_context_create(MSP_BACKEND_CUDA, o.device, &S.gpu);
+  if (st != MSP_SUCCESS) {
+    fprintf(stderr, "mixsparse-bench: no CUDA context on device %d: %s\n", o.device, status_text(st).c_str());
+    return 1;
+  }
+  st = msp_context_create(MSP_BACKEND_CPU, 0, &S.cpu);
+  if (st != MSP_SUCCESS) {
+    fprintf(stderr, "mixsparse-bench: CPU context: %s\n", status_text(st).c_str());
+    msp_context_destroy(&S.gpu);
+    return 1;
+  }
+  if (msp_device_info(o.device, &S.props) != MSP_SUCCESS) memset(&S.props, 0, sizeof S.props);
+  S.ts.stream = msp__cuda(S.gpu)->stream;
+  S.ts.reps = o.reps;
+  S.ts.warmup = o.warmup;
+  S.ts.flush_l2 = o.flush_l2;
+  if (!bench_device_init(o.device, &why)) {
+    fprintf(stderr, "mixsparse-bench: device setup: %s\n", why.c_str());
+    msp_context_destroy(&S.cpu);
+    msp_context_destroy(&S.gpu);
+    return 1;
+  }
+
+  // Bandwidth ceilings first, on a buffer far larger than L2 (and at most a quarter of free memory).
+  size_t free_b = 0, total_b = 0;
+  cudaMemGetInfo(&free_b, &total_b);
+  size_t bw_bytes = (size_t)(o.bw_gib * (double)(1ull << 30));
+  if (free_b > 0) bw_bytes = std::min(bw_bytes, free_b / 4);
+  bw_bytes &= ~(size_t)0xffff;
+  if (!bench_measure_bandwidth(S.ts.stream, bw_bytes, &S.read_gbs, &S.copy_gbs, &why)) {
+    fprintf(stderr, "mixsparse-bench: bandwidth test: %s\n", why.c_str());
+    bench_device_fini();
+    msp_context_destroy(&S.cpu);
+    msp_context_destroy(&S.gpu);
+    return 1;
+  }
+  printf("mixsparse-bench: %s\n", o.command_line.c_str());
+  printf("device %d: %s, %d SMs, L2 %.0f MiB, peak %.0f GB/s (from clocks)\n", o.device, S.props.name,
+         S.props.multiprocessors, (double)S.props.l2_cache_bytes / (1 << 20), S.props.peak_bandwidth_gbs);
+  printf("measured: read %.0f GB/s (streaming 16-byte loads over %.2f GiB), copy %.0f GB/s (read + write)\n",
+         S.read_gbs, (double)bw_bytes / (1ull << 30), S.copy_gbs);
+  printf("timing: median of %d runs after %d warm-up runs, CUDA events on one stream, %s\n", o.reps, o.warmup,
+         o.flush_l2 ? "L2 flushed by a read before each run" : "L2 warm");
+  printf("error: max_i |y_i - ref_i| / (|A||x|)_i against the CPU backend's fp64 result\n");
+  fflush(stdout);
+
+  std::vector<std::string> gens;
+  if (o.generated) {
+    if (o.quick)
+      gens.assign(std::begin(kQuickSuite), std::end(kQuickSuite));
+    else
+      gens.assign(std::begin(kSuite), std::end(kSuite));
+  }
+  gens.insert(gens.end(), o.gen_specs.begin(), o.gen_specs.end());
+  // JSON and CSV are rewritten after every matrix, so that a run cut short leaves its results.
+  std::string csv = o.csv;
+  if (csv.empty() && !o.png.empty()) csv = o.png + ".csv";
+  auto save = [&]() {
+    totals tt = compute_totals(S.sums);
+    bool ok = true;
+    if (!o.json.empty()) ok = write_json(S, tt, o.json) && ok;
+    if (!csv.empty()) ok = write_csv(S, csv) && ok;
+    return ok;
+  };
+  for (const std::string &g : gens) {
+    if (bench_device_broken()) break;
+    bench_one(S, g, "generated", "");
+    save();
+  }
+  std::vector<std::string> files;
+  if (!o.dir.empty()) files = list_dir(o.dir);
+  files.insert(files.end(), o.files.begin(), o.files.end());
+  for (const std::string &f : files) {
+    if (bench_device_broken()) break;
+    bench_one(S, base_name(f), "real", f);
+    save();
+  }
+  if (bench_device_broken()) printf("\n!! a sticky device error stopped the run; the results above are partial\n");
+
+  totals t = compute_totals(S.sums);
+  print_totals(S, t);
+  int rc = save() ? 0 : 1;
+  if (!o.png.empty() && rc == 0) {
+    std::string cmd = "python3 " + shell_quote(plot_script(o)) + " " + shell_quote(csv) + " " + shell_quote(o.png);
+    fflush(stdout);
+    int pr = system(cmd.c_str());
+    if (pr != 0) {
+      fprintf(stderr, "mixsparse-bench: '%s' failed (exit %d); the CSV is complete\n", cmd.c_str(), pr);
+      rc = 1;
+    }
+  }
+  bench_device_fini();
+  msp_context_destroy(&S.cpu);
+  msp_context_destroy(&S.gpu);
+  fprintf(stderr, "[%7.1f s] finished\n", now_s());
+  return bench_device_broken() ? 3 : rc;
+}

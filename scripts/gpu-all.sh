@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# gpu-all.sh: on a GPU machine, in one go: build with CUDA, run every test, the CUDA tests
+# under compute-sanitizer (memcheck, racecheck), and the benchmark. Logs go to $OUT (or ./gpu-out).
+# Matrices come from matrices-local/ (a git-ignored copy of ../shared/matrices) when present.
+set -uo pipefail
+final=${OUT:-gpu-out}
+out=/tmp/gpu-logs
+rm -rf "$out"; mkdir -p "$out" "$final"
+# The device tool returns at most 8 files: everything is packed into one archive at exit.
+trap 'tar czf "$final/gpu-logs.tgz" -C /tmp gpu-logs; cp "$out"/*.png "$out"/bench.csv "$final"/ 2>/dev/null' EXIT
+mat=${MSP_MATRICES_DIR:-$PWD/matrices-local}
+stage=${1:-all}
+export MSP_MATRICES_DIR=$mat
+nvidia-smi > "$out/nvidia-smi.txt" 2>&1
+t0=$(date +%s)
+echo "== build"
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DMSP_CUDA=ON -DMSP_MATRICES_DIR="$mat" > "$out/build.log" 2>&1 &&
+  cmake --build build-gpu -j 16 >> "$out/build.log" 2>&1 || { tail -50 "$out/build.log"; echo "BUILD FAILED"; exit 1; }
+echo "build: $(( $(date +%s) - t0 )) s"
+./build-gpu/mixsparse devices > "$out/devices.txt" 2>&1; cat "$out/devices.txt"
+if [ "$stage" = all ] || [ "$stage" = test ]; then
+  echo "== ctest (all tests, GPU present)"
+  (cd build-gpu && ctest --output-on-failure -j 8 --timeout 400) > "$out/ctest.log" 2>&1
+  grep -E "tests passed|tests failed|Failed|\*\*\*|SKIPPED|Not Run" "$out/ctest.log" | head -40
+  for t in build-gpu/tests/cuda_*; do echo "-- $t"; grep -E "checks|SKIPPED" "$out/ctest.log" | grep "$(basename $t)" | head -3; done
+  echo "ctest done: $(( $(date +%s) - t0 )) s"
+  ./build-gpu/mixsparse run > "$out/run.txt" 2>&1; cat "$out/run.txt"
+fi
+if [ "$stage" = all ] || [ "$stage" = sanitize ]; then
+  echo "== compute-sanitizer"
+  timeout 420 ./scripts/gpu-check.sh build-gpu > "$out/gpu-check.log" 2>&1
+  tail -20 "$out/gpu-check.log"
+  echo "sanitizer done: $(( $(date +%s) - t0 )) s"
+fi
+if [ "$stage" = all ] || [ "$stage" = bench ]; then
+  echo "== benchmark"
+  timeout 480 ./scripts/bench-gpu.sh "$out" > "$out/bench.log" 2>&1
+  tail -60 "$out/bench.log"
+  echo "bench done: $(( $(date +%s) - t0 )) s"
+fi

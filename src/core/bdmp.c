@@ -1,0 +1,648 @@
+// bdmp.c: BDMP conversion: 16x16 tiles, per-tile precision (threshold or error-bounded), PBP, TCKI.
+#include "bdmp.h"
+
+#include "precision.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+// One nonzero during partitioning: key = block column << 8 | in-tile row << 4 | in-tile column,
+// k = its index in the host CSR.
+typedef struct {
+  uint64_t key;
+  int64_t k;
+} bdmp_ent;
+
+// A nonempty tile: its entries are ent[start .. start + n), sorted by (row, column).
+typedef struct {
+  int64_t start, n;
+  int64_t br;
+  int32_t bc;
+} bdmp_tile;
+
+static int ent_cmp(const void *a, const void *b) {
+  uint64_t x = ((const bdmp_ent *)a)->key, y = ((const bdmp_ent *)b)->key;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct {
+  double cost;
+  int64_t t;
+} tile_cost;
+
+static int cost_cmp(const void *a, const void *b) {
+  const tile_cost *x = (const tile_cost *)a, *y = (const tile_cost *)b;
+  if (x->cost != y->cost) return x->cost < y->cost ? -1 : 1;
+  return x->t < y->t ? -1 : x->t > y->t; // ties by position: deterministic
+}
+
+// fp32 holds a value with relative error at most u32 only in its normal range (or as an exact
+// zero); a tile with anything outside stays fp64 in every mode (subnormal fp32 values lose
+// relative accuracy, values beyond FLT_MAX become Inf).
+static int fits_f32(double a) {
+  double m = fabs(a);
+  return m == 0.0 || (m >= FLT_MIN && m <= FLT_MAX);
+}
+
+// ---- precision selection -------------------------------------------------------------------------
+// The paper (3.1.2) states its rule per element: a value inside (-lambda, lambda) is stored in
+// single precision, others in double. We store precision per 16x16 tile, so that a tile is read
+// as one stream of one type (one load width per warp in TCKI, one sub-matrix per precision in
+// PBP) and the precision costs no per-element flag. The per-tile rule that keeps the paper's
+// guarantee for every element is: a tile is fp32 exactly when every value in it lies in
+// (-lambda, lambda) (max |a| < lambda) and fits fp32's normal range; one large value keeps the
+// whole tile in fp64. So no element that the paper would keep in fp64 is ever rounded to fp32;
+// some small elements that the paper would round stay fp64 (more accurate, a few more bytes).
+//
+// Error-bounded mode (beyond the paper): storing a_ij in fp32 changes row i's result by at most
+// u32 |a_ij| |x_j|, so by at most u32 * F_i * max|x| with F_i = sum of |a_ij| over the row's fp32
+// entries. A tile may go to fp32 only while every row it touches keeps u32 F_i <= 5 10^-D S_i
+// (S_i = sum_j |a_ij|), which gives every row at least D significant digits relative to
+// S_i max|x| for every x (Eq. 3 with the row's absolute scale). Tiles are taken greedily, the
+// cheapest first (cost: the largest share of a row's budget the tile would use), to put as many
+// tiles as possible into fp32 under the budgets.
+static msp_status select_precision(const msp_matrix B, const msp_convert_options *o,
+                                   const bdmp_ent *ent, const bdmp_tile *tiles, int64_t ntiles,
+                                   uint8_t *is64, msp__bdmp_info *info) {
+  msp_status st = MSP_SUCCESS;
+  const double *val = B->val;
+  double *rowsum = NULL, *used = NULL;
+  tile_cost *order = NULL;
+  int64_t rows = B->rows;
+  MSP_TRY(MSP_ALLOC_ZERO(rowsum, rows, "BDMP row sums"));
+  MSP_TRY(MSP_ALLOC_ZERO(used, rows, "BDMP fp32 row sums"));
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < rows; i++) {
+    double s = 0;
+    for (int64_t k = B->rowptr[i]; k < B->rowptr[i + 1]; k++) s += fabs(val[k]);
+    rowsum[i] = s;
+  }
+  info->lambda = 0;
+  info->digits = o->bdmp_digits > 0 ? o->bdmp_digits : 0;
+  if (o->bdmp_digits <= 0) {
+    double lambda = o->bdmp_lambda;
+    if (!(lambda > 0)) {
+      // lambda = f (mean|A| + 3 std|A|) (paper Eq. 5), over the stored entries
+      double sum = 0, sq = 0;
+      int64_t nnz = B->nnz;
+#pragma omp parallel for reduction(+ : sum) schedule(static)
+      for (int64_t k = 0; k < nnz; k++) sum += fabs(val[k]);
+      double mean = nnz ? sum / (double)nnz : 0;
+#pragma omp parallel for reduction(+ : sq) schedule(static)
+      for (int64_t k = 0; k < nnz; k++) sq += (fabs(val[k]) - mean) * (fabs(val[k]) - mean);
+      double sd = nnz ? sqrt(sq / (double)nnz) : 0;
+      lambda = o->bdmp_f * (mean + 3.0 * sd);
+    }
+    info->lambda = lambda;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < ntiles; t++) {
+      int f32 = 1;
+      for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n && f32; e++) {
+        double a = val[ent[e].k];
+        f32 = fabs(a) < lambda && fits_f32(a);
+      }
+      is64[t] = (uint8_t)!f32;
+    }
+  } else {
+    // budget_i = 5 10^-D S_i / u32, in units of |a|
+    double rel = 5.0 * pow(10.0, -(double)o->bdmp_digits) / MSP_U_F32;
+    MSP_TRY(MSP_ALLOC(order, ntiles, "BDMP tile order"));
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < ntiles; t++) {
+      double cost = 0;
+      int ok = 1;
+      int64_t e = tiles[t].start, end = e + tiles[t].n;
+      while (e < end) {
+        int r = (int)((ent[e].key >> 4) & 15);
+        int64_t i = tiles[t].br * MSP_BDMP_TILE + r;
+        double ti = 0;
+        for (; e < end && (int)((ent[e].key >> 4) & 15) == r; e++) {
+          double a = val[ent[e].k];
+          ok &= fits_f32(a);
+          ti += fabs(a);
+        }
+        double budget = rel * rowsum[i];
+        if (ti > 0) cost = fmax(cost, budget > 0 ? ti / budget : HUGE_VAL);
+      }
+      order[t].cost = ok ? cost : HUGE_VAL;
+      order[t].t = t;
+      is64[t] = 1;
+    }
+    qsort(order, (size_t)ntiles, sizeof *order, cost_cmp);
+    for (int64_t q = 0; q < ntiles && order[q].cost <= 1.0; q++) {
+      int64_t t = order[q].t;
+      double ti[MSP_BDMP_TILE] = {0};
+      for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++) {
+        ti[(ent[e].key >> 4) & 15] += fabs(val[ent[e].k]);
+      }
+      int ok = 1;
+      for (int r = 0; r < MSP_BDMP_TILE && ok; r++) {
+        int64_t i = tiles[t].br * MSP_BDMP_TILE + r;
+        if (ti[r] > 0) ok = used[i] + ti[r] <= rel * rowsum[i];
+      }
+      if (!ok) continue;
+      for (int r = 0; r < MSP_BDMP_TILE; r++) {
+        if (ti[r] > 0) used[tiles[t].br * MSP_BDMP_TILE + r] += ti[r];
+      }
+      is64[t] = 0;
+    }
+  }
+  // The guarantee actually reached (both modes), from the final choice.
+  memset(used, 0, (size_t)rows * sizeof *used);
+  info->tiles = ntiles;
+  info->tiles32 = 0;
+  info->nnz32 = 0;
+  for (int64_t t = 0; t < ntiles; t++) {
+    if (is64[t]) continue;
+    info->tiles32++;
+    info->nnz32 += tiles[t].n;
+    for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++) {
+      used[tiles[t].br * MSP_BDMP_TILE + (int64_t)((ent[e].key >> 4) & 15)] +=
+          fabs(val[ent[e].k]);
+    }
+  }
+  info->nnz64 = B->nnz - info->nnz32;
+  info->bound = 0;
+  for (int64_t i = 0; i < rows; i++) {
+    if (rowsum[i] > 0) info->bound = fmax(info->bound, MSP_U_F32 * used[i] / rowsum[i]);
+  }
+exit:
+  MSP_FREE(rowsum);
+  MSP_FREE(used);
+  MSP_FREE(order);
+  return st;
+}
+
+// ---- PBP ---------------------------------------------------------------------------------------
+static msp_status build_pbp(msp_matrix B, const uint8_t *entry64, const msp__bdmp_info *info,
+                            msp__bdmp_pbp **out) {
+  msp_status st = MSP_SUCCESS;
+  msp__bdmp_pbp *P = NULL;
+  int64_t rows = B->rows;
+  MSP_TRY(MSP_ALLOC_ZERO(P, 1, "BDMP-PBP header"));
+  P->info = *info;
+  MSP_TRY(MSP_ALLOC_ZERO(P->rp32, rows + 1, "BDMP-PBP fp32 row pointers"));
+  MSP_TRY(MSP_ALLOC_ZERO(P->rp64, rows + 1, "BDMP-PBP fp64 row pointers"));
+  MSP_TRY(MSP_ALLOC(P->ci32, info->nnz32, "BDMP-PBP fp32 columns"));
+  MSP_TRY(MSP_ALLOC(P->v32, info->nnz32, "BDMP-PBP fp32 values"));
+  MSP_TRY(MSP_ALLOC(P->ci64, info->nnz64, "BDMP-PBP fp64 columns"));
+  MSP_TRY(MSP_ALLOC(P->v64, info->nnz64, "BDMP-PBP fp64 values"));
+  for (int64_t i = 0; i < rows; i++) {
+    int64_t n64 = 0, len = B->rowptr[i + 1] - B->rowptr[i];
+    for (int64_t k = B->rowptr[i]; k < B->rowptr[i + 1]; k++) n64 += entry64[k];
+    P->rp64[i + 1] = P->rp64[i] + n64;
+    P->rp32[i + 1] = P->rp32[i] + (len - n64);
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < rows; i++) {
+    int64_t p32 = P->rp32[i], p64 = P->rp64[i];
+    for (int64_t k = B->rowptr[i]; k < B->rowptr[i + 1]; k++) {
+      if (entry64[k]) {
+        P->ci64[p64] = B->colind[k];
+        P->v64[p64++] = B->val[k];
+      } else {
+        P->ci32[p32] = B->colind[k];
+        P->v32[p32++] = msp_f32_from_double(B->val[k]);
+      }
+    }
+  }
+  *out = P;
+  P = NULL;
+exit:
+  msp__bdmp_free(MSP_FORMAT_BDMP_PBP, P);
+  return st;
+}
+
+// ---- TCKI --------------------------------------------------------------------------------------
+typedef struct {
+  uint8_t fmt, width;
+  int64_t bytes, vals;
+} tile_plan;
+
+// Format of one tile from its row lengths (paper Fig. 3): density below 0.02: COO; else the
+// coefficient of variation of the 16 row lengths: below t_l ELL, above t_u HYB, otherwise CSR.
+static tile_plan plan_tile(const int len[MSP_BDMP_TILE], int64_t nnz) {
+  tile_plan p;
+  int maxlen = 0;
+  double mean = (double)nnz / MSP_BDMP_TILE, var = 0;
+  for (int r = 0; r < MSP_BDMP_TILE; r++) {
+    if (len[r] > maxlen) maxlen = len[r];
+    var += (len[r] - mean) * (len[r] - mean);
+  }
+  double cv = sqrt(var / MSP_BDMP_TILE) / mean;
+  double density = (double)nnz / (MSP_BDMP_TILE * MSP_BDMP_TILE);
+  p.width = 0;
+  if (density < MSP_BDMP_COO_DENSITY) {
+    p.fmt = MSP__TILE_COO;
+    p.bytes = p.vals = nnz;
+  } else if (cv < MSP_BDMP_TL) {
+    p.fmt = MSP__TILE_ELL;
+    p.width = (uint8_t)maxlen;
+    p.bytes = p.vals = (int64_t)MSP_BDMP_TILE * maxlen;
+  } else if (cv > MSP_BDMP_TU) {
+    // ELL part width K: the largest k with at least a third of the rows reaching k entries (the
+    // HYB rule of paper 2.1), the rest in CSR
+    int k = 0;
+    for (int c = 1; c <= MSP_BDMP_TILE; c++) {
+      int reach = 0;
+      for (int r = 0; r < MSP_BDMP_TILE; r++) reach += len[r] >= c;
+      if (3 * reach >= MSP_BDMP_TILE) k = c;
+    }
+    int64_t rest = 0;
+    for (int r = 0; r < MSP_BDMP_TILE; r++) rest += len[r] > k ? len[r] - k : 0;
+    p.fmt = MSP__TILE_HYB;
+    p.width = (uint8_t)k;
+    p.vals = (int64_t)MSP_BDMP_TILE * k + rest;
+    p.bytes = p.vals + MSP_BDMP_TILE + 1;
+  } else {
+    p.fmt = MSP__TILE_CSR;
+    p.vals = nnz;
+    p.bytes = nnz + MSP_BDMP_TILE + 1;
+  }
+  return p;
+}
+
+static msp_status build_tcki(msp_matrix B, const bdmp_ent *ent, const bdmp_tile *tiles,
+                             int64_t ntiles, const int64_t *tile_ptr, int64_t nbrows,
+                             const uint8_t *is64, const msp__bdmp_info *info,
+                             msp__bdmp_tcki **out) {
+  msp_status st = MSP_SUCCESS;
+  msp__bdmp_tcki *T = NULL;
+  tile_plan *plan = NULL;
+  int bad = 0;
+  MSP_TRY(MSP_ALLOC_ZERO(T, 1, "BDMP-TCKI header"));
+  T->info = *info;
+  T->nbrows = nbrows;
+  T->ntiles = ntiles;
+  MSP_TRY(MSP_ALLOC(T->tile_ptr, nbrows + 1, "BDMP-TCKI tile pointers"));
+  memcpy(T->tile_ptr, tile_ptr, (size_t)(nbrows + 1) * sizeof *tile_ptr);
+  MSP_TRY(MSP_ALLOC(T->tile_col, ntiles, "BDMP-TCKI tile columns"));
+  MSP_TRY(MSP_ALLOC(T->tile_fmt, ntiles, "BDMP-TCKI tile formats"));
+  MSP_TRY(MSP_ALLOC(T->tile_width, ntiles, "BDMP-TCKI tile widths"));
+  MSP_TRY(MSP_ALLOC(T->eoff, ntiles + 1, "BDMP-TCKI entry offsets"));
+  MSP_TRY(MSP_ALLOC(T->voff, ntiles, "BDMP-TCKI value offsets"));
+  MSP_TRY(MSP_ALLOC(plan, ntiles, "BDMP-TCKI tile plans"));
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < ntiles; t++) {
+    int len[MSP_BDMP_TILE] = {0};
+    for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++) {
+      len[(ent[e].key >> 4) & 15]++;
+    }
+    plan[t] = plan_tile(len, tiles[t].n);
+  }
+  T->eoff[0] = 0;
+  for (int64_t t = 0; t < ntiles; t++) {
+    T->tile_col[t] = tiles[t].bc;
+    T->tile_fmt[t] = (uint8_t)(plan[t].fmt | (is64[t] ? MSP__TILE_F64 : 0));
+    T->tile_width[t] = plan[t].width;
+    T->eoff[t + 1] = T->eoff[t] + plan[t].bytes;
+    if (is64[t]) {
+      T->voff[t] = T->n64;
+      T->n64 += plan[t].vals;
+    } else {
+      T->voff[t] = T->n32;
+      T->n32 += plan[t].vals;
+    }
+    T->fmt_count[plan[t].fmt]++;
+  }
+  MSP_TRY(MSP_ALLOC(T->idx, T->eoff[ntiles], "BDMP-TCKI indices"));
+  MSP_TRY(MSP_ALLOC(T->val32, T->n32, "BDMP-TCKI fp32 values"));
+  MSP_TRY(MSP_ALLOC(T->val64, T->n64, "BDMP-TCKI fp64 values"));
+#pragma omp parallel for schedule(static) reduction(| : bad)
+  for (int64_t t = 0; t < ntiles; t++) {
+    uint8_t *ix = T->idx + T->eoff[t];
+    float *v32 = T->val32 + T->voff[t];
+    double *v64 = T->val64 + T->voff[t];
+    int f64 = is64[t] != 0;
+    int w = plan[t].width;
+    const bdmp_ent *te = ent + tiles[t].start;
+    int64_t n = tiles[t].n;
+#define PUT_VAL(pos, a)                                                                          \
+  do {                                                                                           \
+    if (f64)                                                                                     \
+      v64[pos] = (a);                                                                            \
+    else                                                                                         \
+      v32[pos] = msp_f32_from_double(a);                                                         \
+  } while (0)
+    if (plan[t].fmt == MSP__TILE_COO) {
+      for (int64_t e = 0; e < n; e++) {
+        ix[e] = (uint8_t)(te[e].key & 0xff);
+        PUT_VAL(e, B->val[te[e].k]);
+      }
+      continue;
+    }
+    // ELL slots (ELL: all entries; HYB: the first w of each row), padding flagged
+    int rowpos[MSP_BDMP_TILE] = {0};
+    int64_t cut = 0; // entries of te that went to the ELL part, counted per row below
+    if (plan[t].fmt == MSP__TILE_ELL || plan[t].fmt == MSP__TILE_HYB) {
+      for (int64_t s = 0; s < (int64_t)MSP_BDMP_TILE * w; s++) {
+        ix[s] = MSP__TILE_PAD;
+        PUT_VAL(s, 0.0);
+      }
+      for (int64_t e = 0; e < n; e++) {
+        int r = (int)((te[e].key >> 4) & 15), c = (int)(te[e].key & 15);
+        if (rowpos[r] < w) {
+          int64_t s = (int64_t)rowpos[r] * MSP_BDMP_TILE + r;
+          ix[s] = (uint8_t)c;
+          PUT_VAL(s, B->val[te[e].k]);
+          rowpos[r]++;
+          cut++;
+        }
+      }
+      if (plan[t].fmt == MSP__TILE_ELL) continue;
+    }
+    // CSR (or HYB's CSR part): 17 row pointers, then the remaining entries in row order
+    int64_t base = (int64_t)MSP_BDMP_TILE * w; // byte and value position of the CSR part
+    uint8_t *rp = ix + base;
+    uint8_t *cx = rp + MSP_BDMP_TILE + 1;
+    int64_t rest = n - cut;
+    if (rest > 255) bad = 1; // cannot happen: such a tile is full, hence ELL
+    int cnt[MSP_BDMP_TILE] = {0};
+    int seen[MSP_BDMP_TILE] = {0};
+    for (int64_t e = 0; e < n; e++) {
+      int r = (int)((te[e].key >> 4) & 15);
+      if (seen[r]++ >= w) cnt[r]++;
+    }
+    rp[0] = 0;
+    for (int r = 0; r < MSP_BDMP_TILE; r++) rp[r + 1] = (uint8_t)(rp[r] + cnt[r]);
+    memset(seen, 0, sizeof seen);
+    int64_t q = 0;
+    for (int64_t e = 0; e < n; e++) {
+      int r = (int)((te[e].key >> 4) & 15);
+      if (seen[r]++ < w) continue;
+      cx[q] = (uint8_t)(te[e].key & 0xff);
+      PUT_VAL(base + q, B->val[te[e].k]);
+      q++;
+    }
+#undef PUT_VAL
+  }
+  if (bad) {
+    st = msp__error(MSP_ERR_INTERNAL, "BDMP-TCKI: a CSR tile part holds more than 255 entries");
+    goto exit;
+  }
+  *out = T;
+  T = NULL;
+exit:
+  MSP_FREE(plan);
+  msp__bdmp_free(MSP_FORMAT_BDMP_TCKI, T);
+  return st;
+}
+
+// ---- entry point -----------------------------------------------------------------------------------
+msp_status msp__bdmp_build(msp_matrix B, const msp_convert_options *o) {
+  msp_status st = MSP_SUCCESS;
+  bdmp_ent *ent = NULL;
+  bdmp_tile *tiles = NULL;
+  int64_t *tile_ptr = NULL;
+  uint8_t *is64 = NULL, *entry64 = NULL;
+  msp__bdmp_info info;
+  memset(&info, 0, sizeof info);
+  void *fmt = NULL;
+  if (B->format != MSP_FORMAT_BDMP_PBP && B->format != MSP_FORMAT_BDMP_TCKI) {
+    return msp__error(MSP_ERR_INVALID_ARGUMENT, "msp__bdmp_build: format %s is not BDMP",
+                      msp_format_name(B->format));
+  }
+  if (o->bdmp_digits < 0 || o->bdmp_digits > 15) {
+    return msp__error(MSP_ERR_INVALID_ARGUMENT,
+                      "msp_matrix_convert: bdmp_digits %d (0 = threshold mode, 1..15)",
+                      o->bdmp_digits);
+  }
+  if (o->bdmp_digits == 0 && !(o->bdmp_lambda > 0) && !(o->bdmp_f > 0 && isfinite(o->bdmp_f))) {
+    return msp__error(MSP_ERR_INVALID_ARGUMENT,
+                      "msp_matrix_convert: bdmp_f %g must be positive and finite (or set "
+                      "bdmp_lambda > 0)",
+                      o->bdmp_f);
+  }
+  int64_t rows = B->rows, nnz = B->nnz;
+  int64_t nbrows = (rows + MSP_BDMP_TILE - 1) / MSP_BDMP_TILE;
+  MSP_TRY(MSP_ALLOC(ent, nnz, "BDMP entries"));
+  MSP_TRY(MSP_ALLOC_ZERO(tile_ptr, nbrows + 1, "BDMP tile pointers"));
+  // Entries of block row br are exactly CSR positions rowptr[16 br] .. rowptr[16 br + 16]:
+  // sort each such range by (block column, row, column).
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t br = 0; br < nbrows; br++) {
+    int64_t r0 = br * MSP_BDMP_TILE, r1 = r0 + MSP_BDMP_TILE < rows ? r0 + MSP_BDMP_TILE : rows;
+    for (int64_t i = r0; i < r1; i++) {
+      for (int64_t k = B->rowptr[i]; k < B->rowptr[i + 1]; k++) {
+        uint64_t j = (uint64_t)B->colind[k];
+        ent[k].key = ((j >> 4) << 8) | ((uint64_t)(i - r0) << 4) | (j & 15);
+        ent[k].k = k;
+      }
+    }
+    int64_t lo = B->rowptr[r0], hi = B->rowptr[r1];
+    qsort(ent + lo, (size_t)(hi - lo), sizeof *ent, ent_cmp);
+    int64_t cnt = 0;
+    for (int64_t e = lo; e < hi; e++) cnt += e == lo || (ent[e].key >> 8) != (ent[e - 1].key >> 8);
+    tile_ptr[br + 1] = cnt;
+  }
+  for (int64_t br = 0; br < nbrows; br++) tile_ptr[br + 1] += tile_ptr[br];
+  int64_t ntiles = tile_ptr[nbrows];
+  MSP_TRY(MSP_ALLOC(tiles, ntiles, "BDMP tiles"));
+  MSP_TRY(MSP_ALLOC(is64, ntiles, "BDMP tile precisions"));
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t br = 0; br < nbrows; br++) {
+    int64_t r0 = br * MSP_BDMP_TILE, r1 = r0 + MSP_BDMP_TILE < rows ? r0 + MSP_BDMP_TILE : rows;
+    int64_t lo = B->rowptr[r0], hi = B->rowptr[r1], t = tile_ptr[br] - 1;
+    for (int64_t e = lo; e < hi; e++) {
+      if (e == lo || (ent[e].key >> 8) != (ent[e - 1].key >> 8)) {
+        t++;
+        tiles[t].start = e;
+        tiles[t].n = 0;
+        tiles[t].br = br;
+        tiles[t].bc = (int32_t)(ent[e].key >> 8);
+      }
+      tiles[t].n++;
+    }
+  }
+  MSP_TRY(select_precision(B, o, ent, tiles, ntiles, is64, &info));
+  if (B->format == MSP_FORMAT_BDMP_PBP) {
+    MSP_TRY(MSP_ALLOC(entry64, nnz, "BDMP entry precisions"));
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < ntiles; t++) {
+      for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++) {
+        entry64[ent[e].k] = is64[t];
+      }
+    }
+    msp__bdmp_pbp *P = NULL;
+    MSP_TRY(build_pbp(B, entry64, &info, &P));
+    fmt = P;
+  } else {
+    msp__bdmp_tcki *T = NULL;
+    MSP_TRY(build_tcki(B, ent, tiles, ntiles, tile_ptr, nbrows, is64, &info, &T));
+    fmt = T;
+  }
+  if (B->fmt) msp__bdmp_free(B->format, B->fmt);
+  B->fmt = fmt;
+  fmt = NULL;
+exit:
+  MSP_FREE(ent);
+  MSP_FREE(tiles);
+  MSP_FREE(tile_ptr);
+  MSP_FREE(is64);
+  MSP_FREE(entry64);
+  return st;
+}
+
+void msp__bdmp_free(msp_format format, void *fmt) {
+  if (fmt == NULL) return;
+  if (format == MSP_FORMAT_BDMP_PBP) {
+    msp__bdmp_pbp *P = (msp__bdmp_pbp *)fmt;
+    MSP_FREE(P->rp32);
+    MSP_FREE(P->rp64);
+    MSP_FREE(P->ci32);
+    MSP_FREE(P->ci64);
+    MSP_FREE(P->v32);
+    MSP_FREE(P->v64);
+  } else if (format == MSP_FORMAT_BDMP_TCKI) {
+    msp__bdmp_tcki *T = (msp__bdmp_tcki *)fmt;
+    MSP_FREE(T->tile_ptr);
+    MSP_FREE(T->tile_col);
+    MSP_FREE(T->tile_fmt);
+    MSP_FREE(T->tile_width);
+    MSP_FREE(T->eoff);
+    MSP_FREE(T->voff);
+    MSP_FREE(T->idx);
+    MSP_FREE(T->val32);
+    MSP_FREE(T->val64);
+  }
+  msp__free(fmt);
+}
+
+size_t msp__bdmp_bytes(const msp_matrix A) {
+  if (A->fmt == NULL) return 0;
+  if (A->format == MSP_FORMAT_BDMP_PBP) {
+    const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
+    return (size_t)(2 * (A->rows + 1) * 8 + P->info.nnz32 * (4 + 4) + P->info.nnz64 * (4 + 8));
+  }
+  const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
+  return (size_t)((T->nbrows + 1) * 8 + T->ntiles * (4 + 1 + 1 + 8 + 8) + 8 + T->eoff[T->ntiles] +
+                  T->n32 * 4 + T->n64 * 8);
+}
+
+// Decode tile t into (row, column, value) in row-then-column order; padding dropped. Returns the
+// number of entries.
+int msp__bdmp_tile_decode(const msp__bdmp_tcki *T, int64_t t, uint8_t *rr, uint8_t *cc,
+                          double *vv) {
+  const uint8_t *ix = T->idx + T->eoff[t];
+  int fmt = T->tile_fmt[t] & 3, f64 = (T->tile_fmt[t] & MSP__TILE_F64) != 0;
+  int64_t nb = T->eoff[t + 1] - T->eoff[t];
+  const float *v32 = T->val32 + T->voff[t];
+  const double *v64 = T->val64 + T->voff[t];
+#define GET_VAL(pos) (f64 ? v64[pos] : (double)v32[pos])
+  int n = 0;
+  if (fmt == MSP__TILE_COO) {
+    for (int64_t e = 0; e < nb; e++) {
+      rr[n] = ix[e] >> 4;
+      cc[n] = ix[e] & 15;
+      vv[n++] = GET_VAL(e);
+    }
+    return n;
+  }
+  int w = fmt == MSP__TILE_CSR ? 0 : T->tile_width[t];
+  const uint8_t *rp = ix + (int64_t)MSP_BDMP_TILE * w;
+  const uint8_t *cx = rp + MSP_BDMP_TILE + 1;
+  for (int r = 0; r < MSP_BDMP_TILE; r++) {
+    for (int k = 0; k < w; k++) {
+      int64_t s = (int64_t)k * MSP_BDMP_TILE + r;
+      if (ix[s] & MSP__TILE_PAD) continue;
+      rr[n] = (uint8_t)r;
+      cc[n] = ix[s] & 15;
+      vv[n++] = GET_VAL(s);
+    }
+    if (fmt == MSP__TILE_ELL) continue;
+    for (int q = rp[r]; q < rp[r + 1]; q++) {
+      rr[n] = (uint8_t)r;
+      cc[n] = cx[q] & 15;
+      vv[n++] = GET_VAL((int64_t)MSP_BDMP_TILE * w + q);
+    }
+  }
+#undef GET_VAL
+  return n;
+}
+
+msp_status msp__bdmp_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
+  int64_t rows = A->rows;
+  if (A->format == MSP_FORMAT_BDMP_PBP) {
+    const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
+    if (!colind) {
+      rowptr[0] = 0;
+      for (int64_t i = 0; i < rows; i++) {
+        rowptr[i + 1] = rowptr[i] + (P->rp32[i + 1] - P->rp32[i]) + (P->rp64[i + 1] - P->rp64[i]);
+      }
+      return MSP_SUCCESS;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < rows; i++) {
+      // merge the two parts' sorted columns
+      int64_t a = P->rp32[i], b = P->rp64[i], o = rowptr[i];
+      while (a < P->rp32[i + 1] || b < P->rp64[i + 1]) {
+        if (b >= P->rp64[i + 1] || (a < P->rp32[i + 1] && P->ci32[a] < P->ci64[b])) {
+          colind[o] = P->ci32[a];
+          val[o++] = (double)P->v32[a++];
+        } else {
+          colind[o] = P->ci64[b];
+          val[o++] = P->v64[b++];
+        }
+      }
+    }
+    return MSP_SUCCESS;
+  }
+  const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
+  if (!colind) {
+    memset(rowptr, 0, (size_t)(rows + 1) * sizeof *rowptr);
+    for (int64_t br = 0; br < T->nbrows; br++) {
+      for (int64_t t = T->tile_ptr[br]; t < T->tile_ptr[br + 1]; t++) {
+        uint8_t rr[256], cc[256];
+        double vv[256];
+        int n = msp__bdmp_tile_decode(T, t, rr, cc, vv);
+        for (int e = 0; e < n; e++) rowptr[br * MSP_BDMP_TILE + rr[e] + 1]++;
+      }
+    }
+    for (int64_t i = 0; i < rows; i++) rowptr[i + 1] += rowptr[i];
+    return MSP_SUCCESS;
+  }
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t br = 0; br < T->nbrows; br++) {
+    int64_t pos[MSP_BDMP_TILE];
+    for (int r = 0; r < MSP_BDMP_TILE; r++) {
+      int64_t i = br * MSP_BDMP_TILE + r;
+      pos[r] = i < rows ? rowptr[i] : 0;
+    }
+    // tiles in ascending block column, rows' entries in ascending column: appending keeps
+    // every row's columns sorted
+    for (int64_t t = T->tile_ptr[br]; t < T->tile_ptr[br + 1]; t++) {
+      uint8_t rr[256], cc[256];
+      double vv[256];
+      int n = msp__bdmp_tile_decode(T, t, rr, cc, vv);
+      for (int e = 0; e < n; e++) {
+        colind[pos[rr[e]]] = (int32_t)((int64_t)T->tile_col[t] * MSP_BDMP_TILE + cc[e]);
+        val[pos[rr[e]]++] = vv[e];
+      }
+    }
+  }
+  return MSP_SUCCESS;
+}
+
+msp_status msp_matrix_bdmp_info(const msp_matrix A, msp_bdmp_report *r) {
+  MSP_CHECK_ARG(A && r, "msp_matrix_bdmp_info: A or r is NULL");
+  memset(r, 0, sizeof *r);
+  if ((A->format != MSP_FORMAT_BDMP_PBP && A->format != MSP_FORMAT_BDMP_TCKI) || !A->fmt) {
+    return msp__error(MSP_ERR_NOT_SUPPORTED, "msp_matrix_bdmp_info: the matrix is %s, not BDMP",
+                      msp_format_name(A->format));
+  }
+  const msp__bdmp_info *in = (const msp__bdmp_info *)A->fmt; // first member of both layouts
+  r->lambda = in->lambda;
+  r->digits = in->digits;
+  r->bound = in->bound;
+  r->tiles = in->tiles;
+  r->tiles_f32 = in->tiles32;
+  r->nnz_f32 = in->nnz32;
+  r->nnz_f64 = in->nnz64;
+  if (A->format == MSP_FORMAT_BDMP_TCKI) {
+    const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
+    for (int f = 0; f < 4; f++) r->tile_formats[f] = T->fmt_count[f];
+  }
+  return MSP_SUCCESS;
+}

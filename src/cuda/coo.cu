@@ -1,0 +1,347 @@
+// coo.cu: COO on CUDA: upload and a deterministic segmented-reduction SpMV (no atomics).
+//
+// The triples (sorted by row, then column) are cut into tiles of MSP__COO_TILE = 256 triples, one
+// tile per warp, so every warp gets the same work whatever the row lengths (the point of COO for
+// very irregular matrices). Lane l takes the 8 consecutive triples l*8 .. l*8+7 of its tile with
+// 16-byte loads, multiplies, and sums its runs of equal row; a segmented scan over the lanes'
+// trailing runs (5 shuffles) gives each lane the part of its first row held by earlier lanes.
+// The lane where a row ends writes y_r = alpha * sum + beta * y_r, unless the row also has
+// triples in another tile. Such a row (it straddles a tile boundary) is finished by a fix-up:
+//   tile t writes head[t], the sum of its first row's triples, when that row started in an
+//   earlier tile, and tail[t], the sum of its last row's triples, when that row goes on in a
+//   later tile and did not start earlier (a tile inside one long row writes only head[t]).
+//   A straddling row r with first tile t0 and last tile t1 gets
+//     y_r = alpha * (tail[t0] + head[t0+1] + ... + head[t1]) + beta * y_r,
+//   summed in that fixed order by one thread (spans of at most MSP__COO_SHORT_SPAN tiles) or by
+//   a block in a fixed tree (longer spans: a row of 10^6 entries spans ~4000 tiles).
+// The list of straddling rows (row, t0, t1) is computed once at upload, short spans first. Every
+// sum is formed in an order fixed by the data alone, so the same product gives the same bits.
+// Empty rows get y_i = beta * y_i from a precomputed list (COO only: HYB's COO part leaves the
+// rows it does not hold as the ELL part wrote them).
+//
+// Device slots of a COO matrix:
+//   0 row   int32 [tiles * 256]  row indices, padded with INT32_MAX (above every row: stays sorted)
+//   1 col   int32 [tiles * 256]  column indices, padded with 0
+//   2 val   f64   [tiles * 256]  values, padded with 0
+//   3 head  f64   [tiles]        scratch: partial sums of rows started in an earlier tile
+//   4 tail  f64   [tiles]        scratch: partial sums of rows going on in a later tile
+//   5 fix   int64 [3 * fixes]    (row, t0, t1) of each straddling row, short spans first
+//   6 empty int32 [empties]      rows without entries
+// Scalars: i64[0] tiles, i64[1] short fix-ups, i64[2] long fix-ups, i64[3] empty rows.
+#include "formats.cuh"
+
+#include <string.h>
+
+#define MSP__COO_SHORT_SPAN 32 // straddling rows over at most this many tiles: one thread each
+
+enum { COO_ROW = 0, COO_COL, COO_VAL, COO_HEAD, COO_TAIL, COO_FIX, COO_NSLOTS };
+enum { COO_Q_TILES = 0, COO_Q_SHORT, COO_Q_LONG, COO_NQ };
+#define COO_EMPTY_SLOT 6
+#define COO_EMPTY_Q 3
+
+// ---- kernels ------------------------------------------------------------------------------------
+// 8 consecutive int32 / f64 items of one lane with 16-byte loads (the tile base and l*8 keep them
+// 32- and 64-byte aligned: cudaMalloc returns 256-byte aligned arrays).
+__device__ __forceinline__ void coo_load8(const int32_t *p, int32_t (&r)[MSP__COO_ITEMS]) {
+  const int4 *q = reinterpret_cast<const int4 *>(p);
+#pragma unroll
+  for (int c = 0; c < MSP__COO_ITEMS / 4; c++) {
+    int4 u = __ldg(q + c);
+    r[4 * c] = u.x;
+    r[4 * c + 1] = u.y;
+    r[4 * c + 2] = u.z;
+    r[4 * c + 3] = u.w;
+  }
+}
+__device__ __forceinline__ void coo_load8(const double *p, double (&v)[MSP__COO_ITEMS]) {
+  const double2 *q = reinterpret_cast<const double2 *>(p);
+#pragma unroll
+  for (int c = 0; c < MSP__COO_ITEMS / 2; c++) {
+    double2 u = __ldg(q + c);
+    v[2 * c] = u.x;
+    v[2 * c + 1] = u.y;
+  }
+}
+
+template <typename V, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    coo_tiles_kernel(int64_t ntiles, const int32_t *__restrict__ row,
+                     const int32_t *__restrict__ col, const V *__restrict__ val,
+                     const double *__restrict__ x, double alpha, double beta,
+                     double *__restrict__ y, double *__restrict__ head, double *__restrict__ tail) {
+  const unsigned full = 0xffffffffu;
+  const int lane = threadIdx.x & 31;
+  const int64_t t = (int64_t)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
+  if (t >= ntiles) return; // the whole warp leaves together
+  const int64_t base = t * MSP__COO_TILE;
+  // Does the tile's first row start in an earlier tile? Which row follows the tile?
+  const int32_t first_row = msp__ld(row + base);
+  const bool started_before = base > 0 && msp__ld(row + base - 1) == first_row;
+  const int32_t after = t + 1 < ntiles ? msp__ld(row + base + MSP__COO_TILE) : INT32_MAX;
+
+  int32_t r[MSP__COO_ITEMS], c[MSP__COO_ITEMS];
+  V v[MSP__COO_ITEMS];
+  const int64_t mine = base + (int64_t)lane * MSP__COO_ITEMS;
+  coo_load8(row + mine, r);
+  coo_load8(col + mine, c);
+  coo_load8(val + mine, v);
+  double p[MSP__COO_ITEMS];
+#pragma unroll
+  for (int k = 0; k < MSP__COO_ITEMS; k++)
+    p[k] = msp__widen(v[k]) * msp__ld(x + c[k]);
+
+  // The lane's trailing run (the triples of its last row), summed in order.
+  const int32_t last = r[MSP__COO_ITEMS - 1];
+  double trail = 0.0;
+#pragma unroll
+  for (int k = 0; k < MSP__COO_ITEMS; k++)
+    if (r[k] == last) trail += p[k];
+  // Inclusive segmented scan of the trailing runs over the lanes, keyed by row. Rows are sorted,
+  // so equal keys o lanes apart mean one run through all lanes between them.
+  double s = trail;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    double so = __shfl_up_sync(full, s, o);
+    int32_t ko = __shfl_up_sync(full, last, o);
+    if (lane >= o && ko == last) s += so;
+  }
+  // Carry into this lane: what earlier lanes hold of this lane's first row.
+  const double prev_s = __shfl_up_sync(full, s, 1);
+  const int32_t prev_key = __shfl_up_sync(full, last, 1);
+  double run = (lane > 0 && prev_key == r[0]) ? prev_s : 0.0;
+  int32_t next = __shfl_down_sync(full, r[0], 1);
+  if (lane == 31) next = after;
+
+#pragma unroll
+  for (int k = 0; k < MSP__COO_ITEMS; k++) {
+    run += p[k];
+    const int32_t nr = k + 1 < MSP__COO_ITEMS ? r[k + 1] : next;
+    if (nr != r[k]) { // row r[k] ends here
+      if (r[k] != INT32_MAX) {
+        if (started_before && r[k] == first_row)
+          head[t] = run;
+        else
+          msp__y_update(y, r[k], alpha, run, beta);
+      }
+      run = 0.0;
+    }
+  }
+  // The tile's last row goes on in the next tile: hand its part to the fix-up.
+  if (lane == 31 && next == last && last != INT32_MAX) {
+    if (started_before && last == first_row)
+      head[t] = run;
+    else
+      tail[t] = run;
+  }
+}
+
+// One thread per straddling row of a short span: tail[t0] + head[t0+1] + ... + head[t1].
+__global__ void __launch_bounds__(MSP__FMT_BLOCK)
+    coo_fix_short_kernel(int64_t nfix, const int64_t *__restrict__ fix,
+                         const double *__restrict__ head, const double *__restrict__ tail,
+                         double alpha, double beta, double *__restrict__ y) {
+  const int64_t q = (int64_t)blockIdx.x * MSP__FMT_BLOCK + threadIdx.x;
+  if (q >= nfix) return;
+  const int64_t r = msp__ld(fix + 3 * q), t0 = msp__ld(fix + 3 * q + 1),
+                t1 = msp__ld(fix + 3 * q + 2);
+  double s = tail[t0];
+  for (int64_t t = t0 + 1; t <= t1; t++)
+    s += head[t];
+  msp__y_update(y, r, alpha, s, beta);
+}
+
+// One block per straddling row of a long span: thread k sums elements k, k + BLOCK, ... in order
+// (element 0 is tail[t0], element e > 0 is head[t0 + e]), then a fixed tree over the block.
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    coo_fix_long_kernel(const int64_t *__restrict__ fix, const double *__restrict__ head,
+                        const double *__restrict__ tail, double alpha, double beta,
+                        double *__restrict__ y) {
+  __shared__ double warp_sum[BLOCK / 32];
+  const int64_t q = blockIdx.x;
+  const int64_t r = msp__ld(fix + 3 * q), t0 = msp__ld(fix + 3 * q + 1),
+                t1 = msp__ld(fix + 3 * q + 2);
+  const int64_t n = t1 - t0 + 1;
+  double s = 0.0;
+#pragma unroll 4
+  for (int64_t e = threadIdx.x; e < n; e += BLOCK)
+    s += e == 0 ? tail[t0] : head[t0 + e];
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    s += __shfl_down_sync(0xffffffffu, s, o);
+  if ((threadIdx.x & 31) == 0) warp_sum[threadIdx.x >> 5] = s;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double total = 0.0;
+#pragma unroll
+    for (int w = 0; w < BLOCK / 32; w++)
+      total += warp_sum[w];
+    msp__y_update(y, r, alpha, total, beta);
+  }
+}
+
+// Rows without entries: y_i = beta * y_i (0 when beta == 0, y not read).
+__global__ void __launch_bounds__(MSP__FMT_BLOCK)
+    coo_empty_kernel(int64_t n, const int32_t *__restrict__ rows, double beta,
+                     double *__restrict__ y) {
+  const int64_t k = (int64_t)blockIdx.x * MSP__FMT_BLOCK + threadIdx.x;
+  if (k >= n) return;
+  msp__y_update(y, msp__ld(rows + k), 0.0, 0.0, beta);
+}
+
+// ---- the COO part (shared with HYB) -------------------------------------------------------------
+msp_status msp__cuda_coo_part_upload(msp_context ctx, msp__cuda_matrix *m, int s0, int q0,
+                                     int64_t nnz, const int32_t *row, const int32_t *col,
+                                     const double *val) {
+  msp_status st = MSP_SUCCESS;
+  int64_t *all = NULL, *fix = NULL;
+  const int64_t T = MSP__COO_TILE;
+  const int64_t tiles = (nnz + T - 1) / T, padded = tiles * T;
+  int64_t nall = 0, nshort = 0, nlong = 0;
+  cudaStream_t s = msp__cuda(ctx)->stream;
+  m->i64[q0 + COO_Q_TILES] = tiles;
+  m->i64[q0 + COO_Q_SHORT] = 0;
+  m->i64[q0 + COO_Q_LONG] = 0;
+  if (tiles == 0) return MSP_SUCCESS;
+
+  // Triples padded to whole tiles: rows INT32_MAX (after every real row), column 0, value 0.
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, s0 + COO_ROW, NULL, (size_t)padded * sizeof(int32_t)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, s0 + COO_COL, NULL, (size_t)padded * sizeof(int32_t)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, s0 + COO_VAL, NULL, (size_t)padded * sizeof(double)));
+  MSP_CUDA_TRY(cudaMemcpyAsync(m->d[s0 + COO_ROW], row, (size_t)nnz * sizeof(int32_t),
+                               cudaMemcpyHostToDevice, s));
+  MSP_CUDA_TRY(cudaMemcpyAsync(m->d[s0 + COO_COL], col, (size_t)nnz * sizeof(int32_t),
+                               cudaMemcpyHostToDevice, s));
+  MSP_CUDA_TRY(cudaMemcpyAsync(m->d[s0 + COO_VAL], val, (size_t)nnz * sizeof(double),
+                               cudaMemcpyHostToDevice, s));
+  if (padded > nnz) {
+    // Pageable source: the copy returns once the data is staged, so a stack buffer is fine.
+    int32_t pad[MSP__COO_TILE];
+    for (int64_t k = 0; k < padded - nnz; k++)
+      pad[k] = INT32_MAX;
+    MSP_CUDA_TRY(cudaMemcpyAsync((int32_t *)m->d[s0 + COO_ROW] + nnz, pad,
+                                 (size_t)(padded - nnz) * sizeof(int32_t), cudaMemcpyHostToDevice,
+                                 s));
+  }
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, s0 + COO_HEAD, NULL, (size_t)tiles * sizeof(double)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, s0 + COO_TAIL, NULL, (size_t)tiles * sizeof(double)));
+
+  // Straddling rows: walk the tile boundaries; consecutive boundaries inside one row extend it.
+  if (tiles > 1) {
+    MSP_TRY(MSP_ALLOC(all, 3 * (tiles - 1), "COO fix-up list"));
+    for (int64_t t = 0; t + 1 < tiles; t++) {
+      const int64_t b = (t + 1) * T; // < nnz, since t + 1 < tiles
+      if (row[b - 1] != row[b]) continue;
+      if (nall > 0 && all[3 * (nall - 1)] == row[b] && all[3 * (nall - 1) + 2] == t) {
+        all[3 * (nall - 1) + 2] = t + 1;
+      } else {
+        all[3 * nall] = row[b];
+        all[3 * nall + 1] = t;
+        all[3 * nall + 2] = t + 1;
+        nall++;
+      }
+    }
+    for (int64_t q = 0; q < nall; q++) {
+      if (all[3 * q + 2] - all[3 * q + 1] <= MSP__COO_SHORT_SPAN)
+        nshort++;
+      else
+        nlong++;
+    }
+    if (nall > 0) {
+      MSP_TRY(MSP_ALLOC(fix, 3 * nall, "COO fix-up list"));
+      int64_t a = 0, b = nshort;
+      for (int64_t q = 0; q < nall; q++) {
+        int64_t *dst =
+            all[3 * q + 2] - all[3 * q + 1] <= MSP__COO_SHORT_SPAN ? fix + 3 * a++ : fix + 3 * b++;
+        memcpy(dst, all + 3 * q, 3 * sizeof(int64_t));
+      }
+      MSP_TRY(
+          msp__cuda_matrix_put(ctx, m, s0 + COO_FIX, fix, (size_t)(3 * nall) * sizeof(int64_t)));
+      // The host list must outlive the (pageable, staged) copy only until the call returns.
+    }
+  }
+  m->i64[q0 + COO_Q_SHORT] = nshort;
+  m->i64[q0 + COO_Q_LONG] = nlong;
+exit:
+  msp__free(all);
+  msp__free(fix);
+  return st;
+}
+
+template <typename V>
+static msp_status coo_part_launch(cudaStream_t s, const msp__cuda_matrix *m, int s0, int q0,
+                                  double alpha, const double *x, double beta, double *y) {
+  msp_status st = MSP_SUCCESS;
+  const int64_t tiles = m->i64[q0 + COO_Q_TILES], nshort = m->i64[q0 + COO_Q_SHORT],
+                nlong = m->i64[q0 + COO_Q_LONG];
+  double *head = (double *)m->d[s0 + COO_HEAD], *tail = (double *)m->d[s0 + COO_TAIL];
+  const int64_t *fix = (const int64_t *)m->d[s0 + COO_FIX];
+  if (tiles == 0) return MSP_SUCCESS;
+  coo_tiles_kernel<V, MSP__FMT_BLOCK>
+      <<<msp__cuda_blocks(tiles, MSP__FMT_BLOCK / 32), MSP__FMT_BLOCK, 0, s>>>(
+          tiles, (const int32_t *)m->d[s0 + COO_ROW], (const int32_t *)m->d[s0 + COO_COL],
+          (const V *)m->d[s0 + COO_VAL], x, alpha, beta, y, head, tail);
+  MSP_CUDA_CHECK_LAUNCH("coo_tiles_kernel");
+  if (nshort > 0) {
+    coo_fix_short_kernel<<<msp__cuda_blocks(nshort, MSP__FMT_BLOCK), MSP__FMT_BLOCK, 0, s>>>(
+        nshort, fix, head, tail, alpha, beta, y);
+    MSP_CUDA_CHECK_LAUNCH("coo_fix_short_kernel");
+  }
+  if (nlong > 0) {
+    coo_fix_long_kernel<MSP__FMT_BLOCK>
+        <<<(unsigned)nlong, MSP__FMT_BLOCK, 0, s>>>(fix + 3 * nshort, head, tail, alpha, beta, y);
+    MSP_CUDA_CHECK_LAUNCH("coo_fix_long_kernel");
+  }
+exit:
+  return st;
+}
+
+msp_status msp__cuda_coo_part_spmv(cudaStream_t s, const msp__cuda_matrix *m, int s0, int q0,
+                                   double alpha, const double *x, double beta, double *y) {
+  // Values are fp64 (msp__fmt_check refuses the rest at upload).
+  return coo_part_launch<double>(s, m, s0, q0, alpha, x, beta, y);
+}
+
+// ---- the COO format -----------------------------------------------------------------------------
+extern "C" msp_status msp__cuda_coo_upload(msp_context ctx, msp_matrix A) {
+  msp_status st = MSP_SUCCESS;
+  msp__cuda_matrix *m = NULL;
+  int32_t *empty = NULL;
+  int64_t nempty = 0;
+  MSP_TRY(msp__fmt_check(A, "coo"));
+  {
+    const msp__coo *c = (const msp__coo *)A->fmt;
+    MSP_TRY(msp__cuda_matrix_new(A, &m));
+    MSP_TRY(msp__cuda_coo_part_upload(ctx, m, 0, 0, A->nnz, c->row, c->col, c->val));
+  }
+  for (int64_t i = 0; i < A->rows; i++)
+    nempty += A->rowptr[i + 1] == A->rowptr[i];
+  if (nempty > 0) {
+    int64_t n = 0;
+    MSP_TRY(MSP_ALLOC(empty, nempty, "COO empty-row list"));
+    for (int64_t i = 0; i < A->rows; i++)
+      if (A->rowptr[i + 1] == A->rowptr[i]) empty[n++] = (int32_t)i;
+    MSP_TRY(msp__cuda_matrix_put(ctx, m, COO_EMPTY_SLOT, empty, (size_t)nempty * sizeof(int32_t)));
+  }
+  m->i64[COO_EMPTY_Q] = nempty;
+exit:
+  // On failure backend.cu frees what A->dev holds.
+  msp__free(empty);
+  return st;
+}
+
+extern "C" msp_status msp__cuda_coo_spmv(msp_context ctx, double alpha, const msp_matrix A,
+                                         msp_vector x, double beta, msp_vector y) {
+  msp_status st = MSP_SUCCESS;
+  const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
+  cudaStream_t s = msp__cuda(ctx)->stream;
+  const int64_t nempty = m->i64[COO_EMPTY_Q];
+  MSP_TRY(msp__cuda_coo_part_spmv(s, m, 0, 0, alpha, x->d_data, beta, y->d_data));
+  if (nempty > 0) {
+    coo_empty_kernel<<<msp__cuda_blocks(nempty, MSP__FMT_BLOCK), MSP__FMT_BLOCK, 0, s>>>(
+        nempty, (const int32_t *)m->d[COO_EMPTY_SLOT], beta, y->d_data);
+    MSP_CUDA_CHECK_LAUNCH("coo_empty_kernel");
+  }
+exit:
+  return st;
+}

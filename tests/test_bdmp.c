@@ -1,0 +1,525 @@
+// test_bdmp.c: BDMP-PBP and BDMP-TCKI: tile precision and format rules, placement, SpMV bounds.
+#include "testlib.h"
+
+#include "bdmp.h"
+#include "internal.h"
+#include "precision.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static msp_context ctx;
+
+// Build A from a test_csr, then B in `format` with options o. Returns MSP status.
+static msp_status make_bdmp(const test_csr *m, msp_format format, msp_convert_options o,
+                            msp_matrix *B) {
+  msp_matrix A = NULL;
+  *B = NULL;
+  msp_status st = test_csr_to_matrix(m, ctx, &A);
+  if (st != MSP_SUCCESS) return st;
+  o.format = format;
+  st = msp_matrix_convert(ctx, A, &o, B);
+  msp_matrix_destroy(&A);
+  return st;
+}
+
+// A test_csr from dense triples (row-major order given), rows x cols.
+static int csr_from_triples(test_csr *m, int64_t rows, int64_t cols, int64_t n, const int *ri,
+                            const int *ci, const double *v) {
+  memset(m, 0, sizeof *m);
+  m->rows = rows;
+  m->cols = cols;
+  m->nnz = n;
+  m->rowptr = calloc((size_t)rows + 1, sizeof *m->rowptr);
+  m->colind = malloc((size_t)(n ? n : 1) * sizeof *m->colind);
+  m->val = malloc((size_t)(n ? n : 1) * sizeof *m->val);
+  if (!m->rowptr || !m->colind || !m->val) return -1;
+  for (int64_t k = 0; k < n; k++) m->rowptr[ri[k] + 1]++;
+  for (int64_t i = 0; i < rows; i++) m->rowptr[i + 1] += m->rowptr[i];
+  for (int64_t k = 0; k < n; k++) {
+    m->colind[k] = ci[k];
+    m->val[k] = v[k];
+  }
+  return 0;
+}
+
+// The stored matrix (values as BDMP holds them) rebuilt from the format's arrays alone.
+static int stored_csr(const msp_matrix B, test_csr *s) {
+  memset(s, 0, sizeof *s);
+  s->rows = B->rows;
+  s->cols = B->cols;
+  s->rowptr = malloc((size_t)(B->rows + 1) * sizeof *s->rowptr);
+  if (!s->rowptr) return -1;
+  if (msp__bdmp_to_csr(B, s->rowptr, NULL, NULL) != MSP_SUCCESS) return -1;
+  s->nnz = s->rowptr[B->rows];
+  s->colind = malloc((size_t)(s->nnz ? s->nnz : 1) * sizeof *s->colind);
+  s->val = malloc((size_t)(s->nnz ? s->nnz : 1) * sizeof *s->val);
+  if (!s->colind || !s->val) return -1;
+  return msp__bdmp_to_csr(B, s->rowptr, s->colind, s->val) == MSP_SUCCESS ? 0 : -1;
+}
+
+// Every nonzero in exactly one place: the rebuilt pattern equals the original and each value is
+// the original (fp64) or its fp32 rounding; the fp32 count matches the report.
+static void check_placement(const test_csr *m, const msp_matrix B, const char *label) {
+  test_csr s;
+  int rc = stored_csr(B, &s);
+  CHECK(rc == 0, "%s: rebuilding CSR failed: %s", label, msp_last_error());
+  if (rc != 0) {
+    test_csr_free(&s);
+    return;
+  }
+  CHECK(s.nnz == m->nnz, "%s: %lld entries stored, matrix has %lld", label, (long long)s.nnz,
+        (long long)m->nnz);
+  int64_t badpat = 0, badval = 0, n32 = 0;
+  for (int64_t i = 0; i <= m->rows && s.nnz == m->nnz; i++) badpat += s.rowptr[i] != m->rowptr[i];
+  for (int64_t k = 0; k < m->nnz && s.nnz == m->nnz && badpat == 0; k++) {
+    badpat += s.colind[k] != m->colind[k];
+    double a = m->val[k], f = (double)(float)a;
+    if (s.val[k] != a) {
+      if (s.val[k] == f)
+        n32++;
+      else
+        badval++;
+    }
+  }
+  CHECK(badpat == 0, "%s: %lld pattern differences after the round trip", label, (long long)badpat);
+  CHECK(badval == 0, "%s: %lld values neither a_ij nor fp32(a_ij)", label, (long long)badval);
+  msp_bdmp_report r;
+  CHECK_OK(msp_matrix_bdmp_info(B, &r));
+  CHECK(r.nnz_f32 + r.nnz_f64 == m->nnz, "%s: %lld + %lld != nnz %lld", label,
+        (long long)r.nnz_f32, (long long)r.nnz_f64, (long long)m->nnz);
+  CHECK(n32 <= r.nnz_f32, "%s: %lld values rounded but only %lld reported fp32", label,
+        (long long)n32, (long long)r.nnz_f32);
+  test_csr_free(&s);
+}
+
+// SpMV of B against the long-double oracle of the stored values (fp64 arithmetic bound), for
+// several alpha/beta, with NaN in y when beta == 0.
+static void check_spmv(const msp_matrix B, const char *label, uint64_t seed) {
+  test_csr s;
+  if (stored_csr(B, &s) != 0) {
+    CHECK(0, "%s: rebuilding CSR failed", label);
+    test_csr_free(&s);
+    return;
+  }
+  int64_t rows = B->rows, cols = B->cols;
+  double *x = malloc((size_t)(cols ? cols : 1) * sizeof *x);
+  double *y0 = malloc((size_t)(rows ? rows : 1) * sizeof *y0);
+  double *got = malloc((size_t)(rows ? rows : 1) * sizeof *got);
+  double *ref = malloc((size_t)(rows ? rows : 1) * sizeof *ref);
+  msp_vector vx = NULL, vy = NULL;
+  if (!x || !y0 || !got || !ref) {
+    CHECK(0, "out of memory");
+    goto done;
+  }
+  msp_rng r = {seed};
+  for (int64_t j = 0; j < cols; j++) x[j] = 2 * msp_rng_uniform(&r) - 1;
+  for (int64_t i = 0; i < rows; i++) y0[i] = 2 * msp_rng_uniform(&r) - 1;
+  CHECK_OK(msp_vector_create(ctx, cols, &vx));
+  CHECK_OK(msp_vector_create(ctx, rows, &vy));
+  if (!vx || !vy) goto done;
+  CHECK_OK(msp_vector_set(vx, x));
+  double ab[3][2] = {{1, 0}, {-0.5, 2}, {2, 1}};
+  for (int c = 0; c < 3; c++) {
+    double alpha = ab[c][0], beta = ab[c][1];
+    if (beta == 0) {
+      CHECK_OK(msp_vector_fill(vy, NAN));
+    } else {
+      CHECK_OK(msp_vector_set(vy, y0));
+    }
+    CHECK_OK(msp_spmv(ctx, alpha, B, vx, beta, vy));
+    CHECK_OK(msp_vector_get(vy, got));
+    test_oracle_spmv(&s, alpha, x, beta, y0, ref);
+    char l2[160];
+    snprintf(l2, sizeof l2, "%s alpha %g beta %g", label, alpha, beta);
+    CHECK(test_compare_rows(&s, alpha, x, beta, y0, got, ref, l2) == 0, "%s: rows off", l2);
+  }
+done:
+  msp_vector_destroy(&vx);
+  msp_vector_destroy(&vy);
+  free(x);
+  free(y0);
+  free(got);
+  free(ref);
+  test_csr_free(&s);
+}
+
+// ---- hand-built tiles: precision rule ------------------------------------------------------------
+static void test_precision_rule(void) {
+  // 32 x 32, four tiles, lambda fixed at 1:
+  //   (0,0): values 0.25       -> fp32
+  //   (0,1): 0.25 and one 10   -> fp64 (one large value keeps the tile in fp64)
+  //   (1,0): 0.5 and 1e-40     -> fp64 (outside fp32's normal range)
+  //   (1,1): 0.999 and -0.5    -> fp32
+  int ri[] = {0, 3, 1, 2, 17, 20, 18, 30};
+  int ci[] = {0, 5, 17, 20, 1, 2, 18, 31};
+  double v[] = {0.25, 0.25, 0.25, 10.0, 0.5, 1e-40, 0.999, -0.5};
+  test_csr m;
+  // csr_from_triples wants entries grouped by row in order
+  int ord[] = {0, 2, 3, 1, 4, 6, 5, 7};
+  int r2[8], c2[8];
+  double v2[8];
+  for (int k = 0; k < 8; k++) {
+    r2[k] = ri[ord[k]];
+    c2[k] = ci[ord[k]];
+    v2[k] = v[ord[k]];
+  }
+  if (csr_from_triples(&m, 32, 32, 8, r2, c2, v2) != 0) {
+    CHECK(0, "out of memory");
+    test_csr_free(&m);
+    return;
+  }
+  msp_convert_options o = msp_convert_options_default();
+  o.bdmp_lambda = 1.0;
+  msp_matrix B = NULL;
+  CHECK_OK(make_bdmp(&m, MSP_FORMAT_BDMP_TCKI, o, &B));
+  if (B) {
+    const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)B->fmt;
+    CHECK(T->ntiles == 4 && T->nbrows == 2, "4 tiles in 2 block rows, got %lld in %lld",
+          (long long)T->ntiles, (long long)T->nbrows);
+    if (T->ntiles == 4) {
+      int want64[4] = {0, 1, 1, 0};
+      for (int t = 0; t < 4; t++) {
+        int is64 = (T->tile_fmt[t] & MSP__TILE_F64) != 0;
+        CHECK(is64 == want64[t], "tile %d: fp64 = %d, expected %d", t, is64, want64[t]);
+      }
+    }
+    msp_bdmp_report r;
+    CHECK_OK(msp_matrix_bdmp_info(B, &r));
+    CHECK(r.lambda == 1.0 && r.tiles == 4 && r.tiles_f32 == 2 && r.nnz_f32 == 4,
+          "report: lambda %g tiles %lld fp32 tiles %lld fp32 nnz %lld", r.lambda,
+          (long long)r.tiles, (long long)r.tiles_f32, (long long)r.nnz_f32);
+    check_placement(&m, B, "hand-built precision TCKI");
+    check_spmv(B, "hand-built precision TCKI", 1);
+  }
+  msp_matrix_destroy(&B);
+  CHECK_OK(make_bdmp(&m, MSP_FORMAT_BDMP_PBP, o, &B));
+  if (B) {
+    const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)B->fmt;
+    CHECK(P->rp32[32] == 4 && P->rp64[32] == 4, "PBP split 4 + 4, got %lld + %lld",
+          (long long)P->rp32[32], (long long)P->rp64[32]);
+    check_placement(&m, B, "hand-built precision PBP");
+    check_spmv(B, "hand-built precision PBP", 2);
+  }
+  msp_matrix_destroy(&B);
+  // Dynamic threshold: lambda = f (mean|A| + 3 std|A|) over the stored values.
+  {
+    double sum = 0, sq = 0;
+    for (int k = 0; k < 8; k++) sum += fabs(v[k]);
+    double mean = sum / 8;
+    for (int k = 0; k < 8; k++) sq += (fabs(v[k]) - mean) * (fabs(v[k]) - mean);
+    double want = 0.3 * (mean + 3 * sqrt(sq / 8));
+    o = msp_convert_options_default();
+    o.bdmp_f = 0.3;
+    CHECK_OK(make_bdmp(&m, MSP_FORMAT_BDMP_PBP, o, &B));
+    msp_bdmp_report r;
+    if (B) {
+      CHECK_OK(msp_matrix_bdmp_info(B, &r));
+      CHECK(fabs(r.lambda - want) <= 1e-14 * want, "lambda %.17g, expected %.17g", r.lambda, want);
+    }
+    msp_matrix_destroy(&B);
+  }
+  // Bad options are refused.
+  o = msp_convert_options_default();
+  o.bdmp_f = 0;
+  CHECK_STATUS(make_bdmp(&m, MSP_FORMAT_BDMP_PBP, o, &B), MSP_ERR_INVALID_ARGUMENT);
+  o = msp_convert_options_default();
+  o.bdmp_digits = 16;
+  CHECK_STATUS(make_bdmp(&m, MSP_FORMAT_BDMP_TCKI, o, &B), MSP_ERR_INVALID_ARGUMENT);
+  o = msp_convert_options_default();
+  o.precision = MSP_PRECISION_F32;
+  CHECK_STATUS(make_bdmp(&m, MSP_FORMAT_BDMP_TCKI, o, &B), MSP_ERR_NOT_SUPPORTED);
+  test_csr_free(&m);
+}
+
+// ---- hand-built tiles: format rule ---------------------------------------------------------------
+// One block row of 16 rows, block column b holds tile b with the row lengths given.
+static void test_format_rule(void) {
+  // tile 0: 5 entries (density 0.0195)      -> COO
+  // tile 1: 6 entries (0.0234), CV 1.29    -> HYB, K = 1 (6 of 16 rows reach 1: a third)
+  // tile 2: every row 4 entries (CV 0)      -> ELL
+  // tile 3: rows alternate 2 and 4 (CV 1/3) -> CSR
+  // tile 4: row 0 full, rows 1..15 one each -> HYB, K = 1, 15 entries in its CSR part
+  // tile 5: rows 0..13 three entries, 14..15 empty: CV 0.38 -> CSR
+  int len[6][16];
+  memset(len, 0, sizeof len);
+  for (int r = 0; r < 5; r++) len[0][r * 3] = 1;
+  for (int r = 0; r < 6; r++) len[1][r] = 1;
+  for (int r = 0; r < 16; r++) len[2][r] = 4;
+  for (int r = 0; r < 16; r++) len[3][r] = r % 2 ? 4 : 2;
+  len[4][0] = 16;
+  for (int r = 1; r < 16; r++) len[4][r] = 1;
+  for (int r = 0; r < 14; r++) len[5][r] = 3;
+  int want[6] = {MSP__TILE_COO, MSP__TILE_HYB, MSP__TILE_ELL, MSP__TILE_CSR, MSP__TILE_HYB,
+                 MSP__TILE_CSR};
+  int want_w[6] = {0, 1, 4, 0, 1, 0};
+  int *ri = malloc(6 * 256 * sizeof *ri), *ci = malloc(6 * 256 * sizeof *ci);
+  double *v = malloc(6 * 256 * sizeof *v);
+  test_csr m;
+  memset(&m, 0, sizeof m);
+  if (!ri || !ci || !v) {
+    CHECK(0, "out of memory");
+    goto done;
+  }
+  int n = 0;
+  msp_rng rng = {7};
+  for (int r = 0; r < 16; r++) {
+    for (int b = 0; b < 6; b++) {
+      for (int c = 0; c < len[b][r]; c++) {
+        ri[n] = r;
+        // spread the columns over the tile (distinct, ascending)
+        ci[n] = b * 16 + (len[b][r] == 16 ? c : (c * 5 + r) % 16);
+        v[n] = 0.5 + msp_rng_uniform(&rng);
+        n++;
+      }
+    }
+  }
+  // sort each row's columns (the spread above is not monotone)
+  for (int a = 0; a < n; a++) {
+    for (int b = a + 1; b < n && ri[b] == ri[a]; b++) {
+      if (ci[b] < ci[a]) {
+        int t = ci[a];
+        ci[a] = ci[b];
+        ci[b] = t;
+      }
+    }
+  }
+  if (csr_from_triples(&m, 16, 96, n, ri, ci, v) != 0) {
+    CHECK(0, "out of memory");
+    goto done;
+  }
+  msp_matrix B = NULL;
+  CHECK_OK(make_bdmp(&m, MSP_FORMAT_BDMP_TCKI, msp_convert_options_default(), &B));
+  if (B) {
+    const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)B->fmt;
+    CHECK(T->ntiles == 6, "6 tiles, got %lld", (long long)T->ntiles);
+    for (int t = 0; t < 6 && t < T->ntiles; t++) {
+      CHECK((T->tile_fmt[t] & 3) == want[t], "tile %d: format %d, expected %d", t,
+            T->tile_fmt[t] & 3, want[t]);
+      CHECK(T->tile_width[t] == want_w[t], "tile %d: width %d, expected %d", t, T->tile_width[t],
+            want_w[t]);
+    }
+    msp_bdmp_report r;
+    CHECK_OK(msp_matrix_bdmp_info(B, &r));
+    CHECK(r.tile_formats[MSP__TILE_COO] == 1 && r.tile_formats[MSP__TILE_ELL] == 1 &&
+              r.tile_formats[MSP__TILE_CSR] == 2 && r.tile_formats[MSP__TILE_HYB] == 2,
+          "tile format counts %lld %lld %lld %lld", (long long)r.tile_formats[0],
+          (long long)r.tile_formats[1], (long long)r.tile_formats[2], (long long)r.tile_formats[3]);
+    check_placement(&m, B, "hand-built formats");
+    check_spmv(B, "hand-built formats", 3);
+  }
+  msp_matrix_destroy(&B);
+done:
+  free(ri);
+  free(ci);
+  free(v);
+  test_csr_free(&m);
+}
+
+// ---- random matrices: placement and SpMV ----------------------------------------------------------
+static void test_random(void) {
+  struct {
+    int64_t rows, cols;
+    double mean;
+    int powerlaw;
+  } cases[] = {{0, 0, 0, 0},      {1, 1, 1, 0},       {17, 33, 3, 0},     {100, 37, 5, 0},
+               {500, 500, 0, 0},  {1000, 1000, 8, 0}, {777, 1500, 20, 0}, {2000, 2000, 300, 1},
+               {4096, 64, 30, 0}, {33, 5000, 60, 0}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    test_csr m;
+    int rc = cases[c].powerlaw
+                 ? test_csr_powerlaw(&m, cases[c].rows, cases[c].cols, (int64_t)cases[c].mean, 100 + c)
+                 : test_csr_random(&m, cases[c].rows, cases[c].cols, cases[c].mean, 100 + c);
+    if (rc != 0) {
+      CHECK(0, "generator failed");
+      test_csr_free(&m);
+      continue;
+    }
+    // magnitudes over several decades, so both precisions occur
+    msp_rng r = {200 + c};
+    for (int64_t k = 0; k < m.nnz; k++) m.val[k] *= pow(10.0, (double)msp_rng_range(&r, 5) - 2);
+    for (int v = 0; v < 2; v++) {
+      msp_format f = v ? MSP_FORMAT_BDMP_TCKI : MSP_FORMAT_BDMP_PBP;
+      for (int mode = 0; mode < 3; mode++) {
+        msp_convert_options o = msp_convert_options_default();
+        if (mode == 1) o.bdmp_f = 2.0;
+        if (mode == 2) o.bdmp_digits = 8;
+        char label[160];
+        snprintf(label, sizeof label, "%s %lldx%lld nnz %lld mode %d", msp_format_name(f),
+                 (long long)m.rows, (long long)m.cols, (long long)m.nnz, mode);
+        msp_matrix B = NULL;
+        CHECK_OK(make_bdmp(&m, f, o, &B));
+        if (!B) continue;
+        CHECK(msp_matrix_format(B) == f, "%s: format %d", label, (int)msp_matrix_format(B));
+        check_placement(&m, B, label);
+        check_spmv(B, label, 300 + c);
+        CHECK(msp_matrix_bytes(B) > 0 || m.rows == 0, "%s: footprint 0", label);
+        msp_matrix_destroy(&B);
+      }
+    }
+    test_csr_free(&m);
+  }
+}
+
+// ---- error-bounded mode on the shared collection ---------------------------------------------------
+typedef struct {
+  int visited, failed_read;
+  double share32[3]; // summed fp32 share of nonzeros for D = 7, 8, 10
+  int count;
+} eb_state;
+
+static void eb_matrix(const char *path, const char *name, void *user) {
+  eb_state *s = (eb_state *)user;
+  msp_matrix A = NULL;
+  test_csr m;
+  memset(&m, 0, sizeof m);
+  double *x = NULL, *got = NULL, *ref = NULL, *rowsum = NULL;
+  msp_vector vx = NULL, vy = NULL;
+  if (msp_matrix_read_mtx(ctx, path, 0, &A) != MSP_SUCCESS) {
+    s->failed_read++; // test_mtx_collection reports reading problems; here they are skipped
+    return;
+  }
+  s->visited++;
+  if (test_csr_from_matrix(&m, A) != 0) {
+    CHECK(0, "%s: copy failed", name);
+    goto done;
+  }
+  int64_t rows = m.rows, cols = m.cols;
+  x = malloc((size_t)(cols ? cols : 1) * sizeof *x);
+  got = malloc((size_t)(rows ? rows : 1) * sizeof *got);
+  ref = malloc((size_t)(rows ? rows : 1) * sizeof *ref);
+  rowsum = malloc((size_t)(rows ? rows : 1) * sizeof *rowsum);
+  if (!x || !got || !ref || !rowsum) {
+    CHECK(0, "out of memory");
+    goto done;
+  }
+  CHECK_OK(msp_vector_create(ctx, cols, &vx));
+  CHECK_OK(msp_vector_create(ctx, rows, &vy));
+  if (!vx || !vy) goto done;
+  for (int64_t i = 0; i < rows; i++) {
+    double t = 0;
+    for (int64_t k = m.rowptr[i]; k < m.rowptr[i + 1]; k++) t += fabs(m.val[k]);
+    rowsum[i] = t;
+  }
+  int digits[3] = {7, 8, 10};
+  for (int d = 0; d < 3; d++) {
+    msp_convert_options o = msp_convert_options_default();
+    o.format = d == 1 ? MSP_FORMAT_BDMP_TCKI : MSP_FORMAT_BDMP_PBP;
+    o.bdmp_digits = digits[d];
+    msp_matrix B = NULL;
+    CHECK_OK(msp_matrix_convert(ctx, A, &o, &B));
+    if (!B) continue;
+    msp_bdmp_report r;
+    CHECK_OK(msp_matrix_bdmp_info(B, &r));
+    double limit = 5.0 * pow(10.0, -digits[d]);
+    CHECK(r.bound <= limit, "%s D=%d: guaranteed bound %.3g above 5e-%d", name, digits[d], r.bound,
+          digits[d]);
+    if (m.nnz) s->share32[d] += (double)r.nnz_f32 / (double)m.nnz;
+    for (int trial = 0; trial < 3; trial++) {
+      msp_rng rng = {(uint64_t)(1000 * d + trial + 17)};
+      double xmax = 0;
+      // x over several magnitudes and signs; the bound holds for every x
+      for (int64_t j = 0; j < cols; j++) {
+        x[j] = (2 * msp_rng_uniform(&rng) - 1) * (trial == 2 ? pow(10.0, (double)msp_rng_range(&rng, 7) - 3) : 1.0);
+        xmax = fmax(xmax, fabs(x[j]));
+      }
+      CHECK_OK(msp_vector_set(vx, x));
+      CHECK_OK(msp_spmv(ctx, 1.0, B, vx, 0.0, vy));
+      CHECK_OK(msp_vector_get(vy, got));
+      test_oracle_spmv(&m, 1.0, x, 0.0, NULL, ref);
+      int64_t bad = 0;
+      for (int64_t i = 0; i < rows; i++) {
+        double mag = 0;
+        int64_t len = m.rowptr[i + 1] - m.rowptr[i];
+        for (int64_t k = m.rowptr[i]; k < m.rowptr[i + 1]; k++) mag += fabs(m.val[k] * x[m.colind[k]]);
+        // storage: bound * S_i * max|x| (<= 5 10^-D S_i max|x|); arithmetic: fp64 as in
+        // test_compare_rows
+        double b = r.bound * rowsum[i] * xmax + 4.0 * 0x1.0p-52 * (double)(len + 2) * mag * (1 + 1e-6);
+        if (!(fabs(got[i] - ref[i]) <= b)) {
+          if (bad < 3)
+            fprintf(stderr, "%s D=%d row %lld: |%.17g - %.17g| > %.3g\n", name, digits[d],
+                    (long long)i, got[i], ref[i], b);
+          bad++;
+        }
+      }
+      CHECK(bad == 0, "%s D=%d trial %d: %lld rows beyond the guaranteed bound", name, digits[d],
+            trial, (long long)bad);
+    }
+    msp_matrix_destroy(&B);
+  }
+  s->count++;
+done:
+  msp_vector_destroy(&vx);
+  msp_vector_destroy(&vy);
+  free(x);
+  free(got);
+  free(ref);
+  free(rowsum);
+  test_csr_free(&m);
+  msp_matrix_destroy(&A);
+}
+
+static void test_error_bounded(void) {
+  if (!test_matrices_dir()) {
+    printf("test_bdmp: MSP_MATRICES_DIR not set or absent: error-bounded mode checked on the "
+           "random matrices only\n");
+    return;
+  }
+  eb_state s;
+  memset(&s, 0, sizeof s);
+  test_for_each_matrix(0, eb_matrix, &s);
+  CHECK(s.visited > 0, "no matrix of the collection could be read");
+  if (s.count) {
+    printf("test_bdmp: error-bounded mode on %d matrices (%d unreadable): mean fp32 share of "
+           "nonzeros D=7 %.1f%%, D=8 %.1f%%, D=10 %.1f%%\n",
+           s.count, s.failed_read, 100 * s.share32[0] / s.count, 100 * s.share32[1] / s.count,
+           100 * s.share32[2] / s.count);
+  }
+}
+
+// ---- accuracy helpers ------------------------------------------------------------------------------
+static void test_accuracy(void) {
+  CHECK(msp_significant_digits(1.0, 1.0) == 17, "exact -> 17");
+  CHECK(msp_significant_digits(0.0, 0.0) == 17, "0 vs 0 -> 17");
+  CHECK(msp_significant_digits(1e-300, 0.0) == 0, "nonzero vs 0 -> 0");
+  CHECK(msp_significant_digits(1.0000004, 1.0) == 7, "4e-7 < 5e-7 -> 7");
+  CHECK(msp_significant_digits(1.000001, 1.0) == 6, "1e-6 -> 6");
+  CHECK(msp_significant_digits(1.00004, 1.0) == 5, "4e-5 -> 5");
+  CHECK(msp_significant_digits(-2.0, 2.0) == 0, "opposite sign -> 0");
+  CHECK(msp_significant_digits(NAN, 1.0) == 0, "NaN -> 0");
+  CHECK(msp_significant_digits(1.0 + 0x1.0p-52, 1.0) == 16, "one ulp of 1 (2.2e-16) -> 16 digits");
+  CHECK(msp_significant_digits((double)(float)0.1, 0.1) == 8, "fp32 0.1 (1.5e-8) -> 8 digits");
+  double ref[10], y[10];
+  for (int i = 0; i < 10; i++) ref[i] = i + 1.0;
+  memcpy(y, ref, sizeof y);
+  y[0] *= 1 + 1e-3;  // 3 digits
+  y[1] *= 1 + 1e-7;  // 7
+  y[2] *= 1 + 3e-8;  // 8
+  y[3] *= 1 + 6e-7;  // 6
+  msp_accuracy acc;
+  CHECK_OK(msp_accuracy_compare(10, y, ref, &acc));
+  CHECK(acc.hist[3] == 1 && acc.hist[6] == 1 && acc.hist[7] == 1 &&
+            acc.hist[MSP_ACCURACY_BINS - 1] == 7,
+        "histogram %lld %lld %lld %lld", (long long)acc.hist[3], (long long)acc.hist[6],
+        (long long)acc.hist[7], (long long)acc.hist[8]);
+  CHECK(acc.ratio == 0.8, "accuracy ratio %g, expected 0.8", acc.ratio);
+  CHECK(acc.min_digits == 3, "min digits %g", acc.min_digits);
+  CHECK(fabs(acc.max_rel_error - 1e-3) < 1e-12, "max relative error %g", acc.max_rel_error);
+  CHECK_STATUS(msp_accuracy_compare(3, NULL, ref, &acc), MSP_ERR_INVALID_ARGUMENT);
+}
+
+int main(void) {
+  if (msp_context_create(MSP_BACKEND_CPU, 0, &ctx) != MSP_SUCCESS) {
+    fprintf(stderr, "test_bdmp: no CPU context: %s\n", msp_last_error());
+    return 1;
+  }
+  test_precision_rule();
+  test_format_rule();
+  test_random();
+  test_accuracy();
+  test_error_bounded();
+  msp_context_destroy(&ctx);
+  return msp_test_finish("test_bdmp");
+}
