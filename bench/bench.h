@@ -1,4 +1,5 @@
-// bench.h: what the files of mixsparse-bench share: result rows, timing, device helpers, cuSPARSE runner.
+// bench.h: what the files of mixsparse-bench share: result rows, timing, device helpers, cuSPARSE
+// runner.
 #ifndef MSP_BENCH_H
 #define MSP_BENCH_H
 
@@ -13,20 +14,20 @@
 
 // One measured (or refused) variant on one matrix.
 struct bench_row {
-  std::string matrix;    // spec or file name
-  std::string kind;      // "generated" or "real"
+  std::string matrix; // spec or file name
+  std::string kind;   // "generated" or "real"
   int64_t rows = 0, cols = 0, nnz = 0;
   std::string variant;   // ours:csr-scalar, ours:ell, cusparse:csr-default, ...
   std::string precision; // f64, f32
-  std::string status;    // ok, n/a, error
+  std::string status;    // ok, wrong (error above the limit), n/a, error
   std::string note;      // why n/a or error; what AUTO/TUNE chose
   std::string choice;    // kernel or format chosen (csr-auto, auto, tune), else empty
   double ms = -1;        // median time of the timed runs
   double ms_min = -1, ms_max = -1;
-  double bytes = 0;      // byte model of the variant
+  double bytes = 0; // byte model of the variant
   double gbs = 0, pct_read = 0, gflops = 0;
-  double err = -1;       // max_i |y_i - ref_i| / (|A| |x|)_i
-  double setup_ms = -1;  // host wall time of the conversion / descriptor setup
+  double err = -1;      // max_i |y_i - ref_i| / (|A| |x|)_i
+  double setup_ms = -1; // host wall time of the conversion / descriptor setup
 };
 
 // Timing options shared by every variant.
@@ -81,7 +82,9 @@ void bench_cusparse_run(const bench_timing &ts, const bench_matrix &M,
                         const std::vector<std::string> &precisions, double read_gbs,
                         std::vector<bench_row> *out);
 
-// Fill the derived columns of a row (GB/s, % of read bandwidth, GFLOP/s) from ms and bytes.
+// Fill the derived columns of a row (GB/s, % of read bandwidth, GFLOP/s) from ms and bytes, and
+// mark an "ok" row "wrong" when its error is above 1e-8 (f64) / 1e-2 (f32): timed, but left out
+// of every fastest-variant and speedup figure.
 void bench_row_derive(bench_row *r, double read_gbs);
 
 #endif

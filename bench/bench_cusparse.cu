@@ -1,4 +1,5 @@
-// bench_cusparse.cu: the cuSPARSE peers of mixsparse-bench (CSR default/ALG2, COO ALG1/ALG2, sliced ELL).
+// bench_cusparse.cu: the cuSPARSE peers of mixsparse-bench (CSR default/ALG2, COO ALG1/ALG2, sliced
+// ELL).
 #include "bench.h"
 
 #include <cusparse.h>
@@ -25,7 +26,9 @@ struct dev_mem {
 
 bool cusp_ok(cusparseStatus_t s, const char *what, std::string *why) {
   if (s == CUSPARSE_STATUS_SUCCESS) return true;
-  if (why) *why = std::string(what) + ": " + cusparseGetErrorName(s) + " (" + cusparseGetErrorString(s) + ")";
+  if (why)
+    *why =
+        std::string(what) + ": " + cusparseGetErrorName(s) + " (" + cusparseGetErrorString(s) + ")";
   // A failing cuSPARSE call may hide a sticky device error: look once.
   cudaError_t e = cudaPeekAtLastError();
   if (e != cudaSuccess) bench_cuda_ok(e, what, nullptr);
@@ -93,7 +96,8 @@ bool build_sell(const bench_matrix &M, dev_arrays *D, std::string *why) {
   }
   if (slots > 8 * M.nnz + rows) {
     char b[160];
-    snprintf(b, sizeof b, "sliced ELL padding %.1fx nnz (over 8x): not built", (double)slots / (double)std::max<int64_t>(M.nnz, 1));
+    snprintf(b, sizeof b, "sliced ELL padding %.1fx nnz (over 8x): not built",
+             (double)slots / (double)std::max<int64_t>(M.nnz, 1));
     *why = b;
     return false;
   }
@@ -111,10 +115,14 @@ bool build_sell(const bench_matrix &M, dev_arrays *D, std::string *why) {
       v32[p] = (float)M.val[M.rowptr[i] + k];
     }
   }
-  return upload(&D->soff, off.data(), off.size() * sizeof(int32_t), "cudaMalloc/copy(SELL offsets)", why) &&
-         upload(&D->scol, col.data(), col.size() * sizeof(int32_t), "cudaMalloc/copy(SELL columns)", why) &&
-         upload(&D->sv64, v64.data(), v64.size() * sizeof(double), "cudaMalloc/copy(SELL f64 values)", why) &&
-         upload(&D->sv32, v32.data(), v32.size() * sizeof(float), "cudaMalloc/copy(SELL f32 values)", why);
+  return upload(&D->soff, off.data(), off.size() * sizeof(int32_t), "cudaMalloc/copy(SELL offsets)",
+                why) &&
+         upload(&D->scol, col.data(), col.size() * sizeof(int32_t), "cudaMalloc/copy(SELL columns)",
+                why) &&
+         upload(&D->sv64, v64.data(), v64.size() * sizeof(double),
+                "cudaMalloc/copy(SELL f64 values)", why) &&
+         upload(&D->sv32, v32.data(), v32.size() * sizeof(float),
+                "cudaMalloc/copy(SELL f32 values)", why);
 }
 
 // One variant in one precision: descriptors, buffer, preprocess, a checked run, the timed runs.
@@ -139,14 +147,15 @@ bool run_variant(cusparseHandle_t h, const bench_timing &ts, const bench_matrix 
   const double xy = (double)M.x_entries * vb + (double)M.rows * vb; // x read once, y written once
   switch (v.family) {
   case fam::csr:
-    ok = cusp_ok(cusparseCreateCsr(&A, M.rows, M.cols, M.nnz, D.rp.p, D.ci.p, vals, CUSPARSE_INDEX_32I,
-                                   CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, vt),
+    ok = cusp_ok(cusparseCreateCsr(&A, M.rows, M.cols, M.nnz, D.rp.p, D.ci.p, vals,
+                                   CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                                   vt),
                  "cusparseCreateCsr", why);
     row->bytes = (double)(M.rows + 1) * 4 + (double)M.nnz * (4 + vb) + xy;
     break;
   case fam::coo:
-    ok = cusp_ok(cusparseCreateCoo(&A, M.rows, M.cols, M.nnz, D.crow.p, D.ci.p, vals, CUSPARSE_INDEX_32I,
-                                   CUSPARSE_INDEX_BASE_ZERO, vt),
+    ok = cusp_ok(cusparseCreateCoo(&A, M.rows, M.cols, M.nnz, D.crow.p, D.ci.p, vals,
+                                   CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, vt),
                  "cusparseCreateCoo", why);
     row->bytes = (double)M.nnz * (4 + 4 + vb) + xy;
     break;
@@ -155,23 +164,25 @@ bool run_variant(cusparseHandle_t h, const bench_timing &ts, const bench_matrix 
       *why = D.sell_why;
       return false;
     }
-    ok = cusp_ok(cusparseCreateSlicedEll(&A, M.rows, M.cols, M.nnz, D.sell_slots, kSlice, D.soff.p, D.scol.p,
-                                         f32 ? D.sv32.p : D.sv64.p, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                         CUSPARSE_INDEX_BASE_ZERO, vt),
+    ok = cusp_ok(cusparseCreateSlicedEll(&A, M.rows, M.cols, M.nnz, D.sell_slots, kSlice, D.soff.p,
+                                         D.scol.p, f32 ? D.sv32.p : D.sv64.p, CUSPARSE_INDEX_32I,
+                                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, vt),
                  "cusparseCreateSlicedEll", why);
     row->bytes = (double)(D.nslices + 1) * 4 + (double)D.sell_slots * (4 + vb) + xy;
     break;
   }
   ok = ok && cusp_ok(cusparseCreateDnVec(&X, M.cols, x, vt), "cusparseCreateDnVec(x)", why) &&
        cusp_ok(cusparseCreateDnVec(&Y, M.rows, y, vt), "cusparseCreateDnVec(y)", why) &&
-       cusp_ok(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, A, X, beta, Y, vt, v.alg, &bsize),
+       cusp_ok(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, A, X, beta, Y,
+                                       vt, v.alg, &bsize),
                "cusparseSpMV_bufferSize", why) &&
-       bench_cuda_ok(cudaMalloc(&buffer.p, bsize > 0 ? bsize : 1), "cudaMalloc(cuSPARSE buffer)", why);
+       bench_cuda_ok(cudaMalloc(&buffer.p, bsize > 0 ? bsize : 1), "cudaMalloc(cuSPARSE buffer)",
+                     why);
   if (ok) {
     // A variant whose preprocess step is refused still runs (plain cusparseSpMV); the note says so.
     std::string pwhy;
-    if (!cusp_ok(cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, A, X, beta, Y, vt, v.alg,
-                                         buffer.p),
+    if (!cusp_ok(cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, A, X, beta, Y,
+                                         vt, v.alg, buffer.p),
                  "cusparseSpMV_preprocess", &pwhy)) {
       if (bench_device_broken()) {
         *why = pwhy;
@@ -182,10 +193,12 @@ bool run_variant(cusparseHandle_t h, const bench_timing &ts, const bench_matrix 
     }
   }
   ok = ok && bench_cuda_ok(cudaStreamSynchronize(ts.stream), "cuSPARSE preprocess", why);
-  row->setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  row->setup_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   auto spmv = [&](std::string *w) {
-    return cusp_ok(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, A, X, beta, Y, vt, v.alg, buffer.p),
+    return cusp_ok(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, A, X, beta, Y, vt,
+                                v.alg, buffer.p),
                    "cusparseSpMV", w);
   };
   // Checked run: y poisoned with a large finite value first (beta = 0 may or may not read y; a
@@ -199,15 +212,22 @@ bool run_variant(cusparseHandle_t h, const bench_timing &ts, const bench_matrix 
       poison_kernel<double><<<blocks, threads, 0, ts.stream>>>((double *)y, M.rows, 1e300);
     ok = bench_cuda_ok(cudaGetLastError(), "poison launch", why);
   }
-  if (ok) ok = spmv(why) && bench_cuda_ok(cudaStreamSynchronize(ts.stream), "cusparseSpMV (checked run)", why);
+  if (ok)
+    ok = spmv(why) &&
+         bench_cuda_ok(cudaStreamSynchronize(ts.stream), "cusparseSpMV (checked run)", why);
   if (ok) {
     std::vector<double> yh((size_t)M.rows);
     if (f32) {
       std::vector<float> yf((size_t)M.rows);
-      ok = bench_cuda_ok(cudaMemcpy(yf.data(), y, yf.size() * sizeof(float), cudaMemcpyDeviceToHost), "copy y", why);
-      for (size_t i = 0; ok && i < yf.size(); i++) yh[i] = yf[i];
+      ok =
+          bench_cuda_ok(cudaMemcpy(yf.data(), y, yf.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                        "copy y", why);
+      for (size_t i = 0; ok && i < yf.size(); i++)
+        yh[i] = yf[i];
     } else {
-      ok = bench_cuda_ok(cudaMemcpy(yh.data(), y, yh.size() * sizeof(double), cudaMemcpyDeviceToHost), "copy y", why);
+      ok = bench_cuda_ok(
+          cudaMemcpy(yh.data(), y, yh.size() * sizeof(double), cudaMemcpyDeviceToHost), "copy y",
+          why);
     }
     if (ok) row->err = bench_max_error(yh.data(), M.ref, M.absref, M.rows);
   }
@@ -247,22 +267,27 @@ void bench_cusparse_run(const bench_timing &ts, const bench_matrix &M,
     // Host staging: 32-bit row offsets, COO row indices, fp32 values and x.
     std::vector<int32_t> rp32((size_t)M.rows + 1), crow((size_t)M.nnz);
     std::vector<float> v32((size_t)M.nnz), x32((size_t)M.cols);
-    for (int64_t i = 0; i <= M.rows; i++) rp32[(size_t)i] = (int32_t)M.rowptr[i];
+    for (int64_t i = 0; i <= M.rows; i++)
+      rp32[(size_t)i] = (int32_t)M.rowptr[i];
     for (int64_t i = 0; i < M.rows; i++)
-      for (int64_t k = M.rowptr[i]; k < M.rowptr[i + 1]; k++) crow[(size_t)k] = (int32_t)i;
-    for (int64_t k = 0; k < M.nnz; k++) v32[(size_t)k] = (float)M.val[k];
-    for (int64_t j = 0; j < M.cols; j++) x32[(size_t)j] = (float)M.x[j];
-    setup = cusp_ok(cusparseCreate(&h), "cusparseCreate", &setup_why) &&
-            cusp_ok(cusparseSetStream(h, ts.stream), "cusparseSetStream", &setup_why) &&
-            upload(&D.rp, rp32.data(), rp32.size() * 4, "cudaMalloc/copy(CSR offsets)", &setup_why) &&
-            upload(&D.ci, M.colind, (size_t)M.nnz * 4, "cudaMalloc/copy(columns)", &setup_why) &&
-            upload(&D.v64, M.val, (size_t)M.nnz * 8, "cudaMalloc/copy(f64 values)", &setup_why) &&
-            upload(&D.v32, v32.data(), v32.size() * 4, "cudaMalloc/copy(f32 values)", &setup_why) &&
-            upload(&D.crow, crow.data(), crow.size() * 4, "cudaMalloc/copy(COO rows)", &setup_why) &&
-            upload(&D.x64, M.x, (size_t)M.cols * 8, "cudaMalloc/copy(x f64)", &setup_why) &&
-            upload(&D.x32, x32.data(), x32.size() * 4, "cudaMalloc/copy(x f32)", &setup_why) &&
-            upload(&D.y64, nullptr, (size_t)M.rows * 8, "cudaMalloc(y f64)", &setup_why) &&
-            upload(&D.y32, nullptr, (size_t)M.rows * 4, "cudaMalloc(y f32)", &setup_why);
+      for (int64_t k = M.rowptr[i]; k < M.rowptr[i + 1]; k++)
+        crow[(size_t)k] = (int32_t)i;
+    for (int64_t k = 0; k < M.nnz; k++)
+      v32[(size_t)k] = (float)M.val[k];
+    for (int64_t j = 0; j < M.cols; j++)
+      x32[(size_t)j] = (float)M.x[j];
+    setup =
+        cusp_ok(cusparseCreate(&h), "cusparseCreate", &setup_why) &&
+        cusp_ok(cusparseSetStream(h, ts.stream), "cusparseSetStream", &setup_why) &&
+        upload(&D.rp, rp32.data(), rp32.size() * 4, "cudaMalloc/copy(CSR offsets)", &setup_why) &&
+        upload(&D.ci, M.colind, (size_t)M.nnz * 4, "cudaMalloc/copy(columns)", &setup_why) &&
+        upload(&D.v64, M.val, (size_t)M.nnz * 8, "cudaMalloc/copy(f64 values)", &setup_why) &&
+        upload(&D.v32, v32.data(), v32.size() * 4, "cudaMalloc/copy(f32 values)", &setup_why) &&
+        upload(&D.crow, crow.data(), crow.size() * 4, "cudaMalloc/copy(COO rows)", &setup_why) &&
+        upload(&D.x64, M.x, (size_t)M.cols * 8, "cudaMalloc/copy(x f64)", &setup_why) &&
+        upload(&D.x32, x32.data(), x32.size() * 4, "cudaMalloc/copy(x f32)", &setup_why) &&
+        upload(&D.y64, nullptr, (size_t)M.rows * 8, "cudaMalloc(y f64)", &setup_why) &&
+        upload(&D.y32, nullptr, (size_t)M.rows * 4, "cudaMalloc(y f32)", &setup_why);
   }
   if (setup) {
     std::string w;

@@ -1,4 +1,5 @@
-// bench_main.cu: mixsparse-bench: our SpMV kernels and formats against cuSPARSE on one GPU, in one process.
+// bench_main.cu: mixsparse-bench: our SpMV kernels and formats against cuSPARSE on one GPU, in one
+// process.
 #include "bench.h"
 
 #include "cuda_internal.cuh"
@@ -23,24 +24,25 @@
 
 namespace {
 
-const char *const kSuite[] = {"laplace2d:3000",     "stencil27:160",        "random:4000000:16",
-                              "rmat:22:16",         "banded:1000000:64",    "random:16000000:2"};
-const char *const kQuickSuite[] = {"laplace2d:1000",  "stencil27:64",        "random:500000:16",
-                                   "rmat:18:16",      "banded:200000:64",    "random:2000000:2"};
+const char *const kSuite[] = {"laplace2d:3000", "stencil27:160",     "random:4000000:16",
+                              "rmat:22:16",     "banded:1000000:64", "random:16000000:2"};
+const char *const kQuickSuite[] = {"laplace2d:1000", "stencil27:64",     "random:500000:16",
+                                   "rmat:18:16",     "banded:200000:64", "random:2000000:2"};
 
 // Our formats besides CSR, in report order (tags as msp_format_name spells them).
-const msp_format kFormats[] = {MSP_FORMAT_COO, MSP_FORMAT_ELL,  MSP_FORMAT_HLL,  MSP_FORMAT_DIA,
+const msp_format kFormats[] = {MSP_FORMAT_COO,  MSP_FORMAT_ELL, MSP_FORMAT_HLL,  MSP_FORMAT_DIA,
                                MSP_FORMAT_HDIA, MSP_FORMAT_HYB, MSP_FORMAT_AUTO, MSP_FORMAT_TUNE};
 
 struct options {
   bool quick = false, generated = true, flush_l2 = true;
   int reps = 50, warmup = 5, device = 0;
-  double budget_s = 0;       // 0: no budget
-  double bw_gib = 2.0;       // bandwidth-test buffer
-  int64_t min_nnz = 0;       // --dir files below this are skipped
+  double budget_s = 0; // 0: no budget
+  double bw_gib = 2.0; // bandwidth-test buffer
+  int64_t min_nnz = 0; // --dir files below this are skipped
   std::string dir, json, csv, png, plot_script;
   std::vector<std::string> files, gen_specs;
-  std::vector<std::string> formats = {"csr", "coo", "ell", "hll", "dia", "hdia", "hyb", "auto", "tune", "cusparse"};
+  std::vector<std::string> formats = {"csr",  "coo", "ell",  "hll",  "dia",
+                                      "hdia", "hyb", "auto", "tune", "cusparse"};
   std::vector<std::string> precisions = {"f64", "f32"};
   std::string command_line;
 };
@@ -59,7 +61,8 @@ struct matrix_summary {
   std::string auto_choice, tune_choice, best_ours;
   double tune_ms = -1, best_ours_ms = -1;
   int tune_within_5 = -1;
-  double speedup_csr = -1, speedup_auto = -1, speedup_tune = -1, speedup_best = -1, speedup_auto32 = -1;
+  double speedup_csr = -1, speedup_auto = -1, speedup_tune = -1, speedup_best = -1,
+         speedup_auto32 = -1;
 };
 
 double now_s() {
@@ -87,29 +90,30 @@ std::vector<std::string> split_list(const char *s) {
 }
 
 void usage(FILE *f) {
-  fprintf(f,
-          "usage: mixsparse-bench [options] [FILE.mtx[.gz] ...]\n"
-          "  Times our SpMV (CSR scalar/vector/merge/auto kernels; COO, ELL, HLL, DIA, HDIA, HYB,\n"
-          "  AUTO, TUNE formats; fp64 and fp32 storage) against cuSPARSE (CSR default and ALG2,\n"
-          "  COO ALG1 and ALG2, sliced ELL) on one GPU, after measuring its read bandwidth.\n"
-          "options:\n"
-          "  --quick            smaller generated suite\n"
-          "  --no-generated     skip the generated suite\n"
-          "  --gen SPEC         add a generated matrix (msp_matrix_generate spec); repeatable\n"
-          "  --dir DIR          every .mtx / .mtx.gz in DIR (real, integer, pattern)\n"
-          "  --min-nnz N        skip --dir matrices with fewer than N nonzeros\n"
-          "  --reps N           timed runs per variant (median reported; default 50)\n"
-          "  --warmup N         untimed runs first (default 5)\n"
-          "  --formats LIST     of csr,coo,ell,hll,dia,hdia,hyb,auto,tune,cusparse (default all)\n"
-          "  --precisions LIST  of f64,f32 (default both)\n"
-          "  --warm-l2          do not flush L2 before each timed run\n"
-          "  --budget SECONDS   past this, fp32 only for CSR and AUTO; past 1.4x, fp64 only\n"
-          "                     for the CSR kernels, AUTO and TUNE (cuSPARSE always runs)\n"
-          "  --bw-gib G         bandwidth test buffer in GiB (default 2)\n"
-          "  --device N         GPU ordinal (default 0)\n"
-          "  --json FILE, --csv FILE   write all rows and summaries\n"
-          "  --png FILE         speedup chart (runs python3 plot.py on the CSV)\n"
-          "  --plot-script P    path of plot.py (default: env MSP_BENCH_PLOT, then the source tree)\n");
+  fprintf(
+      f,
+      "usage: mixsparse-bench [options] [FILE.mtx[.gz] ...]\n"
+      "  Times our SpMV (CSR scalar/vector/merge/auto kernels; COO, ELL, HLL, DIA, HDIA, HYB,\n"
+      "  AUTO, TUNE formats; fp64 and fp32 storage) against cuSPARSE (CSR default and ALG2,\n"
+      "  COO ALG1 and ALG2, sliced ELL) on one GPU, after measuring its read bandwidth.\n"
+      "options:\n"
+      "  --quick            smaller generated suite\n"
+      "  --no-generated     skip the generated suite\n"
+      "  --gen SPEC         add a generated matrix (msp_matrix_generate spec); repeatable\n"
+      "  --dir DIR          every .mtx / .mtx.gz in DIR (real, integer, pattern)\n"
+      "  --min-nnz N        skip --dir matrices with fewer than N nonzeros\n"
+      "  --reps N           timed runs per variant (median reported; default 50)\n"
+      "  --warmup N         untimed runs first (default 5)\n"
+      "  --formats LIST     of csr,coo,ell,hll,dia,hdia,hyb,auto,tune,cusparse (default all)\n"
+      "  --precisions LIST  of f64,f32 (default both)\n"
+      "  --warm-l2          do not flush L2 before each timed run\n"
+      "  --budget SECONDS   past this, fp32 only for CSR and AUTO; past 1.4x, fp64 only\n"
+      "                     for the CSR kernels, AUTO and TUNE (cuSPARSE always runs)\n"
+      "  --bw-gib G         bandwidth test buffer in GiB (default 2)\n"
+      "  --device N         GPU ordinal (default 0)\n"
+      "  --json FILE, --csv FILE   write all rows and summaries\n"
+      "  --png FILE         speedup chart (runs python3 plot.py on the CSV)\n"
+      "  --plot-script P    path of plot.py (default: env MSP_BENCH_PLOT, then the source tree)\n");
 }
 
 bool parse_args(int argc, char **argv, options *o) {
@@ -186,10 +190,14 @@ bool parse_args(int argc, char **argv, options *o) {
     } else if (a == "--formats") {
       if (!(s = need("a list"))) return false;
       o->formats = split_list(s);
-      static const char *ok[] = {"csr", "coo", "ell", "hll", "dia", "hdia", "hyb", "auto", "tune", "cusparse"};
+      static const char *ok[] = {"csr",  "coo", "ell",  "hll",  "dia",
+                                 "hdia", "hyb", "auto", "tune", "cusparse"};
       for (const std::string &f : o->formats)
         if (std::none_of(std::begin(ok), std::end(ok), [&](const char *t) { return f == t; })) {
-          fprintf(stderr, "mixsparse-bench: --formats: unknown '%s' (csr,coo,ell,hll,dia,hdia,hyb,auto,tune,cusparse)\n", f.c_str());
+          fprintf(stderr,
+                  "mixsparse-bench: --formats: unknown '%s' "
+                  "(csr,coo,ell,hll,dia,hdia,hyb,auto,tune,cusparse)\n",
+                  f.c_str());
           return false;
         }
     } else if (a == "--precisions") {
@@ -311,9 +319,15 @@ void run_ours(bench_state &S, const bench_matrix &M, msp_matrix B, msp_vector xv
   }
 }
 
-// over_budget: 0 run everything; 1 (past --budget) fp32 only for CSR and AUTO; 2 (past 1.4x the
-// budget) also fp64 only the CSR kernels, AUTO and TUNE.
-void run_ours_all(bench_state &S, const bench_matrix &M, int over_budget) {
+// Budget level now: 0 run everything; 1 (past --budget) fp32 only for CSR and AUTO; 2 (past
+// 1.4x the budget) also fp64 only the CSR kernels, AUTO and TUNE. Checked before every variant.
+int budget_level(const options &o) {
+  if (o.budget_s <= 0) return 0;
+  double t = now_s();
+  return t > 1.4 * o.budget_s ? 2 : t > o.budget_s ? 1 : 0;
+}
+
+void run_ours_all(bench_state &S, const bench_matrix &M) {
   const options &o = S.opt;
   msp_matrix A = nullptr;
   msp_vector xv = nullptr, yv = nullptr;
@@ -334,11 +348,13 @@ void run_ours_all(bench_state &S, const bench_matrix &M, int over_budget) {
 
   // CSR kernels, fp64, on the one uploaded matrix.
   if (has(o.formats, "csr") && has(o.precisions, "f64")) {
-    const msp_kernel ks[] = {MSP_KERNEL_SCALAR, MSP_KERNEL_VECTOR, MSP_KERNEL_MERGE, MSP_KERNEL_AUTO};
+    const msp_kernel ks[] = {MSP_KERNEL_SCALAR, MSP_KERNEL_VECTOR, MSP_KERNEL_MERGE,
+                             MSP_KERNEL_AUTO};
     for (msp_kernel k : ks) {
       std::string variant = std::string("ours:csr-") + msp_kernel_name(k);
       if (!setup_why.empty() || bench_device_broken()) {
-        refuse(variant, "f64", setup_why.empty() ? "skipped: an earlier sticky device error" : setup_why);
+        refuse(variant, "f64",
+               setup_why.empty() ? "skipped: an earlier sticky device error" : setup_why);
         continue;
       }
       bench_row r = make_row(M, variant, "f64");
@@ -363,10 +379,14 @@ void run_ours_all(bench_state &S, const bench_matrix &M, int over_budget) {
     std::vector<msp_format> fl;
     if (prec == "f32" && has(o.formats, "csr")) fl.push_back(MSP_FORMAT_CSR);
     for (msp_format f : kFormats)
-      if (has(o.formats, f == MSP_FORMAT_AUTO ? "auto" : f == MSP_FORMAT_TUNE ? "tune" : msp_format_name(f)))
+      if (has(o.formats, f == MSP_FORMAT_AUTO   ? "auto"
+                         : f == MSP_FORMAT_TUNE ? "tune"
+                                                : msp_format_name(f)))
         fl.push_back(f);
     for (msp_format f : fl) {
-      std::string tag = f == MSP_FORMAT_AUTO ? "auto" : f == MSP_FORMAT_TUNE ? "tune" : msp_format_name(f);
+      std::string tag = f == MSP_FORMAT_AUTO   ? "auto"
+                        : f == MSP_FORMAT_TUNE ? "tune"
+                                               : msp_format_name(f);
       std::string variant = "ours:" + tag + (f == MSP_FORMAT_CSR ? "-auto" : "");
       if (!setup_why.empty()) {
         refuse(variant, prec, setup_why);
@@ -376,9 +396,10 @@ void run_ours_all(bench_state &S, const bench_matrix &M, int over_budget) {
         refuse(variant, prec, "skipped: an earlier sticky device error");
         continue;
       }
-      const bool essential = f == MSP_FORMAT_AUTO || f == MSP_FORMAT_CSR || (f == MSP_FORMAT_TUNE && prec == "f64");
-      if ((over_budget >= 1 && prec == "f32" && f != MSP_FORMAT_AUTO && f != MSP_FORMAT_CSR) ||
-          (over_budget >= 2 && !essential)) {
+      const bool essential =
+          f == MSP_FORMAT_AUTO || f == MSP_FORMAT_CSR || (f == MSP_FORMAT_TUNE && prec == "f64");
+      const int level = budget_level(o);
+      if ((level >= 1 && prec == "f32" && !essential) || (level >= 2 && !essential)) {
         refuse(variant, prec, "skipped: past the --budget time");
         continue;
       }
@@ -394,12 +415,15 @@ void run_ours_all(bench_state &S, const bench_matrix &M, int over_budget) {
       if (cst != MSP_SUCCESS) {
         r.status = "n/a";
         r.note = status_text(cst);
-        if (cst == MSP_ERR_DEVICE) bench_cuda_ok(cudaDeviceSynchronize(), "after msp_matrix_convert", nullptr);
+        if (cst == MSP_ERR_DEVICE)
+          bench_cuda_ok(cudaDeviceSynchronize(), "after msp_matrix_convert", nullptr);
       } else {
         msp_format bf = msp_matrix_format(B);
         r.choice = msp_format_name(bf) ? msp_format_name(bf) : "?";
-        if (bf == MSP_FORMAT_CSR) r.choice += std::string("/") + msp_kernel_name(msp_matrix_kernel(B));
-        if (f == MSP_FORMAT_AUTO || f == MSP_FORMAT_TUNE || f == MSP_FORMAT_CSR) r.note = msp_matrix_choice_reason(B);
+        if (bf == MSP_FORMAT_CSR)
+          r.choice += std::string("/") + msp_kernel_name(msp_matrix_kernel(B));
+        if (f == MSP_FORMAT_AUTO || f == MSP_FORMAT_TUNE || f == MSP_FORMAT_CSR)
+          r.note = msp_matrix_choice_reason(B);
         run_ours(S, M, B, xv, yv, &r);
       }
       msp_matrix_destroy(&B);
@@ -411,13 +435,16 @@ void run_ours_all(bench_state &S, const bench_matrix &M, int over_budget) {
   msp_matrix_destroy(&A);
 }
 
-const bench_row *find_row(const std::vector<bench_row> &rows, size_t from, const char *variant, const char *prec) {
+const bench_row *find_row(const std::vector<bench_row> &rows, size_t from, const char *variant,
+                          const char *prec) {
   for (size_t i = from; i < rows.size(); i++)
-    if (rows[i].variant == variant && rows[i].precision == prec && rows[i].status == "ok") return &rows[i];
+    if (rows[i].variant == variant && rows[i].precision == prec && rows[i].status == "ok")
+      return &rows[i];
   return nullptr;
 }
 
-matrix_summary summarize(const std::vector<bench_row> &rows, size_t from, const bench_matrix &M, double load_s) {
+matrix_summary summarize(const std::vector<bench_row> &rows, size_t from, const bench_matrix &M,
+                         double load_s) {
   matrix_summary s;
   s.name = M.name;
   s.kind = M.kind;
@@ -484,14 +511,16 @@ matrix_summary summarize(const std::vector<bench_row> &rows, size_t from, const 
 }
 
 void print_rows(const std::vector<bench_row> &rows, size_t from) {
-  printf("  %-22s %-4s %9s %9s %6s %8s %9s %9s  %s\n", "variant", "prec", "ms", "GB/s", "%read", "GFLOP/s",
-         "max err", "setup ms", "choice / note");
+  printf("  %-22s %-4s %9s %9s %6s %8s %9s %9s  %s\n", "variant", "prec", "ms", "GB/s", "%read",
+         "GFLOP/s", "max err", "setup ms", "choice / note");
   for (size_t i = from; i < rows.size(); i++) {
     const bench_row &r = rows[i];
-    std::string note = r.choice.empty() ? r.note : (r.note.empty() ? r.choice : r.choice + ": " + r.note);
-    if (r.status == "ok") {
-      printf("  %-22s %-4s %9.4f %9.1f %6.1f %8.1f %9.2e %9.1f  %s\n", r.variant.c_str(), r.precision.c_str(),
-             r.ms, r.gbs, r.pct_read, r.gflops, r.err, r.setup_ms, note.c_str());
+    std::string note =
+        r.choice.empty() ? r.note : (r.note.empty() ? r.choice : r.choice + ": " + r.note);
+    if (r.status == "ok" || r.status == "wrong") {
+      printf("  %-22s %-4s %9.4f %9.1f %6.1f %8.1f %9.2e %9.1f  %s%s\n", r.variant.c_str(),
+             r.precision.c_str(), r.ms, r.gbs, r.pct_read, r.gflops, r.err, r.setup_ms,
+             r.status == "wrong" ? "WRONG: " : "", note.c_str());
     } else {
       printf("  %-22s %-4s %9s %9s %6s %8s %9s %9s  %s\n", r.variant.c_str(), r.precision.c_str(),
              r.status.c_str(), "", "", "", "", "", note.c_str());
@@ -500,16 +529,20 @@ void print_rows(const std::vector<bench_row> &rows, size_t from) {
 }
 
 void print_summary_line(const matrix_summary &s) {
-  printf("  fastest cuSPARSE f64: %s %.4f ms | ours csr-auto (%s) %.4f ms: %.2fx | fastest kernel %s%s | "
+  printf("  fastest cuSPARSE f64: %s %.4f ms | ours csr-auto (%s) %.4f ms: %.2fx | fastest kernel "
+         "%s%s | "
          "ours auto (%s) %.4f ms: %.2fx | tune (%s) %.2fx | best ours %s %.2fx\n",
-         s.best_cusp.empty() ? "none" : s.best_cusp.c_str(), s.best_cusp_ms, s.csr_auto_kernel.c_str(),
-         s.csr_auto_ms, s.speedup_csr, s.fastest_kernel.c_str(),
-         s.auto_within_10 < 0 ? "" : (s.auto_within_10 ? " (auto within 10%)" : " (auto NOT within 10%)"),
+         s.best_cusp.empty() ? "none" : s.best_cusp.c_str(), s.best_cusp_ms,
+         s.csr_auto_kernel.c_str(), s.csr_auto_ms, s.speedup_csr, s.fastest_kernel.c_str(),
+         s.auto_within_10 < 0
+             ? ""
+             : (s.auto_within_10 ? " (auto within 10%)" : " (auto NOT within 10%)"),
          s.auto_choice.c_str(), s.auto_ms, s.speedup_auto, s.tune_choice.c_str(), s.speedup_tune,
          s.best_ours.c_str(), s.speedup_best);
 }
 
-// ---- output files --------------------------------------------------------------------------------
+// ---- output files
+// --------------------------------------------------------------------------------
 std::string json_str(const std::string &s) {
   std::string o = "\"";
   for (unsigned char c : s) {
@@ -559,7 +592,8 @@ struct group_stats {
 };
 
 struct totals {
-  group_stats csr_gen, csr_real, auto_gen, auto_real, tune_gen, tune_real, best_gen, best_real, auto32_all;
+  group_stats csr_gen, csr_real, auto_gen, auto_real, tune_gen, tune_real, best_gen, best_real,
+      auto32_all;
   int within10 = 0, within10_n = 0, tune5 = 0, tune5_n = 0;
 };
 
@@ -589,7 +623,8 @@ totals compute_totals(const std::vector<matrix_summary> &sums) {
 
 std::string group_json(const group_stats &g) {
   return "{\"count\": " + std::to_string(g.n) + ", \"geomean\": " + json_num(g.geomean()) +
-         ", \"min\": " + json_num(g.n ? g.min : -1) + ", \"min_matrix\": " + json_str(g.min_name) + "}";
+         ", \"min\": " + json_num(g.n ? g.min : -1) + ", \"min_matrix\": " + json_str(g.min_name) +
+         "}";
 }
 
 bool write_json(const bench_state &S, const totals &t, const std::string &path) {
@@ -599,23 +634,31 @@ bool write_json(const bench_state &S, const totals &t, const std::string &path) 
     return false;
   }
   fprintf(f, "{\n  \"command\": %s,\n", json_str(S.opt.command_line).c_str());
-  fprintf(f, "  \"device\": {\"name\": %s, \"sms\": %d, \"l2_bytes\": %zu, \"peak_gbs\": %s, \"read_gbs\": %s, \"copy_gbs\": %s},\n",
+  fprintf(f,
+          "  \"device\": {\"name\": %s, \"sms\": %d, \"l2_bytes\": %zu, \"peak_gbs\": %s, "
+          "\"read_gbs\": %s, \"copy_gbs\": %s},\n",
           json_str(S.props.name).c_str(), S.props.multiprocessors, S.props.l2_cache_bytes,
-          json_num(S.props.peak_bandwidth_gbs).c_str(), json_num(S.read_gbs).c_str(), json_num(S.copy_gbs).c_str());
-  fprintf(f, "  \"timing\": {\"reps\": %d, \"warmup\": %d, \"statistic\": \"median\", \"l2_flushed\": %s, "
-             "\"error\": \"max_i |y_i - ref_i| / (|A||x|)_i against the CPU backend's fp64 result\"},\n",
-          S.opt.reps, S.opt.warmup, S.opt.flush_l2 ? "true" : "false");
+          json_num(S.props.peak_bandwidth_gbs).c_str(), json_num(S.read_gbs).c_str(),
+          json_num(S.copy_gbs).c_str());
+  fprintf(
+      f,
+      "  \"timing\": {\"reps\": %d, \"warmup\": %d, \"statistic\": \"median\", \"l2_flushed\": %s, "
+      "\"error\": \"max_i |y_i - ref_i| / (|A||x|)_i against the CPU backend's fp64 result\"},\n",
+      S.opt.reps, S.opt.warmup, S.opt.flush_l2 ? "true" : "false");
   fprintf(f, "  \"rows\": [\n");
   for (size_t i = 0; i < S.rows.size(); i++) {
     const bench_row &r = S.rows[i];
     fprintf(f,
-            "    {\"matrix\": %s, \"kind\": %s, \"rows\": %lld, \"cols\": %lld, \"nnz\": %lld, \"variant\": %s, "
-            "\"precision\": %s, \"status\": %s, \"ms\": %s, \"ms_min\": %s, \"ms_max\": %s, \"bytes\": %s, "
+            "    {\"matrix\": %s, \"kind\": %s, \"rows\": %lld, \"cols\": %lld, \"nnz\": %lld, "
+            "\"variant\": %s, "
+            "\"precision\": %s, \"status\": %s, \"ms\": %s, \"ms_min\": %s, \"ms_max\": %s, "
+            "\"bytes\": %s, "
             "\"gbs\": %s, \"pct_read_bw\": %s, \"gflops\": %s, \"max_err\": %s, \"setup_ms\": %s, "
             "\"choice\": %s, \"note\": %s}%s\n",
-            json_str(r.matrix).c_str(), json_str(r.kind).c_str(), (long long)r.rows, (long long)r.cols,
-            (long long)r.nnz, json_str(r.variant).c_str(), json_str(r.precision).c_str(), json_str(r.status).c_str(),
-            json_num(r.ms).c_str(), json_num(r.ms_min).c_str(), json_num(r.ms_max).c_str(), json_num(r.bytes).c_str(),
+            json_str(r.matrix).c_str(), json_str(r.kind).c_str(), (long long)r.rows,
+            (long long)r.cols, (long long)r.nnz, json_str(r.variant).c_str(),
+            json_str(r.precision).c_str(), json_str(r.status).c_str(), json_num(r.ms).c_str(),
+            json_num(r.ms_min).c_str(), json_num(r.ms_max).c_str(), json_num(r.bytes).c_str(),
             json_num(r.gbs).c_str(), json_num(r.pct_read).c_str(), json_num(r.gflops).c_str(),
             json_num(r.err).c_str(), json_num(r.setup_ms).c_str(), json_str(r.choice).c_str(),
             json_str(r.note).c_str(), i + 1 < S.rows.size() ? "," : "");
@@ -623,38 +666,47 @@ bool write_json(const bench_state &S, const totals &t, const std::string &path) 
   fprintf(f, "  ],\n  \"matrices\": [\n");
   for (size_t i = 0; i < S.sums.size(); i++) {
     const matrix_summary &s = S.sums[i];
-    fprintf(f,
-            "    {\"matrix\": %s, \"kind\": %s, \"rows\": %lld, \"nnz\": %lld, \"load_s\": %s, "
-            "\"best_cusparse\": %s, \"best_cusparse_ms\": %s, \"best_cusparse_f32\": %s, \"best_cusparse_f32_ms\": %s, "
-            "\"csr_auto_ms\": %s, \"csr_auto_kernel\": %s, \"csr_auto_pct_read_bw\": %s, \"fastest_kernel\": %s, "
-            "\"fastest_kernel_ms\": %s, \"auto_within_10pct\": %s, \"auto_ms\": %s, \"auto_choice\": %s, "
-            "\"auto_pct_read_bw\": %s, \"tune_ms\": %s, \"tune_choice\": %s, \"tune_within_5pct\": %s, "
-            "\"best_ours\": %s, \"best_ours_ms\": %s, \"speedup_csr_auto\": %s, \"speedup_auto\": %s, "
-            "\"speedup_tune\": %s, \"speedup_best_ours\": %s, \"speedup_auto_f32\": %s}%s\n",
-            json_str(s.name).c_str(), json_str(s.kind).c_str(), (long long)s.rows, (long long)s.nnz,
-            json_num(s.load_s).c_str(), json_str(s.best_cusp).c_str(), json_num(s.best_cusp_ms).c_str(),
-            json_str(s.best_cusp32).c_str(), json_num(s.best_cusp32_ms).c_str(), json_num(s.csr_auto_ms).c_str(),
-            json_str(s.csr_auto_kernel).c_str(), json_num(s.csr_auto_pct).c_str(), json_str(s.fastest_kernel).c_str(),
-            json_num(s.fastest_kernel_ms).c_str(),
-            s.auto_within_10 < 0 ? "null" : (s.auto_within_10 ? "true" : "false"), json_num(s.auto_ms).c_str(),
-            json_str(s.auto_choice).c_str(), json_num(s.auto_pct).c_str(), json_num(s.tune_ms).c_str(),
-            json_str(s.tune_choice).c_str(), s.tune_within_5 < 0 ? "null" : (s.tune_within_5 ? "true" : "false"),
-            json_str(s.best_ours).c_str(), json_num(s.best_ours_ms).c_str(), json_num(s.speedup_csr).c_str(),
-            json_num(s.speedup_auto).c_str(), json_num(s.speedup_tune).c_str(), json_num(s.speedup_best).c_str(),
-            json_num(s.speedup_auto32).c_str(), i + 1 < S.sums.size() ? "," : "");
+    fprintf(
+        f,
+        "    {\"matrix\": %s, \"kind\": %s, \"rows\": %lld, \"nnz\": %lld, \"load_s\": %s, "
+        "\"best_cusparse\": %s, \"best_cusparse_ms\": %s, \"best_cusparse_f32\": %s, "
+        "\"best_cusparse_f32_ms\": %s, "
+        "\"csr_auto_ms\": %s, \"csr_auto_kernel\": %s, \"csr_auto_pct_read_bw\": %s, "
+        "\"fastest_kernel\": %s, "
+        "\"fastest_kernel_ms\": %s, \"auto_within_10pct\": %s, \"auto_ms\": %s, \"auto_choice\": "
+        "%s, "
+        "\"auto_pct_read_bw\": %s, \"tune_ms\": %s, \"tune_choice\": %s, \"tune_within_5pct\": %s, "
+        "\"best_ours\": %s, \"best_ours_ms\": %s, \"speedup_csr_auto\": %s, \"speedup_auto\": %s, "
+        "\"speedup_tune\": %s, \"speedup_best_ours\": %s, \"speedup_auto_f32\": %s}%s\n",
+        json_str(s.name).c_str(), json_str(s.kind).c_str(), (long long)s.rows, (long long)s.nnz,
+        json_num(s.load_s).c_str(), json_str(s.best_cusp).c_str(), json_num(s.best_cusp_ms).c_str(),
+        json_str(s.best_cusp32).c_str(), json_num(s.best_cusp32_ms).c_str(),
+        json_num(s.csr_auto_ms).c_str(), json_str(s.csr_auto_kernel).c_str(),
+        json_num(s.csr_auto_pct).c_str(), json_str(s.fastest_kernel).c_str(),
+        json_num(s.fastest_kernel_ms).c_str(),
+        s.auto_within_10 < 0 ? "null" : (s.auto_within_10 ? "true" : "false"),
+        json_num(s.auto_ms).c_str(), json_str(s.auto_choice).c_str(), json_num(s.auto_pct).c_str(),
+        json_num(s.tune_ms).c_str(), json_str(s.tune_choice).c_str(),
+        s.tune_within_5 < 0 ? "null" : (s.tune_within_5 ? "true" : "false"),
+        json_str(s.best_ours).c_str(), json_num(s.best_ours_ms).c_str(),
+        json_num(s.speedup_csr).c_str(), json_num(s.speedup_auto).c_str(),
+        json_num(s.speedup_tune).c_str(), json_num(s.speedup_best).c_str(),
+        json_num(s.speedup_auto32).c_str(), i + 1 < S.sums.size() ? "," : "");
   }
   fprintf(f, "  ],\n  \"summary\": {\n");
-  fprintf(f, "    \"speedup_csr_auto\": {\"generated\": %s, \"real_over_1e5\": %s},\n", group_json(t.csr_gen).c_str(),
-          group_json(t.csr_real).c_str());
-  fprintf(f, "    \"speedup_auto\": {\"generated\": %s, \"real_over_1e5\": %s},\n", group_json(t.auto_gen).c_str(),
-          group_json(t.auto_real).c_str());
-  fprintf(f, "    \"speedup_tune\": {\"generated\": %s, \"real_over_1e5\": %s},\n", group_json(t.tune_gen).c_str(),
-          group_json(t.tune_real).c_str());
-  fprintf(f, "    \"speedup_best_ours\": {\"generated\": %s, \"real_over_1e5\": %s},\n", group_json(t.best_gen).c_str(),
-          group_json(t.best_real).c_str());
+  fprintf(f, "    \"speedup_csr_auto\": {\"generated\": %s, \"real_over_1e5\": %s},\n",
+          group_json(t.csr_gen).c_str(), group_json(t.csr_real).c_str());
+  fprintf(f, "    \"speedup_auto\": {\"generated\": %s, \"real_over_1e5\": %s},\n",
+          group_json(t.auto_gen).c_str(), group_json(t.auto_real).c_str());
+  fprintf(f, "    \"speedup_tune\": {\"generated\": %s, \"real_over_1e5\": %s},\n",
+          group_json(t.tune_gen).c_str(), group_json(t.tune_real).c_str());
+  fprintf(f, "    \"speedup_best_ours\": {\"generated\": %s, \"real_over_1e5\": %s},\n",
+          group_json(t.best_gen).c_str(), group_json(t.best_real).c_str());
   fprintf(f, "    \"speedup_auto_f32\": %s,\n", group_json(t.auto32_all).c_str());
-  fprintf(f, "    \"auto_kernel_within_10pct\": {\"count\": %d, \"of\": %d},\n", t.within10, t.within10_n);
-  fprintf(f, "    \"tune_within_5pct_of_best\": {\"count\": %d, \"of\": %d}\n  }\n}\n", t.tune5, t.tune5_n);
+  fprintf(f, "    \"auto_kernel_within_10pct\": {\"count\": %d, \"of\": %d},\n", t.within10,
+          t.within10_n);
+  fprintf(f, "    \"tune_within_5pct_of_best\": {\"count\": %d, \"of\": %d}\n  }\n}\n", t.tune5,
+          t.tune5_n);
   bool ok = fclose(f) == 0;
   if (!ok) fprintf(stderr, "mixsparse-bench: error writing %s\n", path.c_str());
   return ok;
@@ -666,13 +718,15 @@ bool write_csv(const bench_state &S, const std::string &path) {
     fprintf(stderr, "mixsparse-bench: cannot write %s: %s\n", path.c_str(), strerror(errno));
     return false;
   }
-  fprintf(f, "matrix,kind,rows,cols,nnz,variant,precision,status,ms,ms_min,ms_max,bytes,gbs,pct_read_bw,gflops,"
+  fprintf(f, "matrix,kind,rows,cols,nnz,variant,precision,status,ms,ms_min,ms_max,bytes,gbs,pct_"
+             "read_bw,gflops,"
              "max_err,setup_ms,choice,note\n");
   for (const bench_row &r : S.rows) {
     fprintf(f, "%s,%s,%lld,%lld,%lld,%s,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.4g,%.6g,%.3e,%.6g,%s,%s\n",
-            csv_field(r.matrix).c_str(), r.kind.c_str(), (long long)r.rows, (long long)r.cols, (long long)r.nnz,
-            r.variant.c_str(), r.precision.c_str(), r.status.c_str(), r.ms, r.ms_min, r.ms_max, r.bytes, r.gbs,
-            r.pct_read, r.gflops, r.err, r.setup_ms, csv_field(r.choice).c_str(), csv_field(r.note).c_str());
+            csv_field(r.matrix).c_str(), r.kind.c_str(), (long long)r.rows, (long long)r.cols,
+            (long long)r.nnz, r.variant.c_str(), r.precision.c_str(), r.status.c_str(), r.ms,
+            r.ms_min, r.ms_max, r.bytes, r.gbs, r.pct_read, r.gflops, r.err, r.setup_ms,
+            csv_field(r.choice).c_str(), csv_field(r.note).c_str());
   }
   bool ok = fclose(f) == 0;
   if (!ok) fprintf(stderr, "mixsparse-bench: error writing %s\n", path.c_str());
@@ -701,19 +755,21 @@ std::string shell_quote(const std::string &s) {
 
 void print_totals(const bench_state &S, const totals &t) {
   printf("\n==== summary (fp64, speedup = t(fastest cuSPARSE variant) / t(ours)) ====\n");
-  printf("%-22s %11s %-20s %9s %-12s %7s %-14s %7s %7s %7s %-7s\n", "matrix", "nnz", "fastest cuSPARSE", "ms",
-         "csr-auto", "x", "auto", "x", "tune x", "best x", "%read");
+  printf("%-22s %11s %-20s %9s %-12s %7s %-14s %7s %7s %7s %-7s\n", "matrix", "nnz",
+         "fastest cuSPARSE", "ms", "csr-auto", "x", "auto", "x", "tune x", "best x", "%read");
   for (const matrix_summary &s : S.sums) {
     std::string name = s.name.size() > 22 ? s.name.substr(0, 21) + "~" : s.name;
-    std::string cusp = s.best_cusp.size() > 9 ? s.best_cusp.substr(9) : s.best_cusp; // drop "cusparse:"
+    std::string cusp =
+        s.best_cusp.size() > 9 ? s.best_cusp.substr(9) : s.best_cusp; // drop "cusparse:"
     std::string ka = s.csr_auto_kernel + (s.auto_within_10 == 0 ? "(!)" : "");
-    printf("%-22s %11lld %-20s %9.4f %-12s %7.2f %-14s %7.2f %7.2f %7.2f %6.1f\n", name.c_str(), (long long)s.nnz,
-           cusp.c_str(), s.best_cusp_ms, ka.c_str(), s.speedup_csr, s.auto_choice.c_str(), s.speedup_auto,
-           s.speedup_tune, s.speedup_best, s.auto_pct);
+    printf("%-22s %11lld %-20s %9.4f %-12s %7.2f %-14s %7.2f %7.2f %7.2f %6.1f\n", name.c_str(),
+           (long long)s.nnz, cusp.c_str(), s.best_cusp_ms, ka.c_str(), s.speedup_csr,
+           s.auto_choice.c_str(), s.speedup_auto, s.speedup_tune, s.speedup_best, s.auto_pct);
   }
   auto line = [](const char *what, const group_stats &g) {
     if (g.n)
-      printf("  %-44s geomean %.3f over %d, min %.3f (%s)\n", what, g.geomean(), g.n, g.min, g.min_name.c_str());
+      printf("  %-44s geomean %.3f over %d, min %.3f (%s)\n", what, g.geomean(), g.n, g.min,
+             g.min_name.c_str());
     else
       printf("  %-44s no matrices\n", what);
   };
@@ -727,16 +783,27 @@ void print_totals(const bench_state &S, const totals &t) {
   line("best of ours vs cuSPARSE, generated suite:", t.best_gen);
   line("best of ours vs cuSPARSE, real > 1e5 nnz:", t.best_real);
   line("fp32: AUTO f32 vs fastest cuSPARSE f32:", t.auto32_all);
-  printf("  auto CSR kernel within 10%% of the fastest of scalar/vector/merge: %d of %d matrices\n", t.within10,
-         t.within10_n);
+  printf("  auto CSR kernel within 10%% of the fastest of scalar/vector/merge: %d of %d matrices\n",
+         t.within10, t.within10_n);
   printf("  TUNE within 5%% of our fastest fixed variant: %d of %d matrices\n", t.tune5, t.tune5_n);
-  printf("  (%% read = format AUTO's GB/s by its byte model over the measured read bandwidth %.0f GB/s;\n"
-         "   (!) marks a matrix where the auto kernel was more than 10%% slower than the fastest)\n",
-         S.read_gbs);
+  int wrong = 0, errors = 0;
+  for (const bench_row &r : S.rows) {
+    wrong += r.status == "wrong";
+    errors += r.status == "error";
+  }
+  printf("  rows marked WRONG (error above the limit, left out of the figures above): %d; failed "
+         "products: %d\n",
+         wrong, errors);
+  printf(
+      "  (%% read = format AUTO's GB/s by its byte model over the measured read bandwidth %.0f "
+      "GB/s;\n"
+      "   (!) marks a matrix where the auto kernel was more than 10%% slower than the fastest)\n",
+      S.read_gbs);
 }
 
 // Load one matrix on the CPU context, make x, the CPU reference and |A||x|, run everything.
-void bench_one(bench_state &S, const std::string &name, const std::string &kind, const std::string &path) {
+void bench_one(bench_state &S, const std::string &name, const std::string &kind,
+               const std::string &path) {
   msp_matrix H = nullptr;
   msp_vector xc = nullptr, yc = nullptr;
   double t0 = now_s();
@@ -761,9 +828,10 @@ void bench_one(bench_state &S, const std::string &name, const std::string &kind,
   M.rowptr = H->rowptr;
   M.colind = H->colind;
   M.val = H->val;
-  std::vector<double> x((size_t)std::max<int64_t>(M.cols, 1)), ref((size_t)std::max<int64_t>(M.rows, 1)),
-      absref((size_t)std::max<int64_t>(M.rows, 1));
-  for (int64_t j = 0; j < M.cols; j++) x[(size_t)j] = x_value(j);
+  std::vector<double> x((size_t)std::max<int64_t>(M.cols, 1)),
+      ref((size_t)std::max<int64_t>(M.rows, 1)), absref((size_t)std::max<int64_t>(M.rows, 1));
+  for (int64_t j = 0; j < M.cols; j++)
+    x[(size_t)j] = x_value(j);
   st = msp_vector_create(S.cpu, M.cols, &xc);
   if (st == MSP_SUCCESS) st = msp_vector_create(S.cpu, M.rows, &yc);
   if (st == MSP_SUCCESS) st = msp_vector_set(xc, x.data());
@@ -778,12 +846,14 @@ void bench_one(bench_state &S, const std::string &name, const std::string &kind,
   }
   for (int64_t i = 0; i < M.rows; i++) {
     double s = 0.0;
-    for (int64_t k = M.rowptr[i]; k < M.rowptr[i + 1]; k++) s += std::fabs(M.val[k]) * std::fabs(x[(size_t)M.colind[k]]);
+    for (int64_t k = M.rowptr[i]; k < M.rowptr[i + 1]; k++)
+      s += std::fabs(M.val[k]) * std::fabs(x[(size_t)M.colind[k]]);
     absref[(size_t)i] = s;
   }
   // cuSPARSE's byte models count x as the library's model does for the same matrix (CSR, fp64):
   // whatever msp_spmv_bytes charges beyond the matrix arrays and y, in 8-byte entries.
-  M.x_entries = (int64_t)std::llround((msp_spmv_bytes(H, 0) - (double)msp_matrix_bytes(H) - 8.0 * (double)M.rows) / 8.0);
+  M.x_entries = (int64_t)std::llround(
+      (msp_spmv_bytes(H, 0) - (double)msp_matrix_bytes(H) - 8.0 * (double)M.rows) / 8.0);
   if (M.x_entries < 0 || M.x_entries > M.cols) M.x_entries = M.cols;
   M.x = x.data();
   M.ref = ref.data();
@@ -791,20 +861,21 @@ void bench_one(bench_state &S, const std::string &name, const std::string &kind,
 
   msp_matrix_stats stats;
   bool have_stats = msp_matrix_analyze(H, &stats) == MSP_SUCCESS;
-  printf("\n== %s (%s): %lld x %lld, %lld nnz", name.c_str(), kind.c_str(), (long long)M.rows, (long long)M.cols,
-         (long long)M.nnz);
+  printf("\n== %s (%s): %lld x %lld, %lld nnz", name.c_str(), kind.c_str(), (long long)M.rows,
+         (long long)M.cols, (long long)M.nnz);
   if (have_stats)
     printf(", rows %lld..%lld mean %.2f, skew %.1f, %lld diagonals", (long long)stats.row_min,
            (long long)stats.row_max, stats.row_mean, stats.skewness, (long long)stats.diagonals);
   printf(", loaded in %.2f s\n", load_s);
   fflush(stdout);
 
-  const double el = now_s();
-  const int over = S.opt.budget_s <= 0 ? 0 : el > 1.4 * S.opt.budget_s ? 2 : el > S.opt.budget_s ? 1 : 0;
-  if (over) fprintf(stderr, "[%7.1f s] past the budget (level %d): some variants of %s are skipped\n", el, over, name.c_str());
+  if (int level = budget_level(S.opt))
+    fprintf(stderr, "[%7.1f s] past the budget (level %d): %s runs fewer variants\n", now_s(),
+            level, name.c_str());
   const size_t from = S.rows.size();
-  run_ours_all(S, M, over);
-  if (has(S.opt.formats, "cusparse")) bench_cusparse_run(S.ts, M, S.opt.precisions, S.read_gbs, &S.rows);
+  run_ours_all(S, M);
+  if (has(S.opt.formats, "cusparse"))
+    bench_cusparse_run(S.ts, M, S.opt.precisions, S.read_gbs, &S.rows);
   matrix_summary sum = summarize(S.rows, from, M, load_s);
   S.sums.push_back(sum);
   print_rows(S.rows, from);
@@ -824,7 +895,8 @@ int main(int argc, char **argv) {
   std::string why;
   msp_status st = msp_context_create(MSP_BACKEND_CUDA, o.device, &S.gpu);
   if (st != MSP_SUCCESS) {
-    fprintf(stderr, "mixsparse-bench: no CUDA context on device %d: %s\n", o.device, status_text(st).c_str());
+    fprintf(stderr, "mixsparse-bench: no CUDA context on device %d: %s\n", o.device,
+            status_text(st).c_str());
     return 1;
   }
   st = msp_context_create(MSP_BACKEND_CPU, 0, &S.cpu);
@@ -845,7 +917,8 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  // Bandwidth ceilings first, on a buffer far larger than L2 (and at most a quarter of free memory).
+  // Bandwidth ceilings first, on a buffer far larger than L2 (and at most a quarter of free
+  // memory).
   size_t free_b = 0, total_b = 0;
   cudaMemGetInfo(&free_b, &total_b);
   size_t bw_bytes = (size_t)(o.bw_gib * (double)(1ull << 30));
@@ -859,12 +932,14 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("mixsparse-bench: %s\n", o.command_line.c_str());
-  printf("device %d: %s, %d SMs, L2 %.0f MiB, peak %.0f GB/s (from clocks)\n", o.device, S.props.name,
-         S.props.multiprocessors, (double)S.props.l2_cache_bytes / (1 << 20), S.props.peak_bandwidth_gbs);
-  printf("measured: read %.0f GB/s (streaming 16-byte loads over %.2f GiB), copy %.0f GB/s (read + write)\n",
+  printf("device %d: %s, %d SMs, L2 %.0f MiB, peak %.0f GB/s (from clocks)\n", o.device,
+         S.props.name, S.props.multiprocessors, (double)S.props.l2_cache_bytes / (1 << 20),
+         S.props.peak_bandwidth_gbs);
+  printf("measured: read %.0f GB/s (streaming 16-byte loads over %.2f GiB), copy %.0f GB/s (read + "
+         "write)\n",
          S.read_gbs, (double)bw_bytes / (1ull << 30), S.copy_gbs);
-  printf("timing: median of %d runs after %d warm-up runs, CUDA events on one stream, %s\n", o.reps, o.warmup,
-         o.flush_l2 ? "L2 flushed by a read before each run" : "L2 warm");
+  printf("timing: median of %d runs after %d warm-up runs, CUDA events on one stream, %s\n", o.reps,
+         o.warmup, o.flush_l2 ? "L2 flushed by a read before each run" : "L2 warm");
   printf("error: max_i |y_i - ref_i| / (|A||x|)_i against the CPU backend's fp64 result\n");
   fflush(stdout);
 
@@ -899,17 +974,20 @@ int main(int argc, char **argv) {
     bench_one(S, base_name(f), "real", f);
     save();
   }
-  if (bench_device_broken()) printf("\n!! a sticky device error stopped the run; the results above are partial\n");
+  if (bench_device_broken())
+    printf("\n!! a sticky device error stopped the run; the results above are partial\n");
 
   totals t = compute_totals(S.sums);
   print_totals(S, t);
   int rc = save() ? 0 : 1;
   if (!o.png.empty() && rc == 0) {
-    std::string cmd = "python3 " + shell_quote(plot_script(o)) + " " + shell_quote(csv) + " " + shell_quote(o.png);
+    std::string cmd = "python3 " + shell_quote(plot_script(o)) + " " + shell_quote(csv) + " " +
+                      shell_quote(o.png);
     fflush(stdout);
     int pr = system(cmd.c_str());
     if (pr != 0) {
-      fprintf(stderr, "mixsparse-bench: '%s' failed (exit %d); the CSV is complete\n", cmd.c_str(), pr);
+      fprintf(stderr, "mixsparse-bench: '%s' failed (exit %d); the CSV is complete\n", cmd.c_str(),
+              pr);
       rc = 1;
     }
   }

@@ -18,7 +18,7 @@ cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DMSP_CUDA=ON -DMSP_MATRICES_
   cmake --build build-gpu -j 16 >> "$out/build.log" 2>&1 || { tail -50 "$out/build.log"; echo "BUILD FAILED"; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
 ./build-gpu/mixsparse devices > "$out/devices.txt" 2>&1; cat "$out/devices.txt"
-if [ "$stage" = all ] || [ "$stage" = test ]; then
+if [ "$stage" = all ] || [ "$stage" = test ] || [ "$stage" = quick ]; then
   echo "== ctest (all tests, GPU present)"
   (cd build-gpu && ctest --output-on-failure -j 8 --timeout 400) > "$out/ctest.log" 2>&1
   grep -E "tests passed|tests failed|Failed|\*\*\*|SKIPPED|Not Run" "$out/ctest.log" | head -40
@@ -37,4 +37,11 @@ if [ "$stage" = all ] || [ "$stage" = bench ]; then
   timeout 480 ./scripts/bench-gpu.sh "$out" > "$out/bench.log" 2>&1
   tail -60 "$out/bench.log"
   echo "bench done: $(( $(date +%s) - t0 )) s"
+fi
+if [ "$stage" = quick ]; then
+  echo "== quick benchmark"
+  timeout 240 ./build-gpu/bench/mixsparse-bench --quick --reps 20 --dir "$mat" --min-nnz 1000000 \
+    --csv "$out/bench.csv" --json "$out/bench.json" > "$out/bench-quick.txt" 2>&1
+  tail -70 "$out/bench-quick.txt"
+  echo "quick bench done: $(( $(date +%s) - t0 )) s"
 fi

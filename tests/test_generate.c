@@ -1,4 +1,5 @@
-// test_generate.c: built-in matrix generators: hand-checked small instances, invariants, determinism, bad specs.
+// test_generate.c: built-in matrix generators: hand-checked small instances, invariants,
+// determinism, bad specs.
 #include "testlib.h"
 
 #include <math.h>
@@ -62,8 +63,9 @@ static void check_csr(const char *spec, const csr_t *m) {
       int okc = m->ci[k] >= 0 && m->ci[k] < m->cols && (k == m->rp[i] || m->ci[k] > m->ci[k - 1]);
       int okv = isfinite(m->va[k]);
       if (!okc || !okv) {
-        CHECK(0, "%s: row %lld entry %lld: column %d value %g (unsorted, duplicate, out of range "
-                 "or not finite)",
+        CHECK(0,
+              "%s: row %lld entry %lld: column %d value %g (unsorted, duplicate, out of range "
+              "or not finite)",
               spec, (long long)i, (long long)(k - m->rp[i]), m->ci[k], m->va[k]);
         bad++;
         break;
@@ -81,20 +83,23 @@ static double entry(const csr_t *m, int64_t i, int64_t j) {
 static void test_laplace2d(void) {
   // 3 x 3 grid, row r*3+c: the hand-written pattern of the 5-point Laplacian.
   static const int64_t rp[] = {0, 3, 7, 10, 14, 19, 23, 26, 30, 33};
-  static const int32_t ci[] = {0, 1, 3,    0, 1, 2, 4,    1, 2, 5,    0, 3, 4, 6,   1, 3, 4, 5, 7,
-                               2, 4, 5, 8, 3, 6, 7,       4, 6, 7, 8, 5, 7, 8};
+  static const int32_t ci[] = {0, 1, 3, 0, 1, 2, 4, 1, 2, 5, 0, 3, 4, 6, 1, 3, 4,
+                               5, 7, 2, 4, 5, 8, 3, 6, 7, 4, 6, 7, 8, 5, 7, 8};
   csr_t m;
   if (!gen("laplace2d:3", &m)) return;
   check_csr("laplace2d:3", &m);
   CHECK(m.rows == 9 && m.cols == 9 && m.nnz == 33, "laplace2d:3 is %lldx%lld with %lld nnz",
         (long long)m.rows, (long long)m.cols, (long long)m.nnz);
   if (m.nnz == 33) {
-    for (int i = 0; i <= 9; i++) CHECK(m.rp[i] == rp[i], "laplace2d:3 rowptr[%d] = %lld, want %lld", i, (long long)m.rp[i], (long long)rp[i]);
+    for (int i = 0; i <= 9; i++)
+      CHECK(m.rp[i] == rp[i], "laplace2d:3 rowptr[%d] = %lld, want %lld", i, (long long)m.rp[i],
+            (long long)rp[i]);
     for (int64_t i = 0; i < 9; i++)
       for (int64_t k = rp[i]; k < rp[i + 1]; k++) {
         double want = (ci[k] == i) ? 4.0 : -1.0;
-        CHECK(m.ci[k] == ci[k] && m.va[k] == want, "laplace2d:3 row %lld entry %lld: (%d, %g), want (%d, %g)",
-              (long long)i, (long long)(k - rp[i]), m.ci[k], m.va[k], ci[k], want);
+        CHECK(m.ci[k] == ci[k] && m.va[k] == want,
+              "laplace2d:3 row %lld entry %lld: (%d, %g), want (%d, %g)", (long long)i,
+              (long long)(k - rp[i]), m.ci[k], m.va[k], ci[k], want);
       }
   }
   csr_free(&m);
@@ -114,7 +119,8 @@ static void test_stencil27(void) {
   csr_t m;
   if (!gen("stencil27:3", &m)) return;
   check_csr("stencil27:3", &m);
-  CHECK(m.rows == 27 && m.cols == 27, "stencil27:3 is %lldx%lld", (long long)m.rows, (long long)m.cols);
+  CHECK(m.rows == 27 && m.cols == 27, "stencil27:3 is %lldx%lld", (long long)m.rows,
+        (long long)m.cols);
   // Row length = product over the axes of (3 at an interior coordinate, 2 on the boundary):
   // 8 corners of 8, 12 edge centres of 12, 6 face centres of 18, the centre of 27.
   int hist[28] = {0};
@@ -122,19 +128,23 @@ static void test_stencil27(void) {
     int64_t x = i % 3, y = (i / 3) % 3, z = i / 9;
     int64_t want = (x == 1 ? 3 : 2) * (y == 1 ? 3 : 2) * (z == 1 ? 3 : 2);
     int64_t len = m.rp[i + 1] - m.rp[i];
-    CHECK(len == want, "stencil27:3 row %lld has %lld entries, want %lld", (long long)i, (long long)len, (long long)want);
+    CHECK(len == want, "stencil27:3 row %lld has %lld entries, want %lld", (long long)i,
+          (long long)len, (long long)want);
     if (len >= 0 && len <= 27) hist[len]++;
     // Every neighbour (|dx|,|dy|,|dz| <= 1) is present.
     for (int dz = -1; dz <= 1; dz++)
       for (int dy = -1; dy <= 1; dy++)
         for (int dx = -1; dx <= 1; dx++) {
-          if (x + dx < 0 || x + dx > 2 || y + dy < 0 || y + dy > 2 || z + dz < 0 || z + dz > 2) continue;
+          if (x + dx < 0 || x + dx > 2 || y + dy < 0 || y + dy > 2 || z + dz < 0 || z + dz > 2)
+            continue;
           int64_t j = i + dz * 9 + dy * 3 + dx;
-          CHECK(entry(&m, i, j) != 0.0, "stencil27:3 (%lld, %lld) missing", (long long)i, (long long)j);
+          CHECK(entry(&m, i, j) != 0.0, "stencil27:3 (%lld, %lld) missing", (long long)i,
+                (long long)j);
         }
   }
   CHECK(hist[8] == 8 && hist[12] == 12 && hist[18] == 6 && hist[27] == 1,
-        "stencil27:3 row-length histogram 8:%d 12:%d 18:%d 27:%d", hist[8], hist[12], hist[18], hist[27]);
+        "stencil27:3 row-length histogram 8:%d 12:%d 18:%d 27:%d", hist[8], hist[12], hist[18],
+        hist[27]);
   CHECK(m.nnz == 8 * 8 + 12 * 12 + 6 * 18 + 27, "stencil27:3 nnz %lld", (long long)m.nnz);
   csr_free(&m);
 
@@ -160,7 +170,8 @@ static void test_stencil27(void) {
   }
   CHECK(asym == 0, "stencil27:9: %lld entries without an equal transpose entry", (long long)asym);
   CHECK(undom == 0, "stencil27:9: %lld rows not strictly diagonally dominant", (long long)undom);
-  CHECK(omax < 0.0 && omin < omax, "stencil27:9 off-diagonals range [%g, %g]: want negative and varying", omin, omax);
+  CHECK(omax < 0.0 && omin < omax,
+        "stencil27:9 off-diagonals range [%g, %g]: want negative and varying", omin, omax);
   csr_free(&m);
 }
 
@@ -173,9 +184,11 @@ static void test_banded(void) {
   for (int64_t i = 0; i < 10 && m.rows == 10; i++) {
     int64_t len = m.rp[i + 1] - m.rp[i];
     int64_t first = i > 0 ? i - 1 : 0;
-    CHECK(len == want_len[i] && m.ci[m.rp[i]] == first, "banded:10:4 row %lld: %lld entries from column %d, want %lld from %lld",
-          (long long)i, (long long)len, m.ci[m.rp[i]], (long long)want_len[i], (long long)first);
-    CHECK(entry(&m, i, i) == 4.0, "banded:10:4 diagonal of row %lld is %g, want 4", (long long)i, entry(&m, i, i));
+    CHECK(len == want_len[i] && m.ci[m.rp[i]] == first,
+          "banded:10:4 row %lld: %lld entries from column %d, want %lld from %lld", (long long)i,
+          (long long)len, m.ci[m.rp[i]], (long long)want_len[i], (long long)first);
+    CHECK(entry(&m, i, i) == 4.0, "banded:10:4 diagonal of row %lld is %g, want 4", (long long)i,
+          entry(&m, i, i));
   }
   csr_free(&m);
   // Odd width: symmetric around the diagonal.
@@ -191,8 +204,10 @@ static void test_banded(void) {
   // banded:1000:64: 64 per row away from the edges, exact total 64*1000 - 31*32/2 - 32*33/2.
   if (!gen("banded:1000:64", &m)) return;
   check_csr("banded:1000:64", &m);
-  CHECK(m.nnz == 64 * 1000 - 31 * 32 / 2 - 32 * 33 / 2, "banded:1000:64 nnz %lld", (long long)m.nnz);
-  CHECK(m.rp[501] - m.rp[500] == 64, "banded:1000:64 row 500 has %lld", (long long)(m.rp[501] - m.rp[500]));
+  CHECK(m.nnz == 64 * 1000 - 31 * 32 / 2 - 32 * 33 / 2, "banded:1000:64 nnz %lld",
+        (long long)m.nnz);
+  CHECK(m.rp[501] - m.rp[500] == 64, "banded:1000:64 row 500 has %lld",
+        (long long)(m.rp[501] - m.rp[500]));
   csr_free(&m);
 }
 
@@ -200,11 +215,13 @@ static void test_random(void) {
   csr_t m;
   if (!gen("random:1000:16", &m)) return;
   check_csr("random:1000:16", &m);
-  CHECK(m.rows == 1000 && m.cols == 1000 && m.nnz == 16000, "random:1000:16 is %lldx%lld with %lld nnz",
-        (long long)m.rows, (long long)m.cols, (long long)m.nnz);
+  CHECK(m.rows == 1000 && m.cols == 1000 && m.nnz == 16000,
+        "random:1000:16 is %lldx%lld with %lld nnz", (long long)m.rows, (long long)m.cols,
+        (long long)m.nnz);
   for (int64_t i = 0; i < m.rows; i++)
     if (m.rp[i + 1] - m.rp[i] != 16) {
-      CHECK(0, "random:1000:16 row %lld has %lld entries", (long long)i, (long long)(m.rp[i + 1] - m.rp[i]));
+      CHECK(0, "random:1000:16 row %lld has %lld entries", (long long)i,
+            (long long)(m.rp[i + 1] - m.rp[i]));
       break;
     }
   double vmin = 1, vmax = -1;
@@ -212,7 +229,8 @@ static void test_random(void) {
     if (m.va[k] < vmin) vmin = m.va[k];
     if (m.va[k] > vmax) vmax = m.va[k];
   }
-  CHECK(vmin >= -1.0 && vmax < 1.0 && vmin < -0.9 && vmax > 0.9, "random:1000:16 values span [%g, %g]", vmin, vmax);
+  CHECK(vmin >= -1.0 && vmax < 1.0 && vmin < -0.9 && vmax > 0.9,
+        "random:1000:16 values span [%g, %g]", vmin, vmax);
   csr_free(&m);
   // Dense rows (PER_ROW > ROWS/2) take the selection-sampling path; full rows are 0..n-1.
   if (!gen("random:10:8", &m)) return;
@@ -232,14 +250,16 @@ static void test_rmat(void) {
   csr_t m;
   if (!gen("rmat:12:8", &m)) return;
   check_csr("rmat:12:8", &m); // sorted and without duplicates
-  CHECK(m.rows == 4096 && m.cols == 4096, "rmat:12:8 is %lldx%lld", (long long)m.rows, (long long)m.cols);
+  CHECK(m.rows == 4096 && m.cols == 4096, "rmat:12:8 is %lldx%lld", (long long)m.rows,
+        (long long)m.cols);
   // Duplicates were merged, so fewer than the 8 * 4096 generated edges remain, but most do.
   CHECK(m.nnz < 8 * 4096 && m.nnz > 4 * 4096, "rmat:12:8 nnz %lld", (long long)m.nnz);
   // a + b = 0.76 of the edges land in the top half: row 0 is the longest, far above the mean.
   int64_t maxlen = 0, top = m.rp[2048];
   for (int64_t i = 0; i < m.rows; i++)
     if (m.rp[i + 1] - m.rp[i] > maxlen) maxlen = m.rp[i + 1] - m.rp[i];
-  CHECK(maxlen > 20 * (m.nnz / m.rows), "rmat:12:8 longest row %lld vs mean %lld: not skewed", (long long)maxlen, (long long)(m.nnz / m.rows));
+  CHECK(maxlen > 20 * (m.nnz / m.rows), "rmat:12:8 longest row %lld vs mean %lld: not skewed",
+        (long long)maxlen, (long long)(m.nnz / m.rows));
   CHECK(top > m.nnz / 2, "rmat:12:8 top half holds %lld of %lld", (long long)top, (long long)m.nnz);
   double vmin = 1, vmax = -1;
   for (int64_t k = 0; k < m.nnz; k++) {
@@ -263,7 +283,8 @@ static void test_powerlaw(void) {
   double mean = (double)m.nnz / (double)m.rows;
   // A Pareto tail with mean 8: the sample mean lands near 8 and the longest row far above it.
   CHECK(mean > 4.0 && mean < 16.0, "powerlaw:20000:8 mean row length %g", mean);
-  CHECK((double)maxlen > 20.0 * mean, "powerlaw:20000:8 longest row %lld vs mean %g: not skewed", (long long)maxlen, mean);
+  CHECK((double)maxlen > 20.0 * mean, "powerlaw:20000:8 longest row %lld vs mean %g: not skewed",
+        (long long)maxlen, mean);
   csr_free(&m);
 }
 
@@ -275,8 +296,8 @@ static int same(const csr_t *a, const csr_t *b) {
 }
 
 static void test_determinism(void) {
-  static const char *specs[] = {"laplace2d:40",   "stencil27:11",   "random:3000:7:5", "rmat:11:6:9",
-                                "banded:500:9",   "powerlaw:5000:3:2"};
+  static const char *specs[] = {"laplace2d:40", "stencil27:11", "random:3000:7:5",
+                                "rmat:11:6:9",  "banded:500:9", "powerlaw:5000:3:2"};
   for (size_t s = 0; s < sizeof(specs) / sizeof(specs[0]); s++) {
     csr_t a, b;
     if (!gen(specs[s], &a)) continue;
@@ -342,10 +363,12 @@ static void test_bad_specs(void) {
   // The message of a malformed spec lists the valid forms.
   msp_matrix A = NULL;
   CHECK_STATUS(msp_matrix_generate(ctx, "nonsense", &A), MSP_ERR_INVALID_ARGUMENT);
-  CHECK(strstr(msp_last_error(), "laplace2d:N") && strstr(msp_last_error(), "rmat:SCALE:EDGE_FACTOR"),
+  CHECK(strstr(msp_last_error(), "laplace2d:N") &&
+            strstr(msp_last_error(), "rmat:SCALE:EDGE_FACTOR"),
         "message does not list the forms: %s", msp_last_error());
   CHECK_STATUS(msp_matrix_generate(ctx, "laplace2d:50000", &A), MSP_ERR_INVALID_ARGUMENT);
-  CHECK(strstr(msp_last_error(), "int32") != NULL, "overflow message does not say why: %s", msp_last_error());
+  CHECK(strstr(msp_last_error(), "int32") != NULL, "overflow message does not say why: %s",
+        msp_last_error());
   CHECK_STATUS(msp_matrix_generate(ctx, NULL, &A), MSP_ERR_INVALID_ARGUMENT);
   CHECK_STATUS(msp_matrix_generate(ctx, "laplace2d:3", NULL), MSP_ERR_INVALID_ARGUMENT);
 }
@@ -370,8 +393,8 @@ static void fi_free(void *p) {
 }
 
 static void test_alloc_failures(void) {
-  static const char *specs[] = {"laplace2d:4", "stencil27:3", "random:50:5", "rmat:6:4", "banded:40:5",
-                                "powerlaw:60:3"};
+  static const char *specs[] = {"laplace2d:4", "stencil27:3", "random:50:5",
+                                "rmat:6:4",    "banded:40:5", "powerlaw:60:3"};
   msp_allocator fa = {fi_malloc, fi_realloc, fi_free};
   msp_context fctx = NULL;
   CHECK_OK(msp_set_allocator(&fa));

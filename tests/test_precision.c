@@ -1,6 +1,7 @@
 // test_precision.c: storage-precision accessors: round trips, rounding, fixed-point scales, CPMS.
 #include "testlib.h"
 
+#include "formats.h"
 #include "internal.h"
 #include "precision.h"
 
@@ -458,16 +459,71 @@ static void test_all_precisions(void) {
   free(got);
 }
 
-// ---- CSR matrices with values in every precision (CPU backend) -------------------------------------
-// The product reads the encoded values and computes in fp64: it must match the long-double
-// oracle of the decoded matrix within the fp64 bound, and each decoded value must be within the
-// storage's unit roundoff of the original.
-static void test_csr_precisions(void) {
+// ---- matrices of every format with values in every precision (CPU backend) -----------------------
+// The decoded matrix in CSR: the format's value array decoded (k segments for CPMS), put in
+// place of the fp64 array for the format's own to_csr, then restored.
+static int decoded_csr(msp_matrix B, int segments, test_csr *d) {
+  memset(d, 0, sizeof *d);
+  int64_t n = B->pval->n;
+  double *buf = malloc((size_t)(n > 0 ? n : 1) * sizeof *buf);
+  if (!buf) return -1;
+  msp__prec_decode(B->pval, segments, buf);
+  double **slot = NULL, **slot2 = NULL, *save = NULL, *save2 = NULL;
+  switch (B->format) {
+  case MSP_FORMAT_CSR: slot = &B->val; break;
+  case MSP_FORMAT_COO: slot = &((msp__coo *)B->fmt)->val; break;
+  case MSP_FORMAT_ELL: slot = &((msp__ell *)B->fmt)->val; break;
+  case MSP_FORMAT_HLL: slot = &((msp__hll *)B->fmt)->val; break;
+  case MSP_FORMAT_DIA: slot = &((msp__dia *)B->fmt)->val; break;
+  case MSP_FORMAT_HDIA: slot = &((msp__hdia *)B->fmt)->val; break;
+  case MSP_FORMAT_HYB:
+    slot = &((msp__hyb *)B->fmt)->ell.val;
+    slot2 = &((msp__hyb *)B->fmt)->coo.val;
+    break;
+  default: free(buf); return -1;
+  }
+  save = *slot;
+  *slot = buf;
+  if (slot2) {
+    save2 = *slot2;
+    *slot2 = buf + B->rows * ((msp__hyb *)B->fmt)->ell.width;
+  }
+  int64_t *rp = NULL;
+  int32_t *ci = NULL;
+  double *v = NULL;
+  msp_status st = msp__format_to_csr(B, &rp, &ci, &v);
+  *slot = save;
+  if (slot2) *slot2 = save2;
+  free(buf);
+  if (st != MSP_SUCCESS) return -1;
+  d->rows = B->rows;
+  d->cols = B->cols;
+  d->nnz = rp[B->rows];
+  d->rowptr = malloc((size_t)(d->rows + 1) * sizeof *d->rowptr);
+  d->colind = malloc((size_t)(d->nnz ? d->nnz : 1) * sizeof *d->colind);
+  d->val = malloc((size_t)(d->nnz ? d->nnz : 1) * sizeof *d->val);
+  int rc = d->rowptr && d->colind && d->val ? 0 : -1;
+  if (rc == 0) {
+    memcpy(d->rowptr, rp, (size_t)(d->rows + 1) * sizeof *rp);
+    if (d->nnz) {
+      memcpy(d->colind, ci, (size_t)d->nnz * sizeof *ci);
+      memcpy(d->val, v, (size_t)d->nnz * sizeof *v);
+    }
+  }
+  msp__free(rp);
+  msp__free(ci);
+  msp__free(v);
+  return rc;
+}
+
+// The product reads the encoded values and computes in fp64: it must match the long-double oracle
+// of the decoded matrix within the fp64 bound, and each decoded value must be within the
+// storage's unit roundoff of the original (fixed point: half the largest block scale).
+static void test_format_precisions(void) {
   msp_context ctx = NULL;
   CHECK_OK(msp_context_create(MSP_BACKEND_CPU, 0, &ctx));
   if (!ctx) return;
-  test_csr m, d;
-  memset(&d, 0, sizeof d);
+  test_csr m;
   if (test_csr_random(&m, 700, 500, 9, 61) != 0) {
     CHECK(0, "generator");
     test_csr_free(&m);
@@ -478,15 +534,9 @@ static void test_csr_precisions(void) {
   for (int64_t k = 0; k < m.nnz; k++) m.val[k] *= pow(10.0, (double)msp_rng_range(&r, 6) - 3);
   double *x = malloc((size_t)m.cols * sizeof *x), *y0 = malloc((size_t)m.rows * sizeof *y0);
   double *got = malloc((size_t)m.rows * sizeof *got), *ref = malloc((size_t)m.rows * sizeof *ref);
-  d.rowptr = m.rowptr;
-  d.colind = m.colind;
-  d.rows = m.rows;
-  d.cols = m.cols;
-  d.nnz = m.nnz;
-  d.val = malloc((size_t)m.nnz * sizeof *d.val);
   msp_matrix A = NULL;
   msp_vector vx = NULL, vy = NULL;
-  if (!x || !y0 || !got || !ref || !d.val) {
+  if (!x || !y0 || !got || !ref) {
     CHECK(0, "out of memory");
     goto done;
   }
@@ -497,61 +547,79 @@ static void test_csr_precisions(void) {
   CHECK_OK(msp_vector_create(ctx, m.rows, &vy));
   if (!A || !vx || !vy) goto done;
   CHECK_OK(msp_vector_set(vx, x));
-  for (int p = 0; p < MSP_PRECISION_COUNT; p++) {
-    msp_convert_options o = msp_convert_options_default();
-    o.format = MSP_FORMAT_CSR;
-    o.precision = (msp_precision)p;
-    msp_matrix B = NULL;
-    CHECK_OK(msp_matrix_convert(ctx, A, &o, &B));
-    if (!B) continue;
-    CHECK(msp_matrix_precision(B) == (msp_precision)p, "%s: matrix reports %s",
-          msp_precision_name((msp_precision)p), msp_precision_name(msp_matrix_precision(B)));
-    int segs = msp__prec_segments((msp_precision)p);
-    for (int k = segs > 1 ? 1 : 0; k <= (segs > 1 ? segs : 0); k++) {
-      if (segs > 1) CHECK_OK(msp_matrix_set_cpms_segments(B, k));
-      if (B->pval) {
-        msp__prec_decode(B->pval, k, d.val);
-      } else {
-        memcpy(d.val, m.val, (size_t)m.nnz * sizeof *d.val);
-      }
-      // element bounds
-      double u = msp__prec_unit_roundoff((msp_precision)p);
-      if (segs > 1) u = k == segs ? 0.0 : ldexp(1.0, -(k * 64 / segs - 12));
-      int64_t off = 0;
-      for (int64_t j = 0; j < m.nnz; j++) {
+  static const msp_format formats[] = {MSP_FORMAT_CSR, MSP_FORMAT_COO, MSP_FORMAT_ELL,
+                                       MSP_FORMAT_HLL, MSP_FORMAT_DIA, MSP_FORMAT_HDIA,
+                                       MSP_FORMAT_HYB};
+  for (size_t fi = 0; fi < sizeof formats / sizeof *formats; fi++) {
+    for (int p = 0; p < MSP_PRECISION_COUNT; p++) {
+      msp_convert_options o = msp_convert_options_default();
+      o.format = formats[fi];
+      o.precision = (msp_precision)p;
+      o.max_fill = 1e6; // DIA of a random matrix: large, but what is tested here is the values
+      const char *fname = msp_format_name(formats[fi]), *pname = msp_precision_name((msp_precision)p);
+      msp_matrix B = NULL;
+      CHECK_OK(msp_matrix_convert(ctx, A, &o, &B));
+      if (!B) continue;
+      CHECK(msp_matrix_precision(B) == (msp_precision)p, "%s %s: matrix reports %s", fname, pname,
+            msp_precision_name(msp_matrix_precision(B)));
+      int segs = msp__prec_segments((msp_precision)p);
+      for (int k = segs > 1 ? 1 : 0; k <= (segs > 1 ? segs : 0); k++) {
+        if (segs > 1) CHECK_OK(msp_matrix_set_cpms_segments(B, k));
+        test_csr d;
+        if (p == MSP_PRECISION_F64) {
+          CHECK(B->pval == NULL, "%s f64: no encoded copy expected", fname);
+          if (test_csr_from_matrix(&d, B) != 0) {
+            CHECK(0, "copy");
+            test_csr_free(&d);
+            continue;
+          }
+        } else if (decoded_csr(B, k, &d) != 0) {
+          CHECK(0, "%s %s: decoding", fname, pname);
+          test_csr_free(&d);
+          continue;
+        }
+        // element bounds (the decoded pattern may drop values that became 0)
+        double u = msp__prec_unit_roundoff((msp_precision)p);
+        if (segs > 1) u = k == segs ? 0.0 : ldexp(1.0, -(k * 64 / segs - 12));
+        double smax = 0;
+        for (int64_t b = 0; B->pval && B->pval->scales && b < B->pval->nscales; b++)
+          smax = fmax(smax, B->pval->scales[b]);
         // IEEE: relative in the normal range, half the smallest subnormal below it (f16's
         // normal range ends at 6.1e-5, which these values reach)
-        double sub = p == MSP_PRECISION_F16 ? ldexp(1.0, -25) : p == MSP_PRECISION_BF16 ? ldexp(1.0, -134)
-                   : p == MSP_PRECISION_F32 ? ldexp(1.0, -150) : 0.0;
-        double bound = u >= 0 ? u * fabs(m.val[j]) + sub
-                              : B->pval->scales[j >> MSP_FX_BLOCK_SHIFT] * (0.5 + ldexp(1.0, -20));
-        if (!(fabs(d.val[j] - m.val[j]) <= bound)) off++;
+        double sub = p == MSP_PRECISION_F16    ? ldexp(1.0, -25)
+                     : p == MSP_PRECISION_BF16 ? ldexp(1.0, -134)
+                     : p == MSP_PRECISION_F32  ? ldexp(1.0, -150)
+                                               : 0.0;
+        int64_t off = 0, missing = 0;
+        for (int64_t i = 0; i < m.rows; i++) {
+          int64_t q = d.rowptr[i];
+          for (int64_t j = m.rowptr[i]; j < m.rowptr[i + 1]; j++) {
+            double dv = 0.0;
+            if (q < d.rowptr[i + 1] && d.colind[q] == m.colind[j]) dv = d.val[q++];
+            double bound = u >= 0 ? u * fabs(m.val[j]) + sub : smax * (0.5 + ldexp(1.0, -20));
+            if (!(fabs(dv - m.val[j]) <= bound)) off++;
+          }
+          missing += d.rowptr[i + 1] - q; // entries that are not in A
+        }
+        CHECK(off == 0 && missing == 0, "%s %s k=%d: %lld values beyond the storage bound, %lld "
+              "extra entries", fname, pname, k, (long long)off, (long long)missing);
+        CHECK_OK(msp_vector_set(vy, y0));
+        CHECK_OK(msp_spmv(ctx, 1.5, B, vx, -0.5, vy));
+        CHECK_OK(msp_vector_get(vy, got));
+        test_oracle_spmv(&d, 1.5, x, -0.5, y0, ref);
+        char label[64];
+        snprintf(label, sizeof label, "%s %s k=%d", fname, pname, k);
+        CHECK(test_compare_rows(&d, 1.5, x, -0.5, y0, got, ref, label) == 0, "%s: rows off",
+              label);
+        test_csr_free(&d);
       }
-      CHECK(off == 0, "%s k=%d: %lld values beyond the storage bound",
-            msp_precision_name((msp_precision)p), k, (long long)off);
-      CHECK_OK(msp_vector_set(vy, y0));
-      CHECK_OK(msp_spmv(ctx, 1.5, B, vx, -0.5, vy));
-      CHECK_OK(msp_vector_get(vy, got));
-      test_oracle_spmv(&d, 1.5, x, -0.5, y0, ref);
-      char label[64];
-      snprintf(label, sizeof label, "csr %s k=%d", msp_precision_name((msp_precision)p), k);
-      CHECK(test_compare_rows(&d, 1.5, x, -0.5, y0, got, ref, label) == 0, "%s: rows off", label);
+      if (segs == 1) {
+        CHECK_STATUS(msp_matrix_set_cpms_segments(B, 1), MSP_ERR_NOT_SUPPORTED);
+      } else {
+        CHECK_STATUS(msp_matrix_set_cpms_segments(B, segs + 1), MSP_ERR_INVALID_ARGUMENT);
+      }
+      msp_matrix_destroy(&B);
     }
-    if (segs == 1) {
-      CHECK_STATUS(msp_matrix_set_cpms_segments(B, 1), MSP_ERR_NOT_SUPPORTED);
-    } else {
-      CHECK_STATUS(msp_matrix_set_cpms_segments(B, segs + 1), MSP_ERR_INVALID_ARGUMENT);
-    }
-    msp_matrix_destroy(&B);
-  }
-  // Formats without precision kernels refuse, clearly.
-  {
-    msp_convert_options o = msp_convert_options_default();
-    o.format = MSP_FORMAT_ELL;
-    o.precision = MSP_PRECISION_FX16;
-    msp_matrix B = NULL;
-    CHECK_STATUS(msp_matrix_convert(ctx, A, &o, &B), MSP_ERR_NOT_SUPPORTED);
-    msp_matrix_destroy(&B);
   }
 done:
   msp_vector_destroy(&vx);
@@ -561,7 +629,6 @@ done:
   free(y0);
   free(got);
   free(ref);
-  free(d.val);
   test_csr_free(&m);
   msp_context_destroy(&ctx);
 }
@@ -573,6 +640,6 @@ int main(void) {
   test_fixed();
   test_cpms_layouts();
   test_all_precisions();
-  test_csr_precisions();
+  test_format_precisions();
   return msp_test_finish("test_precision");
 }

@@ -14,8 +14,8 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-#define GEN_FORMS                                                                                \
-  "laplace2d:N, stencil27:N, random:ROWS:PER_ROW[:SEED], rmat:SCALE:EDGE_FACTOR[:SEED], "        \
+#define GEN_FORMS                                                                                  \
+  "laplace2d:N, stencil27:N, random:ROWS:PER_ROW[:SEED], rmat:SCALE:EDGE_FACTOR[:SEED], "          \
   "banded:ROWS:WIDTH, powerlaw:ROWS:MEAN[:SEED]"
 
 // Seed used when a spec names none: fixed so that a spec always means the same matrix.
@@ -33,9 +33,13 @@ static inline uint64_t gen_hash3(uint64_t seed, uint64_t a, uint64_t b) {
   return gen_mix(gen_mix(gen_mix(seed) ^ a) ^ (b * 0xd1b54a32d192ed03ull));
 }
 // A uniform value in [-1, 1) from a hash (53 random bits).
-static inline double gen_unit(uint64_t h) { return (double)(h >> 11) * 0x1.0p-52 - 1.0; }
+static inline double gen_unit(uint64_t h) {
+  return (double)(h >> 11) * 0x1.0p-52 - 1.0;
+}
 // A uniform value in [0, 1).
-static inline double gen_u01(uint64_t h) { return (double)(h >> 11) * 0x1.0p-53; }
+static inline double gen_u01(uint64_t h) {
+  return (double)(h >> 11) * 0x1.0p-53;
+}
 // A uniform integer in [0, n) for n < 2^32 (multiply-shift on the high 32 bits).
 static inline int64_t gen_below(uint64_t h, int64_t n) {
   return (int64_t)(((h >> 32) * (uint64_t)n) >> 32);
@@ -54,26 +58,34 @@ static inline uint64_t gen_next(gen_stream *g) {
   return gen_mix(g->s);
 }
 
-typedef enum { GEN_LAPLACE2D, GEN_STENCIL27, GEN_RANDOM, GEN_RMAT, GEN_BANDED, GEN_POWERLAW } gen_kind;
+typedef enum {
+  GEN_LAPLACE2D,
+  GEN_STENCIL27,
+  GEN_RANDOM,
+  GEN_RMAT,
+  GEN_BANDED,
+  GEN_POWERLAW
+} gen_kind;
 
 typedef struct {
   gen_kind kind;
   int64_t rows, cols;
-  int64_t n;        // grid side (laplace2d, stencil27)
-  int64_t per_row;  // random
-  int64_t width;    // banded
-  double mean;      // powerlaw
-  int scale;        // rmat
-  int64_t edges;    // rmat: EDGE_FACTOR * 2^SCALE
+  int64_t n;       // grid side (laplace2d, stencil27)
+  int64_t per_row; // random
+  int64_t width;   // banded
+  double mean;     // powerlaw
+  int scale;       // rmat
+  int64_t edges;   // rmat: EDGE_FACTOR * 2^SCALE
   uint64_t seed;
-  double *wx;       // stencil27: coefficient tables at half-integer coordinates (2N+1 each)
+  double *wx; // stencil27: coefficient tables at half-integer coordinates (2N+1 each)
   double *wy, *wz;
 } gen_spec;
 
 // ---- parsing ------------------------------------------------------------------------------------
 static msp_status gen_bad(const char *spec, const char *why) {
   return msp__error(MSP_ERR_INVALID_ARGUMENT,
-                    "msp_matrix_generate: bad spec \"%s\" (%s); valid forms: " GEN_FORMS, spec, why);
+                    "msp_matrix_generate: bad spec \"%s\" (%s); valid forms: " GEN_FORMS, spec,
+                    why);
 }
 
 // Split `buf` at ':' into fields (pointers into buf). Returns the field count, or max + 1 when
@@ -150,17 +162,21 @@ static msp_status gen_parse(const char *spec, gen_spec *g) {
   }
   if (strcmp(name, "random") == 0 || strcmp(name, "powerlaw") == 0) {
     int is_random = (name[0] == 'r');
-    if (nf < 3 || nf > 4) return gen_bad(spec, "expected ROWS and a second number, then an optional SEED");
-    if (!gen_int(f[1], &g->rows) || g->rows < 1) return gen_bad(spec, "ROWS must be a positive integer");
+    if (nf < 3 || nf > 4)
+      return gen_bad(spec, "expected ROWS and a second number, then an optional SEED");
+    if (!gen_int(f[1], &g->rows) || g->rows < 1)
+      return gen_bad(spec, "ROWS must be a positive integer");
     if (g->rows > col_max)
       return msp__error(MSP_ERR_INVALID_ARGUMENT,
                         "msp_matrix_generate: \"%s\": %lld rows exceed the int32 column index "
                         "range (at most %lld)",
                         spec, (long long)g->rows, (long long)col_max);
-    if (nf == 4 && !gen_u64(f[3], &g->seed)) return gen_bad(spec, "SEED must be a non-negative integer");
+    if (nf == 4 && !gen_u64(f[3], &g->seed))
+      return gen_bad(spec, "SEED must be a non-negative integer");
     g->cols = g->rows;
     if (is_random) {
-      if (!gen_int(f[2], &g->per_row)) return gen_bad(spec, "PER_ROW must be a non-negative integer");
+      if (!gen_int(f[2], &g->per_row))
+        return gen_bad(spec, "PER_ROW must be a non-negative integer");
       if (g->per_row > g->rows)
         return msp__error(MSP_ERR_INVALID_ARGUMENT,
                           "msp_matrix_generate: \"%s\": PER_ROW %lld exceeds the %lld columns",
@@ -182,18 +198,22 @@ static msp_status gen_parse(const char *spec, gen_spec *g) {
   }
   if (strcmp(name, "rmat") == 0) {
     int64_t scale = 0, ef = 0;
-    if (nf < 3 || nf > 4) return gen_bad(spec, "expected SCALE and EDGE_FACTOR, then an optional SEED");
-    if (!gen_int(f[1], &scale) || scale < 1) return gen_bad(spec, "SCALE must be a positive integer");
+    if (nf < 3 || nf > 4)
+      return gen_bad(spec, "expected SCALE and EDGE_FACTOR, then an optional SEED");
+    if (!gen_int(f[1], &scale) || scale < 1)
+      return gen_bad(spec, "SCALE must be a positive integer");
     if (scale > 30)
       return msp__error(MSP_ERR_INVALID_ARGUMENT,
                         "msp_matrix_generate: \"%s\": 2^%lld rows exceed the int32 column index "
                         "range (SCALE at most 30)",
                         spec, (long long)scale);
-    if (!gen_int(f[2], &ef) || ef < 1) return gen_bad(spec, "EDGE_FACTOR must be a positive integer");
+    if (!gen_int(f[2], &ef) || ef < 1)
+      return gen_bad(spec, "EDGE_FACTOR must be a positive integer");
     if (ef > (INT64_MAX >> 30))
       return msp__error(MSP_ERR_INVALID_ARGUMENT,
                         "msp_matrix_generate: \"%s\": the number of edges overflows", spec);
-    if (nf == 4 && !gen_u64(f[3], &g->seed)) return gen_bad(spec, "SEED must be a non-negative integer");
+    if (nf == 4 && !gen_u64(f[3], &g->seed))
+      return gen_bad(spec, "SEED must be a non-negative integer");
     g->kind = GEN_RMAT;
     g->scale = (int)scale;
     g->rows = g->cols = (int64_t)1 << scale;
@@ -202,7 +222,8 @@ static msp_status gen_parse(const char *spec, gen_spec *g) {
   }
   if (strcmp(name, "banded") == 0) {
     if (nf != 3) return gen_bad(spec, "expected ROWS and WIDTH");
-    if (!gen_int(f[1], &g->rows) || g->rows < 1) return gen_bad(spec, "ROWS must be a positive integer");
+    if (!gen_int(f[1], &g->rows) || g->rows < 1)
+      return gen_bad(spec, "ROWS must be a positive integer");
     if (g->rows > col_max)
       return msp__error(MSP_ERR_INVALID_ARGUMENT,
                         "msp_matrix_generate: \"%s\": %lld rows exceed the int32 column index "
@@ -253,14 +274,17 @@ static inline int64_t gen_row_len(const gen_spec *g, int64_t i) {
             lz = 3 - (z == 0) - (z == n - 1);
     return lx * ly * lz;
   }
-  case GEN_RANDOM: return g->per_row;
+  case GEN_RANDOM:
+    return g->per_row;
   case GEN_BANDED: {
     int64_t a, b;
     banded_range(g, i, &a, &b);
     return b - a + 1;
   }
-  case GEN_POWERLAW: return powerlaw_len(g, i);
-  case GEN_RMAT: break;
+  case GEN_POWERLAW:
+    return powerlaw_len(g, i);
+  case GEN_RMAT:
+    break;
   }
   return 0;
 }
@@ -303,7 +327,8 @@ static void gen_distinct_columns(gen_stream *rs, int64_t n, int64_t k, int32_t *
   if (2 * k <= n) {
     int64_t have = 0;
     while (have < k) {
-      for (int64_t t = have; t < k; t++) col[t] = (int32_t)gen_below(gen_next(rs), n);
+      for (int64_t t = have; t < k; t++)
+        col[t] = (int32_t)gen_below(gen_next(rs), n);
       have = sort_unique_i32(col, k);
     }
   } else {
@@ -378,7 +403,8 @@ static void gen_fill_row(const gen_spec *g, int64_t i, int32_t *col, double *val
     gen_stream rs = gen_stream_at(g->seed, (uint64_t)i);
     gen_distinct_columns(&rs, g->cols, k, col);
     // Values hashed from (row, column), not from the draw order.
-    for (int64_t t = 0; t < k; t++) val[t] = gen_unit(gen_hash3(g->seed ^ 0x76616cull, (uint64_t)i, (uint64_t)col[t]));
+    for (int64_t t = 0; t < k; t++)
+      val[t] = gen_unit(gen_hash3(g->seed ^ 0x76616cull, (uint64_t)i, (uint64_t)col[t]));
     break;
   }
   case GEN_BANDED: {
@@ -387,12 +413,14 @@ static void gen_fill_row(const gen_spec *g, int64_t i, int32_t *col, double *val
     // Off-diagonals in [-1, -0.5), diagonal = WIDTH: strictly diagonally dominant, values vary.
     for (int64_t j = a, k = 0; j <= b; j++, k++) {
       col[k] = (int32_t)j;
-      val[k] = (j == i) ? (double)g->width
-                        : -0.75 + 0.25 * gen_unit(gen_hash3(0x62616e64ull, (uint64_t)i, (uint64_t)j));
+      val[k] = (j == i)
+                   ? (double)g->width
+                   : -0.75 + 0.25 * gen_unit(gen_hash3(0x62616e64ull, (uint64_t)i, (uint64_t)j));
     }
     break;
   }
-  case GEN_RMAT: break;
+  case GEN_RMAT:
+    break;
   }
 }
 
@@ -403,23 +431,28 @@ static msp_status gen_rowwise(msp_context ctx, const gen_spec *g, msp_matrix *ou
   const int64_t rows = g->rows;
   int64_t nnz = 0;
 #pragma omp parallel for schedule(static) reduction(+ : nnz)
-  for (int64_t i = 0; i < rows; i++) nnz += gen_row_len(g, i);
+  for (int64_t i = 0; i < rows; i++)
+    nnz += gen_row_len(g, i);
 
   MSP_TRY(msp__matrix_alloc(ctx, rows, g->cols, nnz, &A));
   int64_t *rp = A->rowptr;
   rp[0] = 0;
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < rows; i++) rp[i + 1] = gen_row_len(g, i);
-  for (int64_t i = 0; i < rows; i++) rp[i + 1] += rp[i];
+  for (int64_t i = 0; i < rows; i++)
+    rp[i + 1] = gen_row_len(g, i);
+  for (int64_t i = 0; i < rows; i++)
+    rp[i + 1] += rp[i];
   if (rp[rows] != nnz) {
-    st = msp__error(MSP_ERR_INTERNAL, "msp_matrix_generate: row lengths summed to %lld, expected %lld",
+    st = msp__error(MSP_ERR_INTERNAL,
+                    "msp_matrix_generate: row lengths summed to %lld, expected %lld",
                     (long long)rp[rows], (long long)nnz);
     goto exit;
   }
   int32_t *ci = A->colind;
   double *va = A->val;
 #pragma omp parallel for schedule(dynamic, 1024)
-  for (int64_t i = 0; i < rows; i++) gen_fill_row(g, i, ci + rp[i], va + rp[i]);
+  for (int64_t i = 0; i < rows; i++)
+    gen_fill_row(g, i, ci + rp[i], va + rp[i]);
 
   st = msp__matrix_finish(&A); // destroys A on failure
   if (st == MSP_SUCCESS) *out = A;
@@ -455,7 +488,8 @@ static inline uint64_t rmat_edge(const gen_spec *g, int64_t e) {
 
 // Stable LSD radix sort of key[0..n) on its low `bits` bits; tmp has n entries; hist has
 // nt * RADIX_BINS entries for a team of exactly nt threads. The sorted keys end in key.
-static void radix_sort_u64(uint64_t *key, uint64_t *tmp, int64_t n, int bits, int64_t *hist, int nt) {
+static void radix_sort_u64(uint64_t *key, uint64_t *tmp, int64_t n, int bits, int64_t *hist,
+                           int nt) {
   uint64_t *src = key, *dst = tmp;
   for (int shift = 0; shift < bits; shift += RADIX_BITS) {
 #pragma omp parallel num_threads(nt)
@@ -467,8 +501,10 @@ static void radix_sort_u64(uint64_t *key, uint64_t *tmp, int64_t n, int bits, in
 #endif
       int64_t lo = n * t / T, hi = n * (t + 1) / T;
       int64_t *h = hist + (int64_t)t * RADIX_BINS;
-      for (int d = 0; d < RADIX_BINS; d++) h[d] = 0;
-      for (int64_t i = lo; i < hi; i++) h[(src[i] >> shift) & (RADIX_BINS - 1)]++;
+      for (int d = 0; d < RADIX_BINS; d++)
+        h[d] = 0;
+      for (int64_t i = lo; i < hi; i++)
+        h[(src[i] >> shift) & (RADIX_BINS - 1)]++;
 #pragma omp barrier
 #pragma omp single
       {
@@ -481,7 +517,8 @@ static void radix_sort_u64(uint64_t *key, uint64_t *tmp, int64_t n, int bits, in
             sum += c;
           }
       }
-      for (int64_t i = lo; i < hi; i++) dst[h[(src[i] >> shift) & (RADIX_BINS - 1)]++] = src[i];
+      for (int64_t i = lo; i < hi; i++)
+        dst[h[(src[i] >> shift) & (RADIX_BINS - 1)]++] = src[i];
     }
     uint64_t *sw = src;
     src = dst;
@@ -507,14 +544,16 @@ static msp_status gen_rmat(msp_context ctx, const gen_spec *g, msp_matrix *out) 
   MSP_TRY(MSP_ALLOC(hist, (int64_t)nt * RADIX_BINS, "R-MAT radix histograms"));
 
 #pragma omp parallel for schedule(static)
-  for (int64_t e = 0; e < m; e++) key[e] = rmat_edge(g, e);
+  for (int64_t e = 0; e < m; e++)
+    key[e] = rmat_edge(g, e);
   radix_sort_u64(key, tmp, m, 2 * g->scale, hist, nt);
   MSP_FREE(tmp);
   MSP_FREE(hist);
 
   // Duplicates are adjacent now: count the distinct entries, then fill the CSR once.
   int64_t nnz = 0;
-  for (int64_t e = 0; e < m; e++) nnz += (e == 0 || key[e] != key[e - 1]);
+  for (int64_t e = 0; e < m; e++)
+    nnz += (e == 0 || key[e] != key[e - 1]);
   MSP_TRY(msp__matrix_alloc(ctx, rows, g->cols, nnz, &A));
   int64_t *rp = A->rowptr;
   int32_t *ci = A->colind;
@@ -526,8 +565,9 @@ static msp_status gen_rmat(msp_context ctx, const gen_spec *g, msp_matrix *out) 
     ci[p++] = (int32_t)(key[e] & colmask);
   }
   MSP_FREE(key); // release the edge list before the upload
-  for (int64_t i = 0; i < rows; i++) rp[i + 1] += rp[i];
-  // Values hashed from (row, column): the same for a duplicate whichever copy survived.
+  for (int64_t i = 0; i < rows; i++)
+    rp[i + 1] += rp[i];
+    // Values hashed from (row, column): the same for a duplicate whichever copy survived.
 #pragma omp parallel for schedule(dynamic, 256)
   for (int64_t i = 0; i < rows; i++)
     for (int64_t k = rp[i]; k < rp[i + 1]; k++)

@@ -217,6 +217,17 @@ msp_status msp__matrix_encode_values(msp_matrix B);
 void msp__matrix_prec_free(msp_matrix A);
 msp_status msp__cpu_csr_prec_spmv(msp_context, double, const msp_matrix, msp_vector, double,
                                   msp_vector);
+// src/cpu/prec_formats.c: the other formats' precision kernels (values in A->pval)
+#define MSP__CPU_PREC_DECL_(fmt)                                                                 \
+  msp_status msp__cpu_##fmt##_prec_spmv(msp_context, double, const msp_matrix, msp_vector,      \
+                                        double, msp_vector);
+MSP__CPU_PREC_DECL_(coo)
+MSP__CPU_PREC_DECL_(ell)
+MSP__CPU_PREC_DECL_(hll)
+MSP__CPU_PREC_DECL_(dia)
+MSP__CPU_PREC_DECL_(hdia)
+MSP__CPU_PREC_DECL_(hyb)
+#undef MSP__CPU_PREC_DECL_
 
 // ---- BDMP (src/core/bdmp.c, src/cpu/bdmp.c) --------------------------------------------------
 // Build B->fmt for B->format BDMP_PBP or BDMP_TCKI from B's host CSR with the options o

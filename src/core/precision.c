@@ -220,14 +220,57 @@ msp_status msp__matrix_encode_values(msp_matrix B) {
     return msp__error(MSP_ERR_INVALID_ARGUMENT, "msp_matrix_convert: unknown precision %d",
                       (int)B->precision);
   }
-  // Formats with a precision kernel on every backend; the others keep fp64 values only.
+  if (B->opts.cpms_segments < 0 || B->opts.cpms_segments > msp__prec_segments(B->precision)) {
+    return msp__error(MSP_ERR_INVALID_ARGUMENT,
+                      "msp_matrix_convert: cpms_segments %d for %s (0 or 1..%d)",
+                      B->opts.cpms_segments, msp_precision_name(B->precision),
+                      msp__prec_segments(B->precision));
+  }
+  if (B->format != MSP_FORMAT_CSR && B->fmt == NULL) {
+    return msp__error(MSP_ERR_INTERNAL, "msp__matrix_encode_values: %s matrix without host data",
+                      msp_format_name(B->format));
+  }
+  // The format's value array, in the order its kernels index it (padding included: zeros are
+  // exact in every precision). HYB's two arrays are encoded as one: the ELL part (rows * K),
+  // then the COO part. Whether a backend has a kernel for it is msp_matrix_convert's check.
   const double *val = NULL;
+  double *joined = NULL;
   int64_t n = 0;
   switch (B->format) {
   case MSP_FORMAT_CSR:
     val = B->val;
     n = B->nnz;
     break;
+  case MSP_FORMAT_COO:
+    val = ((const msp__coo *)B->fmt)->val;
+    n = B->nnz;
+    break;
+  case MSP_FORMAT_ELL:
+    val = ((const msp__ell *)B->fmt)->val;
+    n = B->rows * ((const msp__ell *)B->fmt)->width;
+    break;
+  case MSP_FORMAT_HLL:
+    val = ((const msp__hll *)B->fmt)->val;
+    n = ((const msp__hll *)B->fmt)->off[((const msp__hll *)B->fmt)->nhacks];
+    break;
+  case MSP_FORMAT_DIA:
+    val = ((const msp__dia *)B->fmt)->val;
+    n = B->rows * ((const msp__dia *)B->fmt)->ndiag;
+    break;
+  case MSP_FORMAT_HDIA:
+    val = ((const msp__hdia *)B->fmt)->val;
+    n = ((const msp__hdia *)B->fmt)->voff[((const msp__hdia *)B->fmt)->nhacks];
+    break;
+  case MSP_FORMAT_HYB: {
+    const msp__hyb *h = (const msp__hyb *)B->fmt;
+    int64_t ne = B->rows * h->ell.width;
+    n = ne + h->coo_nnz;
+    MSP_TRY(MSP_ALLOC(joined, n > 0 ? n : 1, "HYB values to encode"));
+    if (ne) memcpy(joined, h->ell.val, (size_t)ne * sizeof *joined);
+    if (h->coo_nnz) memcpy(joined + ne, h->coo.val, (size_t)h->coo_nnz * sizeof *joined);
+    val = joined;
+    break;
+  }
   case MSP_FORMAT_BDMP_PBP:
   case MSP_FORMAT_BDMP_TCKI:
     return msp__error(MSP_ERR_NOT_SUPPORTED,
@@ -240,12 +283,6 @@ msp_status msp__matrix_encode_values(msp_matrix B) {
                       "csr takes every precision)",
                       msp_format_name(B->format), msp_precision_name(B->precision));
   }
-  if (B->opts.cpms_segments < 0 || B->opts.cpms_segments > msp__prec_segments(B->precision)) {
-    return msp__error(MSP_ERR_INVALID_ARGUMENT,
-                      "msp_matrix_convert: cpms_segments %d for %s (0 or 1..%d)",
-                      B->opts.cpms_segments, msp_precision_name(B->precision),
-                      msp__prec_segments(B->precision));
-  }
   msp__matrix_prec_free(B);
   MSP_TRY(MSP_ALLOC_ZERO(pa, 1, "encoded matrix values"));
   MSP_TRY(msp__prec_encode(B->precision, val, n, MSP_FX_BLOCK_SHIFT, MSP_CPMS_DEFAULT_BANK_BYTES,
@@ -254,6 +291,7 @@ msp_status msp__matrix_encode_values(msp_matrix B) {
   pa = NULL;
 exit:
   if (pa) MSP_FREE(pa);
+  MSP_FREE(joined);
   return st;
 }
 

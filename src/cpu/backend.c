@@ -27,6 +27,12 @@ static const msp__backend cpu_backend = {
     .spmv_prec =
         {
             [MSP_FORMAT_CSR] = msp__cpu_csr_prec_spmv,
+            [MSP_FORMAT_COO] = msp__cpu_coo_prec_spmv,
+            [MSP_FORMAT_ELL] = msp__cpu_ell_prec_spmv,
+            [MSP_FORMAT_HLL] = msp__cpu_hll_prec_spmv,
+            [MSP_FORMAT_DIA] = msp__cpu_dia_prec_spmv,
+            [MSP_FORMAT_HDIA] = msp__cpu_hdia_prec_spmv,
+            [MSP_FORMAT_HYB] = msp__cpu_hyb_prec_spmv,
         },
     .dot = msp__cpu_dot,
     .nrm2 = msp__cpu_nrm2,

@@ -28,7 +28,7 @@
 #define PBP_THREADS 256
 #define TCKI_WARPS 8
 #define TCKI_THREADS (TCKI_WARPS * 32)
-#define TCKI_CHUNK_TILES 32
+#define TCKI_CHUNK_TILES 32 // at most a warp: lane j holds tile j's metadata
 #define TCKI_CHUNK_ENTRIES 2048
 #define FIX_THREADS 256
 
@@ -152,13 +152,16 @@ exit:
 }
 
 // ---- TCKI --------------------------------------------------------------------------------------
-// One warp per chunk. Lane l works on in-tile row r = l & 15 with half h = l >> 4: ELL slots
-// k = h, h + 2, ... (the 32 lanes read 32 consecutive slots: coalesced, paper Algorithm 4), CSR
-// entries rp[r] + h, + 2, ... (two lanes per row, Algorithm 3), COO entries (at most 5: density
-// below 0.02) by the lanes of half 0, each picking its row's entries in order. The 16-entry x
-// segment of each tile is staged in shared memory (zeros past the last column). Padding slots
-// are skipped. Each lane sums its tiles in order; the halves are added at the end (lane r gets
-// lane r + 16's sum): a fixed order, so repeated runs give the same bits.
+// One warp per chunk (at most 32 tiles). Lane j first loads the metadata of the chunk's tile j,
+// so the per-tile loop reads it with shuffles instead of a chain of dependent global loads, and
+// the x segment of the next tile is loaded while the current one is computed. For a tile, lane l
+// works on in-tile row r = l & 15 with half h = l >> 4: ELL slots k = h, h + 2, ... (the 32 lanes
+// read 32 consecutive slots: coalesced, paper Algorithm 4), CSR entries rp[r] + h, + 2, ... (two
+// lanes per row, Algorithm 3), COO entries (at most 5: density below 0.02) by the lanes of half
+// 0, each picking its row's entries in order. The 16-entry x segment is staged in shared memory
+// (zeros past the last column). Padding slots are skipped. Each lane sums its tiles in order and
+// the halves are added at the end (lane r gets lane r + 16's sum): a fixed order, so repeated
+// runs give the same bits.
 __global__ void __launch_bounds__(TCKI_THREADS)
     tcki_kernel(int64_t nchunks, int64_t rows, int64_t cols, const int32_t *__restrict__ chunk_br,
                 const int64_t *__restrict__ chunk_t0, const int64_t *__restrict__ chunk_ptr,
@@ -168,27 +171,50 @@ __global__ void __launch_bounds__(TCKI_THREADS)
                 const double *__restrict__ val64, const double *__restrict__ x, double alpha,
                 double beta, double *__restrict__ y, double *__restrict__ part) {
   __shared__ double xs_all[TCKI_WARPS][MSP_BDMP_TILE];
+  const unsigned full = 0xffffffffu;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t chunk = (int64_t)blockIdx.x * TCKI_WARPS + warp;
   if (chunk >= nchunks) return; // the whole warp leaves together
   double *xs = xs_all[warp];
   const int r = lane & 15, h = lane >> 4;
+  const int64_t t0 = __ldg(chunk_t0 + chunk);
+  const int nt = (int)(__ldg(chunk_t0 + chunk + 1) - t0); // <= TCKI_CHUNK_TILES = 32
+  int my_col = 0, my_n = 0;
+  unsigned my_info = 0;
+  long long my_e = 0, my_v = 0;
+  if (lane < nt) {
+    const int64_t t = t0 + lane;
+    my_col = __ldg(tile_col + t);
+    my_info = __ldg(tinfo + t);
+    my_e = (long long)__ldg((const long long *)eoff + t);
+    my_n = (int)((long long)__ldg((const long long *)eoff + t + 1) - my_e);
+    my_v = (long long)__ldg((const long long *)voff + t);
+  }
+  double xn = 0.0; // x segment of the next tile, one entry per lane < 16
+  if (nt > 0) {
+    const int64_t c = (int64_t)__shfl_sync(full, my_col, 0) * MSP_BDMP_TILE + r;
+    if (h == 0 && c < cols) xn = __ldg(x + c);
+  }
   double acc = 0.0;
-  const int64_t t1 = __ldg(chunk_t0 + chunk + 1);
-  for (int64_t t = __ldg(chunk_t0 + chunk); t < t1; t++) {
-    const int64_t c0 = (int64_t)__ldg(tile_col + t) * MSP_BDMP_TILE;
+  for (int j = 0; j < nt; j++) {
+    const unsigned info = __shfl_sync(full, my_info, j);
+    const int64_t eo = __shfl_sync(full, my_e, j);
+    const int64_t vo = __shfl_sync(full, my_v, j);
+    const int n = __shfl_sync(full, my_n, j);
     __syncwarp();
-    if (lane < MSP_BDMP_TILE) xs[lane] = c0 + lane < cols ? __ldg(x + c0 + lane) : 0.0;
+    if (h == 0) xs[r] = xn;
     __syncwarp();
-    const unsigned info = __ldg(tinfo + t);
+    xn = 0.0;
+    if (j + 1 < nt) { // uniform over the warp
+      const int64_t c = (int64_t)__shfl_sync(full, my_col, j + 1) * MSP_BDMP_TILE + r;
+      if (h == 0 && c < cols) xn = __ldg(x + c);
+    }
     const int fmt = (int)(info & 3u), w = (int)(info >> 8);
     const bool f64 = (info & MSP__TILE_F64) != 0;
-    const uint8_t *ix = idx + __ldg(eoff + t);
-    const int64_t vo = __ldg(voff + t);
+    const uint8_t *ix = idx + eo;
     const float *v32 = val32 + vo;
     const double *v64 = val64 + vo;
     if (fmt == MSP__TILE_COO) {
-      const int n = (int)(__ldg(eoff + t + 1) - __ldg(eoff + t));
       if (h == 0) {
         for (int e = 0; e < n; e++) {
           const unsigned b = __ldg(ix + e);
@@ -199,10 +225,12 @@ __global__ void __launch_bounds__(TCKI_THREADS)
       continue;
     }
     const int ew = fmt == MSP__TILE_CSR ? 0 : w;
+#pragma unroll 4
     for (int k = h; k < ew; k += 2) {
       const int s = k * MSP_BDMP_TILE + r;
       const unsigned b = __ldg(ix + s);
-      if (!(b & MSP__TILE_PAD)) acc += (f64 ? __ldg(v64 + s) : (double)__ldg(v32 + s)) * xs[b & 15u];
+      const double v = f64 ? __ldg(v64 + s) : (double)__ldg(v32 + s);
+      if (!(b & MSP__TILE_PAD)) acc += v * xs[b & 15u];
     }
     if (fmt == MSP__TILE_ELL) continue;
     const uint8_t *rp = ix + MSP_BDMP_TILE * ew;
@@ -213,7 +241,7 @@ __global__ void __launch_bounds__(TCKI_THREADS)
       acc += (f64 ? __ldg(v64 + base + q) : (double)__ldg(v32 + base + q)) * xs[__ldg(cx + q) & 15u];
     }
   }
-  acc += __shfl_down_sync(0xffffffffu, acc, 16);
+  acc += __shfl_down_sync(full, acc, 16);
   if (lane >= MSP_BDMP_TILE) return;
   const int64_t br = __ldg(chunk_br + chunk);
   const bool split = __ldg(chunk_ptr + br + 1) - __ldg(chunk_ptr + br) > 1;
