@@ -263,6 +263,8 @@ typedef struct {
   double bdmp_lambda; // fixed threshold when > 0
   int bdmp_digits;    // > 0: error-bounded mode with D digits
   int allow_atomics;  // permit floating-point atomics (non-deterministic order) for speed
+  int bdmp_paper_rule; // 1: the paper's precision rule alone; 0 (default): tiles whose values
+                       // fp32 holds exactly go to fp32 too (no error, fewer bytes)
 } msp_convert_options;
 
 msp_convert_options msp_convert_options_default(void);

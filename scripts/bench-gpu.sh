@@ -14,7 +14,8 @@ if [ $# -lt 1 ]; then
   echo "usage: $0 OUTDIR [mixsparse-bench options]" >&2
   exit 2
 fi
-OUT=$1
+mkdir -p "$1"
+OUT=$(cd "$1" && pwd)
 shift
 BUDGET=${BUDGET:-210}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,8 +49,9 @@ set +e
   --plot-script "$ROOT/bench/plot.py" "$@" > "$OUT/bench.txt" 2> "$OUT/bench.err"
 rc=$?
 set -e
-# The summary is the end of the table: show it (the full table is in bench.txt).
-sed -n '/^==== summary/,$p' "$OUT/bench.txt"
-tail -3 "$OUT/bench.err" >&2
+# The device lines and the summary (the end of the table); the full table is in bench.txt.
+head -5 "$OUT/bench.txt" || true
+sed -n '/^==== summary/,$p' "$OUT/bench.txt" || true
+tail -3 "$OUT/bench.err" >&2 || true
 echo "mixsparse-bench exit $rc after $(( $(date +%s) - start )) s; outputs in $OUT" >&2
 exit $rc

@@ -67,11 +67,13 @@ run() {
 for t in "$BUILD"/tests/cuda_*; do
   if [ ! -f "$t" ] || [ ! -x "$t" ]; then continue; fi
   found=$((found + 1))
-  run plain "$t" env
-  run memcheck "$t" env MSP_TEST_QUICK=1 MSP_TEST_SANITIZER=1 "$SANITIZER" --tool memcheck \
-    --leak-check full --error-exitcode 1
-  run racecheck "$t" env MSP_TEST_QUICK=1 MSP_TEST_SANITIZER=1 "$SANITIZER" --tool racecheck \
-    --error-exitcode 1
+  # GPU_CHECK_NO_PLAIN=1 skips the plain run (when ctest has just run the same binaries).
+  [ -n "${GPU_CHECK_NO_PLAIN:-}" ] || run plain "$t" env
+  # Under the sanitizers: small matrices, at most 30 of the collection (spread over it).
+  small="MSP_TEST_QUICK=1 MSP_TEST_SANITIZER=1 MSP_TEST_MAX_NNZ=${GPU_CHECK_MAX_NNZ:-30000}"
+  small="$small MSP_TEST_MAX_MATRICES=${GPU_CHECK_MAX_MATRICES:-30}"
+  run memcheck "$t" env $small "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 1
+  run racecheck "$t" env $small "$SANITIZER" --tool racecheck --error-exitcode 1
 done
 
 if [ $found -eq 0 ]; then

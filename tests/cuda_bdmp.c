@@ -40,7 +40,8 @@ static void cross(const test_csr *m, msp_format f, msp_convert_options o, const 
     goto exit;
   }
   msp_rng r = {seed};
-  for (int64_t j = 0; j < m->cols; j++) hx[j] = 2.0 * msp_rng_uniform(&r) - 1.0;
+  for (int64_t j = 0; j < m->cols; j++)
+    hx[j] = 2.0 * msp_rng_uniform(&r) - 1.0;
   for (int64_t i = 0; i < m->rows; i++) {
     y0[i] = 2.0 * msp_rng_uniform(&r) - 1.0;
     nan_y[i] = NAN;
@@ -140,20 +141,22 @@ int main(void) {
     int64_t rows, cols;
     double mean;
     int powerlaw;
-  } cases[] = {{0, 0, 0, 0},       {1, 1, 1, 0},         {17, 33, 3, 0},
-               {1000, 1000, 0, 0}, {1000, 1000, 8, 0},   {777, 1500, 20, 0},
-               {33, 5000, 60, 0},  {16, 200000, 5000, 0}, // long block rows: split over warps
+  } cases[] = {{0, 0, 0, 0},          {1, 1, 1, 0},           {17, 33, 3, 0},
+               {1000, 1000, 0, 0},    {1000, 1000, 8, 0},     {777, 1500, 20, 0},
+               {33, 5000, 60, 0},     {16, 200000, 5000, 0}, // long block rows: split over warps
                {5000, 5000, 2000, 1}, {100000, 100000, 16, 0}};
   int ncases = quick ? 7 : (int)(sizeof cases / sizeof *cases);
   for (int c = 0; c < ncases && cpu; c++) {
     test_csr m;
-    int rc = cases[c].powerlaw
-                 ? test_csr_powerlaw(&m, cases[c].rows, cases[c].cols, (int64_t)cases[c].mean, 60 + c)
-                 : test_csr_random(&m, cases[c].rows, cases[c].cols, cases[c].mean, 60 + c);
+    int rc =
+        cases[c].powerlaw
+            ? test_csr_powerlaw(&m, cases[c].rows, cases[c].cols, (int64_t)cases[c].mean, 60 + c)
+            : test_csr_random(&m, cases[c].rows, cases[c].cols, cases[c].mean, 60 + c);
     CHECK(rc == 0, "generator");
     if (rc == 0) {
       msp_rng r = {70 + (uint64_t)c};
-      for (int64_t k = 0; k < m.nnz; k++) m.val[k] *= pow(10.0, (double)msp_rng_range(&r, 5) - 2);
+      for (int64_t k = 0; k < m.nnz; k++)
+        m.val[k] *= pow(10.0, (double)msp_rng_range(&r, 5) - 2);
       char label[128];
       snprintf(label, sizeof label, "random %lldx%lld nnz %lld", (long long)m.rows,
                (long long)m.cols, (long long)m.nnz);

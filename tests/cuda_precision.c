@@ -1,6 +1,8 @@
-// cuda_precision.c: cross test of CSR SpMV with values in every storage precision, CUDA vs CPU.
+// cuda_precision.c: cross test of SpMV with values in every storage precision and format, CUDA vs
+// CPU.
 #include "testlib.h"
 
+#include "formats.h"
 #include "internal.h"
 #include "precision.h"
 
@@ -11,27 +13,94 @@
 static msp_context cpu, gpu;
 static int quick; // env MSP_TEST_QUICK: small cases only (compute-sanitizer runs)
 
-// The matrix as stored (decoded values, `segments` read for CPMS): both backends must compute
-// its fp64 product, so the bound of STYLE.md section 7 applies to it.
-static int decoded(const test_csr *m, const msp_matrix A, int segments, test_csr *d) {
+// The matrix as stored, in CSR (decoded values, `segments` read for CPMS): both backends must
+// compute its fp64 product, so the bound of STYLE.md section 7 applies to it. The format's value
+// array is decoded and put in place of the fp64 one for the format's own to_csr, then restored.
+static int decoded(const test_csr *m, msp_matrix B, int segments, test_csr *d) {
   memset(d, 0, sizeof *d);
-  d->rows = m->rows;
-  d->cols = m->cols;
-  d->nnz = m->nnz;
-  d->rowptr = malloc((size_t)(m->rows + 1) * sizeof *d->rowptr);
-  d->colind = malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *d->colind);
-  d->val = malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *d->val);
-  if (!d->rowptr || !d->colind || !d->val) return -1;
-  memcpy(d->rowptr, m->rowptr, (size_t)(m->rows + 1) * sizeof *d->rowptr);
-  if (m->nnz) memcpy(d->colind, m->colind, (size_t)m->nnz * sizeof *d->colind);
-  if (A->pval)
-    msp__prec_decode(A->pval, segments, d->val);
-  else if (m->nnz) // f64: stored as given
-    memcpy(d->val, m->val, (size_t)m->nnz * sizeof *d->val);
-  return 0;
+  if (!B->pval) { // f64: stored as given
+    d->rows = m->rows;
+    d->cols = m->cols;
+    d->nnz = m->nnz;
+    d->rowptr = malloc((size_t)(m->rows + 1) * sizeof *d->rowptr);
+    d->colind = malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *d->colind);
+    d->val = malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *d->val);
+    if (!d->rowptr || !d->colind || !d->val) return -1;
+    memcpy(d->rowptr, m->rowptr, (size_t)(m->rows + 1) * sizeof *d->rowptr);
+    if (m->nnz) {
+      memcpy(d->colind, m->colind, (size_t)m->nnz * sizeof *d->colind);
+      memcpy(d->val, m->val, (size_t)m->nnz * sizeof *d->val);
+    }
+    return 0;
+  }
+  int64_t n = B->pval->n;
+  double *buf = malloc((size_t)(n > 0 ? n : 1) * sizeof *buf);
+  if (!buf) return -1;
+  msp__prec_decode(B->pval, segments, buf);
+  double **slot = NULL, **slot2 = NULL, *save = NULL, *save2 = NULL;
+  switch (B->format) {
+  case MSP_FORMAT_CSR:
+    slot = &B->val;
+    break;
+  case MSP_FORMAT_COO:
+    slot = &((msp__coo *)B->fmt)->val;
+    break;
+  case MSP_FORMAT_ELL:
+    slot = &((msp__ell *)B->fmt)->val;
+    break;
+  case MSP_FORMAT_HLL:
+    slot = &((msp__hll *)B->fmt)->val;
+    break;
+  case MSP_FORMAT_DIA:
+    slot = &((msp__dia *)B->fmt)->val;
+    break;
+  case MSP_FORMAT_HDIA:
+    slot = &((msp__hdia *)B->fmt)->val;
+    break;
+  case MSP_FORMAT_HYB:
+    slot = &((msp__hyb *)B->fmt)->ell.val;
+    slot2 = &((msp__hyb *)B->fmt)->coo.val;
+    break;
+  default:
+    free(buf);
+    return -1;
+  }
+  save = *slot;
+  *slot = buf;
+  if (slot2) {
+    save2 = *slot2;
+    *slot2 = buf + B->rows * ((msp__hyb *)B->fmt)->ell.width;
+  }
+  int64_t *rp = NULL;
+  int32_t *ci = NULL;
+  double *v = NULL;
+  msp_status st = msp__format_to_csr(B, &rp, &ci, &v);
+  *slot = save;
+  if (slot2) *slot2 = save2;
+  free(buf);
+  if (st != MSP_SUCCESS) return -1;
+  d->rows = B->rows;
+  d->cols = B->cols;
+  d->nnz = rp[B->rows];
+  d->rowptr = malloc((size_t)(d->rows + 1) * sizeof *d->rowptr);
+  d->colind = malloc((size_t)(d->nnz ? d->nnz : 1) * sizeof *d->colind);
+  d->val = malloc((size_t)(d->nnz ? d->nnz : 1) * sizeof *d->val);
+  int rc = d->rowptr && d->colind && d->val ? 0 : -1;
+  if (rc == 0) {
+    memcpy(d->rowptr, rp, (size_t)(d->rows + 1) * sizeof *rp);
+    if (d->nnz) {
+      memcpy(d->colind, ci, (size_t)d->nnz * sizeof *ci);
+      memcpy(d->val, v, (size_t)d->nnz * sizeof *v);
+    }
+  }
+  msp__free(rp);
+  msp__free(ci);
+  msp__free(v);
+  return rc;
 }
 
-static void cross(const test_csr *m, msp_precision p, const char *label, uint64_t seed) {
+static void cross(const test_csr *m, msp_format f, msp_precision p, const char *label,
+                  uint64_t seed) {
   msp_matrix A0 = NULL, Ac = NULL, Ag = NULL;
   msp_vector xc = NULL, yc = NULL, xg = NULL, yg = NULL;
   test_csr d;
@@ -45,14 +114,23 @@ static void cross(const test_csr *m, msp_precision p, const char *label, uint64_
     goto exit;
   }
   msp_rng r = {seed};
-  for (int64_t j = 0; j < m->cols; j++) hx[j] = 2.0 * msp_rng_uniform(&r) - 1.0;
-  for (int64_t i = 0; i < m->rows; i++) y0[i] = 2.0 * msp_rng_uniform(&r) - 1.0;
+  for (int64_t j = 0; j < m->cols; j++)
+    hx[j] = 2.0 * msp_rng_uniform(&r) - 1.0;
+  for (int64_t i = 0; i < m->rows; i++)
+    y0[i] = 2.0 * msp_rng_uniform(&r) - 1.0;
   msp_convert_options o = msp_convert_options_default();
-  o.format = MSP_FORMAT_CSR;
+  o.format = f;
   o.precision = p;
+  o.max_fill = 20;
   CHECK_OK(test_csr_to_matrix(m, cpu, &A0));
   if (!A0) goto exit;
-  CHECK_OK(msp_matrix_convert(cpu, A0, &o, &Ac));
+  {
+    // padded formats may be refused for a matrix that does not suit them: then skip the case
+    msp_status cst = msp_matrix_convert(cpu, A0, &o, &Ac);
+    if (cst == MSP_ERR_FILL_LIMIT) goto exit;
+    CHECK(cst == MSP_SUCCESS, "%s %s %s: convert: %s", label, msp_format_name(f),
+          msp_precision_name(p), msp_last_error());
+  }
   msp_matrix_destroy(&A0);
   CHECK_OK(test_csr_to_matrix(m, gpu, &A0));
   if (!A0) goto exit;
@@ -79,8 +157,8 @@ static void cross(const test_csr *m, msp_precision p, const char *label, uint64_
     for (size_t c = 0; c < 2; c++) {
       double alpha = ab[c][0], beta = ab[c][1];
       char lab[256];
-      snprintf(lab, sizeof lab, "%s %s k=%d alpha=%g beta=%g", label, msp_precision_name(p), k,
-               alpha, beta);
+      snprintf(lab, sizeof lab, "%s %s %s k=%d alpha=%g beta=%g", label, msp_format_name(f),
+               msp_precision_name(p), k, alpha, beta);
       CHECK_OK(msp_vector_set(yc, y0));
       CHECK_OK(msp_spmv(cpu, alpha, Ac, xc, beta, yc));
       CHECK_OK(msp_vector_get(yc, ref));
@@ -128,26 +206,34 @@ int main(void) {
     int64_t rows, cols;
     double mean;
     int powerlaw;
-  } cases[] = {{0, 0, 0, 0},      {1, 1, 1, 0},        {33, 31, 3, 0},    {1000, 1000, 0, 0},
-               {1000, 1000, 8, 0}, {3001, 500, 40, 0}, {5000, 5000, 1000, 1},
-               {200000, 200000, 12, 0}};
+  } cases[] = {{0, 0, 0, 0},          {1, 1, 1, 0},           {33, 31, 3, 0},
+               {1000, 1000, 0, 0},    {1000, 1000, 8, 0},     {3001, 500, 40, 0},
+               {5000, 5000, 1000, 1}, {200000, 200000, 12, 0}};
   int ncases = quick ? 6 : (int)(sizeof cases / sizeof *cases);
   for (int c = 0; c < ncases && cpu; c++) {
     test_csr m;
-    int rc = cases[c].powerlaw
-                 ? test_csr_powerlaw(&m, cases[c].rows, cases[c].cols, (int64_t)cases[c].mean, 40 + c)
-                 : test_csr_random(&m, cases[c].rows, cases[c].cols, cases[c].mean, 40 + c);
+    int rc =
+        cases[c].powerlaw
+            ? test_csr_powerlaw(&m, cases[c].rows, cases[c].cols, (int64_t)cases[c].mean, 40 + c)
+            : test_csr_random(&m, cases[c].rows, cases[c].cols, cases[c].mean, 40 + c);
     CHECK(rc == 0, "generator");
     if (rc == 0) {
       // values over several decades: fixed point scales per block, CPMS truncation all matter
       msp_rng r = {90 + (uint64_t)c};
-      for (int64_t k = 0; k < m.nnz; k++) m.val[k] *= pow(10.0, (double)msp_rng_range(&r, 6) - 3);
+      for (int64_t k = 0; k < m.nnz; k++)
+        m.val[k] *= pow(10.0, (double)msp_rng_range(&r, 6) - 3);
       char label[128];
       snprintf(label, sizeof label, "%lldx%lld nnz %lld", (long long)m.rows, (long long)m.cols,
                (long long)m.nnz);
-#define MSP_CROSS_PREC_(name, tag, bytes) cross(&m, MSP_PRECISION_##name, label, 7 + (uint64_t)c);
-      MSP_PRECISION_LIST(MSP_CROSS_PREC_)
+      static const msp_format formats[] = {MSP_FORMAT_CSR, MSP_FORMAT_COO, MSP_FORMAT_ELL,
+                                           MSP_FORMAT_HLL, MSP_FORMAT_DIA, MSP_FORMAT_HDIA,
+                                           MSP_FORMAT_HYB};
+      for (size_t fi = 0; fi < sizeof formats / sizeof *formats; fi++) {
+#define MSP_CROSS_PREC_(name, tag, bytes)                                                          \
+  cross(&m, formats[fi], MSP_PRECISION_##name, label, 7 + (uint64_t)c);
+        MSP_PRECISION_LIST(MSP_CROSS_PREC_)
 #undef MSP_CROSS_PREC_
+      }
     }
     test_csr_free(&m);
   }

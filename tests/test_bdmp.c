@@ -36,8 +36,10 @@ static int csr_from_triples(test_csr *m, int64_t rows, int64_t cols, int64_t n, 
   m->colind = malloc((size_t)(n ? n : 1) * sizeof *m->colind);
   m->val = malloc((size_t)(n ? n : 1) * sizeof *m->val);
   if (!m->rowptr || !m->colind || !m->val) return -1;
-  for (int64_t k = 0; k < n; k++) m->rowptr[ri[k] + 1]++;
-  for (int64_t i = 0; i < rows; i++) m->rowptr[i + 1] += m->rowptr[i];
+  for (int64_t k = 0; k < n; k++)
+    m->rowptr[ri[k] + 1]++;
+  for (int64_t i = 0; i < rows; i++)
+    m->rowptr[i + 1] += m->rowptr[i];
   for (int64_t k = 0; k < n; k++) {
     m->colind[k] = ci[k];
     m->val[k] = v[k];
@@ -73,7 +75,8 @@ static void check_placement(const test_csr *m, const msp_matrix B, const char *l
   CHECK(s.nnz == m->nnz, "%s: %lld entries stored, matrix has %lld", label, (long long)s.nnz,
         (long long)m->nnz);
   int64_t badpat = 0, badval = 0, n32 = 0;
-  for (int64_t i = 0; i <= m->rows && s.nnz == m->nnz; i++) badpat += s.rowptr[i] != m->rowptr[i];
+  for (int64_t i = 0; i <= m->rows && s.nnz == m->nnz; i++)
+    badpat += s.rowptr[i] != m->rowptr[i];
   for (int64_t k = 0; k < m->nnz && s.nnz == m->nnz && badpat == 0; k++) {
     badpat += s.colind[k] != m->colind[k];
     double a = m->val[k], f = (double)(float)a;
@@ -88,8 +91,8 @@ static void check_placement(const test_csr *m, const msp_matrix B, const char *l
   CHECK(badval == 0, "%s: %lld values neither a_ij nor fp32(a_ij)", label, (long long)badval);
   msp_bdmp_report r;
   CHECK_OK(msp_matrix_bdmp_info(B, &r));
-  CHECK(r.nnz_f32 + r.nnz_f64 == m->nnz, "%s: %lld + %lld != nnz %lld", label,
-        (long long)r.nnz_f32, (long long)r.nnz_f64, (long long)m->nnz);
+  CHECK(r.nnz_f32 + r.nnz_f64 == m->nnz, "%s: %lld + %lld != nnz %lld", label, (long long)r.nnz_f32,
+        (long long)r.nnz_f64, (long long)m->nnz);
   CHECK(n32 <= r.nnz_f32, "%s: %lld values rounded but only %lld reported fp32", label,
         (long long)n32, (long long)r.nnz_f32);
   test_csr_free(&s);
@@ -115,8 +118,10 @@ static void check_spmv(const msp_matrix B, const char *label, uint64_t seed) {
     goto done;
   }
   msp_rng r = {seed};
-  for (int64_t j = 0; j < cols; j++) x[j] = 2 * msp_rng_uniform(&r) - 1;
-  for (int64_t i = 0; i < rows; i++) y0[i] = 2 * msp_rng_uniform(&r) - 1;
+  for (int64_t j = 0; j < cols; j++)
+    x[j] = 2 * msp_rng_uniform(&r) - 1;
+  for (int64_t i = 0; i < rows; i++)
+    y0[i] = 2 * msp_rng_uniform(&r) - 1;
   CHECK_OK(msp_vector_create(ctx, cols, &vx));
   CHECK_OK(msp_vector_create(ctx, rows, &vy));
   if (!vx || !vy) goto done;
@@ -146,16 +151,17 @@ done:
   test_csr_free(&s);
 }
 
-// ---- hand-built tiles: precision rule ------------------------------------------------------------
+// ---- hand-built tiles: precision rule
+// ------------------------------------------------------------
 static void test_precision_rule(void) {
   // 32 x 32, four tiles, lambda fixed at 1:
-  //   (0,0): values 0.25       -> fp32
-  //   (0,1): 0.25 and one 10   -> fp64 (one large value keeps the tile in fp64)
+  //   (0,0): 0.1 and 0.3       -> fp32 (small)
+  //   (0,1): 0.1 and 10.1      -> fp64 (one large inexact value keeps the tile in fp64)
   //   (1,0): 0.5 and 1e-40     -> fp64 (outside fp32's normal range)
-  //   (1,1): 0.999 and -0.5    -> fp32
+  //   (1,1): 2 and -7          -> fp32 (large, but fp32 holds them exactly)
   int ri[] = {0, 3, 1, 2, 17, 20, 18, 30};
   int ci[] = {0, 5, 17, 20, 1, 2, 18, 31};
-  double v[] = {0.25, 0.25, 0.25, 10.0, 0.5, 1e-40, 0.999, -0.5};
+  double v[] = {0.1, 0.3, 0.1, 10.1, 0.5, 1e-40, 2.0, -7.0};
   test_csr m;
   // csr_from_triples wants entries grouped by row in order
   int ord[] = {0, 2, 3, 1, 4, 6, 5, 7};
@@ -195,6 +201,16 @@ static void test_precision_rule(void) {
     check_spmv(B, "hand-built precision TCKI", 1);
   }
   msp_matrix_destroy(&B);
+  // The paper's rule alone: the exact tile (1,1) stays in fp64 (its values are not below lambda).
+  o.bdmp_paper_rule = 1;
+  CHECK_OK(make_bdmp(&m, MSP_FORMAT_BDMP_TCKI, o, &B));
+  if (B) {
+    const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)B->fmt;
+    CHECK(T->ntiles == 4 && (T->tile_fmt[3] & MSP__TILE_F64) && !(T->tile_fmt[0] & MSP__TILE_F64),
+          "paper rule: tile (1,1) must be fp64 and tile (0,0) fp32");
+  }
+  msp_matrix_destroy(&B);
+  o.bdmp_paper_rule = 0;
   CHECK_OK(make_bdmp(&m, MSP_FORMAT_BDMP_PBP, o, &B));
   if (B) {
     const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)B->fmt;
@@ -207,9 +223,11 @@ static void test_precision_rule(void) {
   // Dynamic threshold: lambda = f (mean|A| + 3 std|A|) over the stored values.
   {
     double sum = 0, sq = 0;
-    for (int k = 0; k < 8; k++) sum += fabs(v[k]);
+    for (int k = 0; k < 8; k++)
+      sum += fabs(v[k]);
     double mean = sum / 8;
-    for (int k = 0; k < 8; k++) sq += (fabs(v[k]) - mean) * (fabs(v[k]) - mean);
+    for (int k = 0; k < 8; k++)
+      sq += (fabs(v[k]) - mean) * (fabs(v[k]) - mean);
     double want = 0.3 * (mean + 3 * sqrt(sq / 8));
     o = msp_convert_options_default();
     o.bdmp_f = 0.3;
@@ -220,6 +238,41 @@ static void test_precision_rule(void) {
       CHECK(fabs(r.lambda - want) <= 1e-14 * want, "lambda %.17g, expected %.17g", r.lambda, want);
     }
     msp_matrix_destroy(&B);
+  }
+  // A pattern matrix (every value 1: lambda = f * 1 is below all of them) goes wholly to fp32
+  // at no cost, in both modes, with a guaranteed bound of 0.
+  {
+    test_csr p;
+    if (test_csr_random(&p, 300, 300, 7, 5) == 0) {
+      for (int64_t k = 0; k < p.nnz; k++)
+        p.val[k] = 1.0;
+      for (int mode = 0; mode < 2; mode++) {
+        o = msp_convert_options_default();
+        o.bdmp_digits = mode ? 12 : 0;
+        CHECK_OK(make_bdmp(&p, MSP_FORMAT_BDMP_TCKI, o, &B));
+        msp_bdmp_report r;
+        if (B) {
+          CHECK_OK(msp_matrix_bdmp_info(B, &r));
+          CHECK(r.nnz_f32 == p.nnz && r.bound == 0.0,
+                "pattern matrix, mode %d: %lld of %lld in fp32, bound %g", mode,
+                (long long)r.nnz_f32, (long long)p.nnz, r.bound);
+        }
+        msp_matrix_destroy(&B);
+      }
+      // the paper's rule alone keeps it in fp64 (lambda = 0.5 * (1 + 0) is below every value)
+      o = msp_convert_options_default();
+      o.bdmp_paper_rule = 1;
+      CHECK_OK(make_bdmp(&p, MSP_FORMAT_BDMP_PBP, o, &B));
+      if (B) {
+        msp_bdmp_report r;
+        CHECK_OK(msp_matrix_bdmp_info(B, &r));
+        CHECK(r.nnz_f32 == 0, "pattern matrix, paper rule: %lld in fp32", (long long)r.nnz_f32);
+      }
+      msp_matrix_destroy(&B);
+    } else {
+      CHECK(0, "generator");
+    }
+    test_csr_free(&p);
   }
   // Bad options are refused.
   o = msp_convert_options_default();
@@ -234,8 +287,9 @@ static void test_precision_rule(void) {
   test_csr_free(&m);
 }
 
-// ---- hand-built tiles: format rule ---------------------------------------------------------------
-// One block row of 16 rows, block column b holds tile b with the row lengths given.
+// ---- hand-built tiles: format rule
+// --------------------------------------------------------------- One block row of 16 rows, block
+// column b holds tile b with the row lengths given.
 static void test_format_rule(void) {
   // tile 0: 5 entries (density 0.0195)      -> COO
   // tile 1: 6 entries (0.0234), CV 1.29    -> HYB, K = 1 (6 of 16 rows reach 1: a third)
@@ -245,15 +299,21 @@ static void test_format_rule(void) {
   // tile 5: rows 0..13 three entries, 14..15 empty: CV 0.38 -> CSR
   int len[6][16];
   memset(len, 0, sizeof len);
-  for (int r = 0; r < 5; r++) len[0][r * 3] = 1;
-  for (int r = 0; r < 6; r++) len[1][r] = 1;
-  for (int r = 0; r < 16; r++) len[2][r] = 4;
-  for (int r = 0; r < 16; r++) len[3][r] = r % 2 ? 4 : 2;
+  for (int r = 0; r < 5; r++)
+    len[0][r * 3] = 1;
+  for (int r = 0; r < 6; r++)
+    len[1][r] = 1;
+  for (int r = 0; r < 16; r++)
+    len[2][r] = 4;
+  for (int r = 0; r < 16; r++)
+    len[3][r] = r % 2 ? 4 : 2;
   len[4][0] = 16;
-  for (int r = 1; r < 16; r++) len[4][r] = 1;
-  for (int r = 0; r < 14; r++) len[5][r] = 3;
-  int want[6] = {MSP__TILE_COO, MSP__TILE_HYB, MSP__TILE_ELL, MSP__TILE_CSR, MSP__TILE_HYB,
-                 MSP__TILE_CSR};
+  for (int r = 1; r < 16; r++)
+    len[4][r] = 1;
+  for (int r = 0; r < 14; r++)
+    len[5][r] = 3;
+  int want[6] = {MSP__TILE_COO, MSP__TILE_HYB, MSP__TILE_ELL,
+                 MSP__TILE_CSR, MSP__TILE_HYB, MSP__TILE_CSR};
   int want_w[6] = {0, 1, 4, 0, 1, 0};
   int *ri = malloc(6 * 256 * sizeof *ri), *ci = malloc(6 * 256 * sizeof *ci);
   double *v = malloc(6 * 256 * sizeof *v);
@@ -318,7 +378,8 @@ done:
   test_csr_free(&m);
 }
 
-// ---- random matrices: placement and SpMV ----------------------------------------------------------
+// ---- random matrices: placement and SpMV
+// ----------------------------------------------------------
 static void test_random(void) {
   struct {
     int64_t rows, cols;
@@ -329,9 +390,10 @@ static void test_random(void) {
                {4096, 64, 30, 0}, {33, 5000, 60, 0}};
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     test_csr m;
-    int rc = cases[c].powerlaw
-                 ? test_csr_powerlaw(&m, cases[c].rows, cases[c].cols, (int64_t)cases[c].mean, 100 + c)
-                 : test_csr_random(&m, cases[c].rows, cases[c].cols, cases[c].mean, 100 + c);
+    int rc =
+        cases[c].powerlaw
+            ? test_csr_powerlaw(&m, cases[c].rows, cases[c].cols, (int64_t)cases[c].mean, 100 + c)
+            : test_csr_random(&m, cases[c].rows, cases[c].cols, cases[c].mean, 100 + c);
     if (rc != 0) {
       CHECK(0, "generator failed");
       test_csr_free(&m);
@@ -339,7 +401,8 @@ static void test_random(void) {
     }
     // magnitudes over several decades, so both precisions occur
     msp_rng r = {200 + c};
-    for (int64_t k = 0; k < m.nnz; k++) m.val[k] *= pow(10.0, (double)msp_rng_range(&r, 5) - 2);
+    for (int64_t k = 0; k < m.nnz; k++)
+      m.val[k] *= pow(10.0, (double)msp_rng_range(&r, 5) - 2);
     for (int v = 0; v < 2; v++) {
       msp_format f = v ? MSP_FORMAT_BDMP_TCKI : MSP_FORMAT_BDMP_PBP;
       for (int mode = 0; mode < 3; mode++) {
@@ -363,7 +426,8 @@ static void test_random(void) {
   }
 }
 
-// ---- error-bounded mode on the shared collection ---------------------------------------------------
+// ---- error-bounded mode on the shared collection
+// ---------------------------------------------------
 typedef struct {
   int visited, failed_read;
   double share32[3]; // summed fp32 share of nonzeros for D = 7, 8, 10
@@ -400,7 +464,8 @@ static void eb_matrix(const char *path, const char *name, void *user) {
   if (!vx || !vy) goto done;
   for (int64_t i = 0; i < rows; i++) {
     double t = 0;
-    for (int64_t k = m.rowptr[i]; k < m.rowptr[i + 1]; k++) t += fabs(m.val[k]);
+    for (int64_t k = m.rowptr[i]; k < m.rowptr[i + 1]; k++)
+      t += fabs(m.val[k]);
     rowsum[i] = t;
   }
   int digits[3] = {7, 8, 10};
@@ -422,7 +487,8 @@ static void eb_matrix(const char *path, const char *name, void *user) {
       double xmax = 0;
       // x over several magnitudes and signs; the bound holds for every x
       for (int64_t j = 0; j < cols; j++) {
-        x[j] = (2 * msp_rng_uniform(&rng) - 1) * (trial == 2 ? pow(10.0, (double)msp_rng_range(&rng, 7) - 3) : 1.0);
+        x[j] = (2 * msp_rng_uniform(&rng) - 1) *
+               (trial == 2 ? pow(10.0, (double)msp_rng_range(&rng, 7) - 3) : 1.0);
         xmax = fmax(xmax, fabs(x[j]));
       }
       CHECK_OK(msp_vector_set(vx, x));
@@ -433,10 +499,12 @@ static void eb_matrix(const char *path, const char *name, void *user) {
       for (int64_t i = 0; i < rows; i++) {
         double mag = 0;
         int64_t len = m.rowptr[i + 1] - m.rowptr[i];
-        for (int64_t k = m.rowptr[i]; k < m.rowptr[i + 1]; k++) mag += fabs(m.val[k] * x[m.colind[k]]);
+        for (int64_t k = m.rowptr[i]; k < m.rowptr[i + 1]; k++)
+          mag += fabs(m.val[k] * x[m.colind[k]]);
         // storage: bound * S_i * max|x| (<= 5 10^-D S_i max|x|); arithmetic: fp64 as in
         // test_compare_rows
-        double b = r.bound * rowsum[i] * xmax + 4.0 * 0x1.0p-52 * (double)(len + 2) * mag * (1 + 1e-6);
+        double b =
+            r.bound * rowsum[i] * xmax + 4.0 * 0x1.0p-52 * (double)(len + 2) * mag * (1 + 1e-6);
         if (!(fabs(got[i] - ref[i]) <= b)) {
           if (bad < 3)
             fprintf(stderr, "%s D=%d row %lld: |%.17g - %.17g| > %.3g\n", name, digits[d],
@@ -479,7 +547,8 @@ static void test_error_bounded(void) {
   }
 }
 
-// ---- accuracy helpers ------------------------------------------------------------------------------
+// ---- accuracy helpers
+// ------------------------------------------------------------------------------
 static void test_accuracy(void) {
   CHECK(msp_significant_digits(1.0, 1.0) == 17, "exact -> 17");
   CHECK(msp_significant_digits(0.0, 0.0) == 17, "0 vs 0 -> 17");
@@ -492,12 +561,13 @@ static void test_accuracy(void) {
   CHECK(msp_significant_digits(1.0 + 0x1.0p-52, 1.0) == 16, "one ulp of 1 (2.2e-16) -> 16 digits");
   CHECK(msp_significant_digits((double)(float)0.1, 0.1) == 8, "fp32 0.1 (1.5e-8) -> 8 digits");
   double ref[10], y[10];
-  for (int i = 0; i < 10; i++) ref[i] = i + 1.0;
+  for (int i = 0; i < 10; i++)
+    ref[i] = i + 1.0;
   memcpy(y, ref, sizeof y);
-  y[0] *= 1 + 1e-3;  // 3 digits
-  y[1] *= 1 + 1e-7;  // 7
-  y[2] *= 1 + 3e-8;  // 8
-  y[3] *= 1 + 6e-7;  // 6
+  y[0] *= 1 + 1e-3; // 3 digits
+  y[1] *= 1 + 1e-7; // 7
+  y[2] *= 1 + 3e-8; // 8
+  y[3] *= 1 + 6e-7; // 6
   msp_accuracy acc;
   CHECK_OK(msp_accuracy_compare(10, y, ref, &acc));
   CHECK(acc.hist[3] == 1 && acc.hist[6] == 1 && acc.hist[7] == 1 &&

@@ -568,9 +568,10 @@ static void test_fill_limit(void) {
   CHECK_OK(msp_matrix_convert(cpu, A, NULL, &B));
   CHECK(B && msp_matrix_format(B) == MSP_FORMAT_CSR, "NULL options did not give CSR");
   msp_matrix_destroy(&B);
-  // A format with no precision kernel: refused clearly.
+  // A format with no precision kernel: refused clearly (every plain format reads any precision
+  // now, src/cpu/prec_formats.c; BDMP picks fp32 or fp64 per tile itself).
   o = msp_convert_options_default();
-  o.format = MSP_FORMAT_COO;
+  o.format = MSP_FORMAT_BDMP_PBP;
   o.precision = MSP_PRECISION_F32;
   CHECK_STATUS(msp_matrix_convert(cpu, A, &o, &B), MSP_ERR_NOT_SUPPORTED);
   CHECK(B == NULL, "refused conversion returned a matrix");
@@ -655,15 +656,15 @@ static void test_auto_tune(void) {
   msp_format f;
   char why[256];
 
-  csr_banded(&m, 1000, 1, 1);
+  csr_banded(&m, 60000, 1, 1);
   f = auto_format(&m, "tridiagonal");
   CHECK(f == MSP_FORMAT_DIA, "tridiagonal: AUTO chose %s, expected dia", msp_format_name(f));
   test_csr_free(&m);
 
-  int64_t *lens = malloc(4000 * sizeof *lens);
-  for (int64_t i = 0; i < 4000; i++)
+  int64_t *lens = malloc(60000 * sizeof *lens);
+  for (int64_t i = 0; i < 60000; i++)
     lens[i] = 8;
-  csr_pattern(&m, 4000, 4000, lens, 18);
+  csr_pattern(&m, 60000, 60000, lens, 18);
   // spread the columns randomly so that no diagonal structure remains
   {
     msp_rng r = {19};
@@ -680,8 +681,8 @@ static void test_auto_tune(void) {
 
   test_csr_powerlaw(&m, 20000, 20000, 5000, 20);
   f = auto_format(&m, "power law");
-  CHECK(f == MSP_FORMAT_CSR || f == MSP_FORMAT_HYB || f == MSP_FORMAT_HLL,
-        "power law: AUTO chose %s, expected csr, hyb or hll", msp_format_name(f));
+  CHECK(f == MSP_FORMAT_COO, "power law (skewed): AUTO chose %s, expected coo",
+        msp_format_name(f));
   test_csr_free(&m);
 
   {
@@ -695,8 +696,8 @@ static void test_auto_tune(void) {
   // The rule on hand-made statistics.
   msp_matrix_stats s;
   memset(&s, 0, sizeof s);
-  s.rows = s.cols = 1000;
-  s.nnz = 3000;
+  s.rows = s.cols = 100000;
+  s.nnz = 300000;
   s.diagonals = 3;
   s.dia_fill = 0.001;
   f = msp__choose_format(&s, why, sizeof why);
@@ -720,16 +721,25 @@ static void test_auto_tune(void) {
   s.hyb_fill = 0.1;
   s.hyb_coo_share = 0.1;
   f = msp__choose_format(&s, why, sizeof why);
-  CHECK(f == MSP_FORMAT_HYB && strstr(why, "hyb_fill"), "stats rule: %s (%s)", msp_format_name(f),
-        why);
-  s.hyb_coo_share = 0.9;
+  CHECK(f == MSP_FORMAT_CSR && strstr(why, "irregular"), "stats rule (AUTO never picks hyb): %s (%s)",
+        msp_format_name(f), why);
+  s.skewness = 12;
   f = msp__choose_format(&s, why, sizeof why);
-  CHECK(f == MSP_FORMAT_CSR, "stats rule: %s (%s)", msp_format_name(f), why);
+  CHECK(f == MSP_FORMAT_COO && strstr(why, "skewness"), "stats rule: %s (%s)", msp_format_name(f),
+        why);
+  s.skewness = 1;
+  s.rows = 1000;
+  s.hll_fill = 0.1;
+  s.dia_fill = 0.001;
+  s.diagonals = 3;
+  f = msp__choose_format(&s, why, sizeof why);
+  CHECK(f == MSP_FORMAT_CSR && strstr(why, "too few"), "stats rule (small): %s (%s)",
+        msp_format_name(f), why);
 
   // AUTO under a max_fill so low that the rule's choice is refused: CSR, said so.
   {
     msp_matrix A = NULL, B = NULL;
-    csr_banded(&m, 1000, 1, 1);
+    csr_banded(&m, 60000, 1, 1);
     CHECK_OK(test_csr_to_matrix(&m, cpu, &A));
     CHECK_OK(convert(A, MSP_FORMAT_AUTO, 0.5, &B));
     CHECK(B && msp_matrix_format(B) == MSP_FORMAT_CSR &&

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t bits(double d) { return msp_f64_bits(d); }
+static uint64_t bits(double d) {
+  return msp_f64_bits(d);
+}
 
 // A random double with magnitude 2^e, e uniform in [lo, hi), random sign and mantissa.
 static double rand_mag(msp_rng *r, int lo, int hi) {
@@ -166,18 +168,21 @@ static int64_t fx_check(msp_precision p, const double *v, int64_t n, const char 
   msp__prec_decode(&a, 0, got);
   double qmax = p == MSP_PRECISION_FX32 ? MSP_FX32_MAX : MSP_FX16_MAX;
   double mx = 0;
-  for (int64_t i = 0; i < n; i++) mx = fmax(mx, fabs(v[i]));
+  for (int64_t i = 0; i < n; i++)
+    mx = fmax(mx, fabs(v[i]));
   double scale = a.scales[0];
   CHECK(a.nscales == 1, "%s: one scale per vector, got %lld", label, (long long)a.nscales);
-  CHECK(scale * qmax <= mx || scale == DBL_TRUE_MIN, "%s: scale * qmax = %g exceeds max|v| = %g", label, scale * qmax, mx);
+  CHECK(scale * qmax <= mx || scale == DBL_TRUE_MIN, "%s: scale * qmax = %g exceeds max|v| = %g",
+        label, scale * qmax, mx);
   CHECK(mx == 0 ? scale == 0 : scale >= (mx / qmax) * (1 - 1e-15) || scale == DBL_TRUE_MIN,
         "%s: scale %g for max|v| %g", label, scale, mx);
   int64_t out = 0;
   for (int64_t i = 0; i < n; i++) {
     double err = fabs(got[i] - v[i]);
     if (!(err <= scale * (0.5 + ldexp(1.0, -20))) || !isfinite(got[i])) {
-      if (out < 3) fprintf(stderr, "%s: v[%lld]=%.17g got %.17g scale %g\n", label, (long long)i,
-                           v[i], got[i], scale);
+      if (out < 3)
+        fprintf(stderr, "%s: v[%lld]=%.17g got %.17g scale %g\n", label, (long long)i, v[i], got[i],
+                scale);
       out++;
     }
   }
@@ -201,7 +206,8 @@ static void test_fixed(void) {
       double got[5];
       msp__prec_decode(&a, 0, got);
       int nz = 0;
-      for (int i = 0; i < 5; i++) nz += got[i] != 0.0;
+      for (int i = 0; i < 5; i++)
+        nz += got[i] != 0.0;
       CHECK(a.scales[0] == 0.0 && nz == 0, "%s: zero vector gives scale %g and %d nonzeros",
             msp_precision_name(p), a.scales[0], nz);
       msp__prec_array_free(&a);
@@ -220,7 +226,8 @@ static void test_fixed(void) {
       msp__prec_array a;
       double v[3] = {-7.25, 3.0, 0.5};
       CHECK_OK(msp__prec_encode(p, v, 3, MSP_CPMS_SEPARATE, 0, &a));
-      long q0 = p == MSP_PRECISION_FX32 ? (long)((int32_t *)a.data)[0] : (long)((int16_t *)a.data)[0];
+      long q0 =
+          p == MSP_PRECISION_FX32 ? (long)((int32_t *)a.data)[0] : (long)((int16_t *)a.data)[0];
       long want = p == MSP_PRECISION_FX32 ? -2147483647L : -32767L;
       CHECK(q0 == want, "%s: max entry stored as %ld, expected %ld", msp_precision_name(p), q0,
             want);
@@ -236,7 +243,8 @@ static void test_fixed(void) {
         return;
       }
       int lo = -40 + (int)msp_rng_range(&r, 40);
-      for (int64_t i = 0; i < n; i++) v[i] = rand_mag(&r, lo, lo + 1 + (int)msp_rng_range(&r, 30));
+      for (int64_t i = 0; i < n; i++)
+        v[i] = rand_mag(&r, lo, lo + 1 + (int)msp_rng_range(&r, 30));
       snprintf(label, sizeof label, "%s random n=%lld", msp_precision_name(p), (long long)n);
       fx_check(p, v, n, label);
       free(v);
@@ -258,7 +266,8 @@ static void test_fixed(void) {
       return;
     }
     msp_rng r = {31};
-    for (int64_t i = 0; i < n; i++) v[i] = rand_mag(&r, (int)(i / 256) * 20 - 30, (int)(i / 256) * 20 - 25);
+    for (int64_t i = 0; i < n; i++)
+      v[i] = rand_mag(&r, (int)(i / 256) * 20 - 30, (int)(i / 256) * 20 - 25);
     msp__prec_array a;
     CHECK_OK(msp__prec_encode(MSP_PRECISION_FX16, v, n, MSP_FX_BLOCK_SHIFT, 0, &a));
     CHECK(a.nscales == 4, "1000 values in blocks of 256: %lld scales", (long long)a.nscales);
@@ -293,7 +302,8 @@ static void test_cpms_layouts(void) {
         return;
       }
       // random bit patterns: every sign, exponent, NaN payload and subnormal
-      for (int64_t i = 0; i < n; i++) v[i] = msp_bits_f64(msp_rng_next(&r));
+      for (int64_t i = 0; i < n; i++)
+        v[i] = msp_bits_f64(msp_rng_next(&r));
       for (size_t bi = 0; bi < sizeof banks / sizeof *banks; bi++) {
         int bank = banks[bi];
         if (bank != 0 && bank < 8 / segs) continue;
@@ -312,8 +322,8 @@ static void test_cpms_layouts(void) {
             if (got != bits(msp_cpms_truncate(v[i], segs, k))) bad++;
           }
         }
-        CHECK(bad == 0, "cpms%d bank %d n %lld: %lld reads not bit exact", segs, bank,
-              (long long)n, (long long)bad);
+        CHECK(bad == 0, "cpms%d bank %d n %lld: %lld reads not bit exact", segs, bank, (long long)n,
+              (long long)bad);
         if (bank != 0) {
           // In-place conversion gives the same bytes, and its inverse the original bits.
           memcpy(w, v, (size_t)n * 8);
@@ -336,7 +346,8 @@ static void test_cpms_layouts(void) {
   {
     int64_t n = 40;
     double v[40];
-    for (int i = 0; i < n; i++) v[i] = 1.0 + i * 0.1;
+    for (int i = 0; i < n; i++)
+      v[i] = 1.0 + i * 0.1;
     CHECK_OK(msp__cpms_from_f64_inplace(v, n, 2, 128));
     uint32_t seg[80];
     memcpy(seg, v, sizeof seg);
@@ -360,7 +371,8 @@ static void test_cpms_layouts(void) {
     msp__cpms_s_encode(v, 3, 4, seg);
     int bad = 0;
     for (int i = 0; i < 3; i++) {
-      for (int s = 0; s < 4; s++) bad += seg[s * 3 + i] != (uint16_t)(bits(v[i]) >> (48 - 16 * s));
+      for (int s = 0; s < 4; s++)
+        bad += seg[s * 3 + i] != (uint16_t)(bits(v[i]) >> (48 - 16 * s));
     }
     CHECK(bad == 0, "CPMS-s 4x16 layout: %d segments misplaced", bad);
   }
@@ -385,7 +397,8 @@ static void test_cpms_layouts(void) {
   }
 }
 
-// ---- every precision through the generic accessor ------------------------------------------------
+// ---- every precision through the generic accessor
+// ------------------------------------------------
 static void test_all_precisions(void) {
   msp_rng r = {51};
   int64_t n = 4097;
@@ -398,49 +411,52 @@ static void test_all_precisions(void) {
     return;
   }
   // magnitudes within every type's normal range (f16: 2^-14 .. 2^15)
-  for (int64_t i = 0; i < n; i++) v[i] = rand_mag(&r, -12, 14);
-#define MSP_TEST_PREC_(name, tag, bytes)                                                         \
-  do {                                                                                           \
-    msp_precision p = MSP_PRECISION_##name;                                                      \
-    CHECK(msp__prec_bytes(p) == (bytes), "%s: %zu bytes", tag, msp__prec_bytes(p));              \
-    msp__prec_array a;                                                                           \
-    msp_status st_enc = msp__prec_encode(p, v, n, MSP_CPMS_SEPARATE, 128, &a);                   \
-    CHECK(st_enc == MSP_SUCCESS, "%s: encode: %s", tag, msp_last_error());                       \
-    if (st_enc == MSP_SUCCESS) {                                                                 \
-      int segs = msp__prec_segments(p);                                                          \
-      for (int k = 1; k <= segs; k++) {                                                          \
-        msp__prec_decode(&a, k, got);                                                            \
-        double u = msp__prec_unit_roundoff(p);                                                   \
-        /* CPMS read of k segments keeps k*64/S - 12 mantissa bits: truncation error below */    \
-        /* 2^-(kept bits) relative */                                                            \
-        if (segs > 1) u = k == segs ? 0.0 : ldexp(1.0, -(k * 64 / segs - 12));                   \
-        int64_t out = 0;                                                                         \
-        for (int64_t i = 0; i < n; i++) {                                                        \
-          double err = fabs(got[i] - v[i]);                                                      \
-          double bound = u >= 0 ? u * fabs(v[i]) : a.scales[0] * (0.5 + ldexp(1.0, -20));        \
-          if (!(err <= bound)) out++;                                                            \
-        }                                                                                        \
-        CHECK(out == 0, "%s (k=%d): %lld of %lld values beyond the unit roundoff", tag, k,       \
-              (long long)out, (long long)n);                                                     \
-      }                                                                                          \
-      msp__prec_array_free(&a);                                                                  \
-    }                                                                                            \
+  for (int64_t i = 0; i < n; i++)
+    v[i] = rand_mag(&r, -12, 14);
+#define MSP_TEST_PREC_(name, tag, bytes)                                                           \
+  do {                                                                                             \
+    msp_precision p = MSP_PRECISION_##name;                                                        \
+    CHECK(msp__prec_bytes(p) == (bytes), "%s: %zu bytes", tag, msp__prec_bytes(p));                \
+    msp__prec_array a;                                                                             \
+    msp_status st_enc = msp__prec_encode(p, v, n, MSP_CPMS_SEPARATE, 128, &a);                     \
+    CHECK(st_enc == MSP_SUCCESS, "%s: encode: %s", tag, msp_last_error());                         \
+    if (st_enc == MSP_SUCCESS) {                                                                   \
+      int segs = msp__prec_segments(p);                                                            \
+      for (int k = 1; k <= segs; k++) {                                                            \
+        msp__prec_decode(&a, k, got);                                                              \
+        double u = msp__prec_unit_roundoff(p);                                                     \
+        /* CPMS read of k segments keeps k*64/S - 12 mantissa bits: truncation error below */      \
+        /* 2^-(kept bits) relative */                                                              \
+        if (segs > 1) u = k == segs ? 0.0 : ldexp(1.0, -(k * 64 / segs - 12));                     \
+        int64_t out = 0;                                                                           \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+          double err = fabs(got[i] - v[i]);                                                        \
+          double bound = u >= 0 ? u * fabs(v[i]) : a.scales[0] * (0.5 + ldexp(1.0, -20));          \
+          if (!(err <= bound)) out++;                                                              \
+        }                                                                                          \
+        CHECK(out == 0, "%s (k=%d): %lld of %lld values beyond the unit roundoff", tag, k,         \
+              (long long)out, (long long)n);                                                       \
+      }                                                                                            \
+      msp__prec_array_free(&a);                                                                    \
+    }                                                                                              \
   } while (0);
   MSP_PRECISION_LIST(MSP_TEST_PREC_)
 #undef MSP_TEST_PREC_
   // Exact round trips for representable values: small integers and halves fit every type.
-  for (int64_t i = 0; i < n; i++) v[i] = (double)(msp_rng_range(&r, 511) - 255) * 0.5;
-#define MSP_TEST_EXACT_(name, tag, bytes)                                                        \
-  do {                                                                                           \
-    msp_precision p = MSP_PRECISION_##name;                                                      \
-    if (p == MSP_PRECISION_FX32 || p == MSP_PRECISION_FX16) break;                               \
-    msp__prec_array a;                                                                           \
-    CHECK_OK(msp__prec_encode(p, v, n, MSP_CPMS_SEPARATE, 128, &a));                             \
-    msp__prec_decode(&a, 0, got);                                                                \
-    int64_t diff = 0;                                                                            \
-    for (int64_t i = 0; i < n; i++) diff += got[i] != v[i];                                      \
-    CHECK(diff == 0, "%s: %lld representable values changed", tag, (long long)diff);            \
-    msp__prec_array_free(&a);                                                                    \
+  for (int64_t i = 0; i < n; i++)
+    v[i] = (double)(msp_rng_range(&r, 511) - 255) * 0.5;
+#define MSP_TEST_EXACT_(name, tag, bytes)                                                          \
+  do {                                                                                             \
+    msp_precision p = MSP_PRECISION_##name;                                                        \
+    if (p == MSP_PRECISION_FX32 || p == MSP_PRECISION_FX16) break;                                 \
+    msp__prec_array a;                                                                             \
+    CHECK_OK(msp__prec_encode(p, v, n, MSP_CPMS_SEPARATE, 128, &a));                               \
+    msp__prec_decode(&a, 0, got);                                                                  \
+    int64_t diff = 0;                                                                              \
+    for (int64_t i = 0; i < n; i++)                                                                \
+      diff += got[i] != v[i];                                                                      \
+    CHECK(diff == 0, "%s: %lld representable values changed", tag, (long long)diff);               \
+    msp__prec_array_free(&a);                                                                      \
   } while (0);
   MSP_PRECISION_LIST(MSP_TEST_EXACT_)
 #undef MSP_TEST_EXACT_
@@ -459,9 +475,9 @@ static void test_all_precisions(void) {
   free(got);
 }
 
-// ---- matrices of every format with values in every precision (CPU backend) -----------------------
-// The decoded matrix in CSR: the format's value array decoded (k segments for CPMS), put in
-// place of the fp64 array for the format's own to_csr, then restored.
+// ---- matrices of every format with values in every precision (CPU backend)
+// ----------------------- The decoded matrix in CSR: the format's value array decoded (k segments
+// for CPMS), put in place of the fp64 array for the format's own to_csr, then restored.
 static int decoded_csr(msp_matrix B, int segments, test_csr *d) {
   memset(d, 0, sizeof *d);
   int64_t n = B->pval->n;
@@ -470,17 +486,31 @@ static int decoded_csr(msp_matrix B, int segments, test_csr *d) {
   msp__prec_decode(B->pval, segments, buf);
   double **slot = NULL, **slot2 = NULL, *save = NULL, *save2 = NULL;
   switch (B->format) {
-  case MSP_FORMAT_CSR: slot = &B->val; break;
-  case MSP_FORMAT_COO: slot = &((msp__coo *)B->fmt)->val; break;
-  case MSP_FORMAT_ELL: slot = &((msp__ell *)B->fmt)->val; break;
-  case MSP_FORMAT_HLL: slot = &((msp__hll *)B->fmt)->val; break;
-  case MSP_FORMAT_DIA: slot = &((msp__dia *)B->fmt)->val; break;
-  case MSP_FORMAT_HDIA: slot = &((msp__hdia *)B->fmt)->val; break;
+  case MSP_FORMAT_CSR:
+    slot = &B->val;
+    break;
+  case MSP_FORMAT_COO:
+    slot = &((msp__coo *)B->fmt)->val;
+    break;
+  case MSP_FORMAT_ELL:
+    slot = &((msp__ell *)B->fmt)->val;
+    break;
+  case MSP_FORMAT_HLL:
+    slot = &((msp__hll *)B->fmt)->val;
+    break;
+  case MSP_FORMAT_DIA:
+    slot = &((msp__dia *)B->fmt)->val;
+    break;
+  case MSP_FORMAT_HDIA:
+    slot = &((msp__hdia *)B->fmt)->val;
+    break;
   case MSP_FORMAT_HYB:
     slot = &((msp__hyb *)B->fmt)->ell.val;
     slot2 = &((msp__hyb *)B->fmt)->coo.val;
     break;
-  default: free(buf); return -1;
+  default:
+    free(buf);
+    return -1;
   }
   save = *slot;
   *slot = buf;
@@ -531,7 +561,8 @@ static void test_format_precisions(void) {
     return;
   }
   msp_rng r = {62};
-  for (int64_t k = 0; k < m.nnz; k++) m.val[k] *= pow(10.0, (double)msp_rng_range(&r, 6) - 3);
+  for (int64_t k = 0; k < m.nnz; k++)
+    m.val[k] *= pow(10.0, (double)msp_rng_range(&r, 6) - 3);
   double *x = malloc((size_t)m.cols * sizeof *x), *y0 = malloc((size_t)m.rows * sizeof *y0);
   double *got = malloc((size_t)m.rows * sizeof *got), *ref = malloc((size_t)m.rows * sizeof *ref);
   msp_matrix A = NULL;
@@ -540,8 +571,10 @@ static void test_format_precisions(void) {
     CHECK(0, "out of memory");
     goto done;
   }
-  for (int64_t j = 0; j < m.cols; j++) x[j] = 2 * msp_rng_uniform(&r) - 1;
-  for (int64_t i = 0; i < m.rows; i++) y0[i] = 2 * msp_rng_uniform(&r) - 1;
+  for (int64_t j = 0; j < m.cols; j++)
+    x[j] = 2 * msp_rng_uniform(&r) - 1;
+  for (int64_t i = 0; i < m.rows; i++)
+    y0[i] = 2 * msp_rng_uniform(&r) - 1;
   CHECK_OK(test_csr_to_matrix(&m, ctx, &A));
   CHECK_OK(msp_vector_create(ctx, m.cols, &vx));
   CHECK_OK(msp_vector_create(ctx, m.rows, &vy));
@@ -556,7 +589,8 @@ static void test_format_precisions(void) {
       o.format = formats[fi];
       o.precision = (msp_precision)p;
       o.max_fill = 1e6; // DIA of a random matrix: large, but what is tested here is the values
-      const char *fname = msp_format_name(formats[fi]), *pname = msp_precision_name((msp_precision)p);
+      const char *fname = msp_format_name(formats[fi]),
+                 *pname = msp_precision_name((msp_precision)p);
       msp_matrix B = NULL;
       CHECK_OK(msp_matrix_convert(ctx, A, &o, &B));
       if (!B) continue;
@@ -601,16 +635,17 @@ static void test_format_precisions(void) {
           }
           missing += d.rowptr[i + 1] - q; // entries that are not in A
         }
-        CHECK(off == 0 && missing == 0, "%s %s k=%d: %lld values beyond the storage bound, %lld "
-              "extra entries", fname, pname, k, (long long)off, (long long)missing);
+        CHECK(off == 0 && missing == 0,
+              "%s %s k=%d: %lld values beyond the storage bound, %lld "
+              "extra entries",
+              fname, pname, k, (long long)off, (long long)missing);
         CHECK_OK(msp_vector_set(vy, y0));
         CHECK_OK(msp_spmv(ctx, 1.5, B, vx, -0.5, vy));
         CHECK_OK(msp_vector_get(vy, got));
         test_oracle_spmv(&d, 1.5, x, -0.5, y0, ref);
         char label[64];
         snprintf(label, sizeof label, "%s %s k=%d", fname, pname, k);
-        CHECK(test_compare_rows(&d, 1.5, x, -0.5, y0, got, ref, label) == 0, "%s: rows off",
-              label);
+        CHECK(test_compare_rows(&d, 1.5, x, -0.5, y0, got, ref, label) == 0, "%s: rows off", label);
         test_csr_free(&d);
       }
       if (segs == 1) {

@@ -48,6 +48,8 @@ typedef struct {
   double max_fill;
   int accuracy;
   int digits;
+  double bdmp_f;      // 0: the library default
+  double bdmp_lambda; // 0: computed from bdmp_f
   int allow_nonfinite;
 } options;
 
@@ -126,6 +128,18 @@ static int parse_options(int argc, char **argv, options *o, int allow_file_optio
       long d = strtol(v, &end, 10);
       if (*end || d < 1 || d > 15) return usage_error("bad --digits '%s' (1..15)", v);
       o->digits = (int)d;
+    } else if (strcmp(a, "--bdmp-f") == 0 || strcmp(a, "--bdmp-lambda") == 0) {
+      NEED_VALUE
+      char *end;
+      double f = strtod(v, &end);
+      if (*end || !(f > 0) || !isfinite(f))
+        return usage_error(a[7] == 'f' ? "bad --bdmp-f '%s' (positive)"
+                                       : "bad --bdmp-lambda '%s' (positive)",
+                           v);
+      if (a[7] == 'f')
+        o->bdmp_f = f;
+      else
+        o->bdmp_lambda = f;
     } else if (a[0] == '-' && a[1] == '-') {
       return usage_error("unknown option '%s'", a);
     } else if (!o->file) {
@@ -337,6 +351,9 @@ typedef struct {
   const char *format, *kernel, *precision, *backend;
   char reason[512];
   double convert_seconds;
+  size_t bytes, csr_bytes; // footprint of the converted matrix and of A (CSR fp64)
+  int is_bdmp;
+  msp_bdmp_report bdmp; // when is_bdmp
 } run_result;
 
 // Convert, run `repeat` products after one warm-up, compare with an fp64 CPU reference.
@@ -353,6 +370,8 @@ static int do_products(const options *o, msp_context ctx, msp_matrix A, const do
   co.cpms_segments = o->cpms_segments;
   co.max_fill = o->max_fill;
   co.bdmp_digits = o->digits;
+  if (o->bdmp_f > 0) co.bdmp_f = o->bdmp_f;
+  co.bdmp_lambda = o->bdmp_lambda;
   double t0 = now_s();
   st = msp_matrix_convert(ctx, A, &co, &B);
   if (st != MSP_SUCCESS) {
@@ -394,6 +413,9 @@ static int do_products(const options *o, msp_context ctx, msp_matrix A, const do
   r->precision = msp_precision_name(msp_matrix_precision(B));
   r->backend = msp_backend_name(msp_context_backend(ctx));
   snprintf(r->reason, sizeof r->reason, "%s", msp_matrix_choice_reason(B));
+  r->bytes = msp_matrix_bytes(B);
+  r->csr_bytes = msp_matrix_bytes(A);
+  r->is_bdmp = msp_matrix_bdmp_info(B, &r->bdmp) == MSP_SUCCESS;
   rc = 0;
 exit:
   msp_vector_destroy(&xv);
@@ -403,8 +425,10 @@ exit:
 }
 
 // Reference y = A x in fp64 on the CPU (CSR), and the max relative error of y against it:
-// max_i |y_i - ref_i| / max_i |ref_i| (normwise in the infinity norm; 0 when ref is zero).
-static int reference_error(msp_matrix A, const double *x, const double *y, double *err) {
+// max_i |y_i - ref_i| / max_i |ref_i| (normwise in the infinity norm; 0 when ref is zero);
+// with acc, also the significant digits of each y_i against ref_i (msp_accuracy_compare).
+static int reference_error(msp_matrix A, const double *x, const double *y, double *err,
+                           msp_accuracy *acc) {
   msp_context cpu = NULL;
   msp_matrix C = NULL;
   msp_vector xv = NULL, yv = NULL;
@@ -431,6 +455,7 @@ static int reference_error(msp_matrix A, const double *x, const double *y, doubl
     if (fabs(ref[i]) > den) den = fabs(ref[i]);
   }
   *err = den > 0 ? num / den : num;
+  if (acc && (st = msp_accuracy_compare(n, y, ref, acc)) != MSP_SUCCESS) goto exit;
   rc = 0;
 exit:
   if (rc) fail(st, "reference product");
@@ -445,12 +470,69 @@ exit:
   return rc;
 }
 
+// --accuracy: significant digits of y against the fp64 CPU reference (papers/bdmp-block-wise-
+// dynamic-mixed-precision-spmv.txt Eq. 2-3 and 9), the footprint against CSR fp64, the
+// conversion time and, for BDMP, what the per-tile precision selection did.
+static void print_accuracy_text(const options *o, const run_result *r, const msp_accuracy *a) {
+  printf("accuracy ratio %.4f (share of %lld entries with >= 7 significant digits), digits min "
+         "%.0f mean %.2f\n",
+         a->ratio, (long long)a->n, a->min_digits, a->mean_digits);
+  printf("digits        ");
+  for (int d = 0; d < MSP_ACCURACY_BINS; d++)
+    printf(" %s%d:%lld", d == MSP_ACCURACY_BINS - 1 ? ">=" : "", d, (long long)a->hist[d]);
+  printf("\n");
+  printf("footprint %zu bytes, %.3f x CSR fp64 (%zu bytes); converted in %.3f ms\n", r->bytes,
+         r->csr_bytes ? (double)r->bytes / (double)r->csr_bytes : 0.0, r->csr_bytes,
+         r->convert_seconds * 1e3);
+  if (!r->is_bdmp) return;
+  const msp_bdmp_report *b = &r->bdmp;
+  int64_t nnz = b->nnz_f32 + b->nnz_f64;
+  printf("bdmp: %.2f%% of %lld nonzeros in fp32 (%lld of %lld tiles)", 
+         nnz ? 100.0 * (double)b->nnz_f32 / (double)nnz : 0.0, (long long)nnz,
+         (long long)b->tiles_f32, (long long)b->tiles);
+  if (b->digits > 0)
+    printf(", error-bounded D = %d\n", b->digits);
+  else
+    printf(", lambda %.6g\n", b->lambda);
+  if (o->digits > 0)
+    printf("bdmp bound: |change of y_i| <= %.3g * sum_j |a_ij| * max|x| for every x (storage "
+           "rounding)\n",
+           b->bound);
+}
+
+static void print_accuracy_json(const options *o, const run_result *r, const msp_accuracy *a) {
+  printf(", \"accuracy\": {\"n\": %lld, \"ratio\": %.6g, \"min_digits\": %.0f, "
+         "\"mean_digits\": %.6g, \"max_rel_error\": %.6g, \"hist\": [",
+         (long long)a->n, a->ratio, a->min_digits, a->mean_digits, a->max_rel_error);
+  for (int d = 0; d < MSP_ACCURACY_BINS; d++)
+    printf("%s%lld", d ? ", " : "", (long long)a->hist[d]);
+  printf("]}, \"bytes\": %zu, \"csr_f64_bytes\": %zu, \"footprint_vs_csr_f64\": %.6g",
+         r->bytes, r->csr_bytes,
+         r->csr_bytes ? (double)r->bytes / (double)r->csr_bytes : 0.0);
+  if (!r->is_bdmp) return;
+  const msp_bdmp_report *b = &r->bdmp;
+  int64_t nnz = b->nnz_f32 + b->nnz_f64;
+  printf(", \"bdmp\": {\"fp32_share\": %.6g, \"nnz_f32\": %lld, \"nnz_f64\": %lld, "
+         "\"tiles\": %lld, \"tiles_f32\": %lld, \"lambda\": %.17g, \"digits\": %d",
+         nnz ? (double)b->nnz_f32 / (double)nnz : 0.0, (long long)b->nnz_f32,
+         (long long)b->nnz_f64, (long long)b->tiles, (long long)b->tiles_f32, b->lambda,
+         b->digits);
+  if (o->digits > 0) printf(", \"bound\": %.6g", b->bound);
+  printf("}");
+}
+
 static const char *spmv_help =
     "usage: mixsparse spmv FILE [--backend cpu|cuda|auto] [--format F] [--kernel K]\n"
     "                      [--precision P] [--x ones|random:SEED|X.mtx] [--output Y.mtx]\n"
     "                      [--repeat N] [--max-fill F] [--json] [--allow-nonfinite]\n"
+    "                      [--accuracy] [--digits D] [--bdmp-f F] [--bdmp-lambda L]\n"
     "  Compute y = A*x and report the time per product (mean of N after one warm-up), GB/s by\n"
     "  the format's byte model and GFLOP/s; write y in Matrix Market array format with --output.\n"
+    "  --accuracy: also the significant digits of y against an fp64 CPU reference (histogram,\n"
+    "  share of entries with >= 7 digits, min/mean), the footprint against CSR fp64 and the\n"
+    "  conversion time; for bdmp-* the share of nonzeros stored in fp32 and the threshold.\n"
+    "  bdmp-*: --digits D (1..15) keeps >= D digits per row (error-bounded mode; the bound is\n"
+    "  printed); else the fp32 threshold is L, or F (mean + 3 std) of |a_ij| (default F 0.5).\n"
     "  F: csr coo ell hll dia hdia hyb bdmp-pbp bdmp-tcki auto tune (default auto)\n"
     "  K: scalar vector merge auto (CSR kernels; default auto)\n"
     "  P: f64 f32 f16 bf16 fx32 fx16 cpms2[:K] cpms4[:K] (storage precision; default f64)\n"
@@ -503,7 +585,9 @@ static int cmd_spmv(int argc, char **argv, int is_run) {
   if (do_products(&o, ctx, A, x, y, &r)) goto exit;
   double err = 0;
   int want_err = is_run || o.accuracy || o.json;
-  if (want_err && reference_error(A, x, y, &err)) goto exit;
+  msp_accuracy acc;
+  memset(&acc, 0, sizeof acc);
+  if (want_err && reference_error(A, x, y, &err, o.accuracy ? &acc : NULL)) goto exit;
   if (o.output) {
     msp_context cpu = NULL;
     msp_vector yv = NULL;
@@ -530,8 +614,10 @@ static int cmd_spmv(int argc, char **argv, int is_run) {
     json_string(r.reason);
     printf(", \"repeat\": %d, \"seconds_per_product\": %.9g, \"gb_per_s\": %.6g, "
            "\"gflop_per_s\": %.6g, \"max_rel_error\": %.6g, \"load_seconds\": %.6g, "
-           "\"convert_seconds\": %.6g}\n",
+           "\"convert_seconds\": %.6g",
            o.repeat, r.seconds, r.gbs, r.gflops, err, load_s, r.convert_seconds);
+    if (o.accuracy) print_accuracy_json(&o, &r, &acc);
+    printf("}\n");
   } else if (is_run) {
     printf("mixsparse run\n");
     printf("  matrix     %s: %lld x %lld, %lld nonzeros (mean %.2f per row, max %lld, "
@@ -547,13 +633,17 @@ static int cmd_spmv(int argc, char **argv, int is_run) {
     printf("  error      %.3g max relative error against an fp64 CPU reference (x random)\n", err);
     printf("  setup      %.3f s to build or read the matrix, %.3f s to convert\n", load_s,
            r.convert_seconds);
+    if (o.accuracy) print_accuracy_text(&o, &r, &acc);
   } else {
     printf("%s: %lld x %lld, %lld nonzeros; backend %s, format %s, kernel %s, storage %s\n", o.file,
            (long long)s.rows, (long long)s.cols, (long long)s.nnz, r.backend, r.format, r.kernel,
            r.precision);
     printf("time %.6f ms per product (%d repeats), %.3f GB/s, %.3f GFLOP/s\n", r.seconds * 1e3,
            o.repeat, r.gbs, r.gflops);
-    if (o.accuracy) printf("max relative error %.3g against an fp64 CPU reference\n", err);
+    if (o.accuracy) {
+      printf("max relative error %.3g against an fp64 CPU reference\n", err);
+      print_accuracy_text(&o, &r, &acc);
+    }
     if (o.output) printf("y written to %s\n", o.output);
   }
   rc = 0;

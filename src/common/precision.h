@@ -118,34 +118,44 @@ MSP_HD double msp__widen_small(uint16_t h, int fbits, int ebits) {
     double v = (double)frac * msp_bits_f64((uint64_t)(1023 + 1 - bias - fbits) << 52);
     return sign ? -v : v;
   }
-  return msp_bits_f64(sign | ((uint64_t)(ex - (uint32_t)bias + 1023u) << 52) | (frac << (52 - fbits)));
+  return msp_bits_f64(sign | ((uint64_t)(ex - (uint32_t)bias + 1023u) << 52) |
+                      (frac << (52 - fbits)));
 }
 
 // IEEE binary16: 5 exponent bits, 10 fraction bits.
-MSP_HD uint16_t msp_f16_from_double(double d) { return msp__round_small(d, 10, 5); }
-MSP_HD double msp_f16_to_double(uint16_t h) { return msp__widen_small(h, 10, 5); }
+MSP_HD uint16_t msp_f16_from_double(double d) {
+  return msp__round_small(d, 10, 5);
+}
+MSP_HD double msp_f16_to_double(uint16_t h) {
+  return msp__widen_small(h, 10, 5);
+}
 // bfloat16: the top 16 bits of an fp32 (8 exponent bits, 7 fraction bits).
-MSP_HD uint16_t msp_bf16_from_double(double d) { return msp__round_small(d, 7, 8); }
+MSP_HD uint16_t msp_bf16_from_double(double d) {
+  return msp__round_small(d, 7, 8);
+}
 MSP_HD double msp_bf16_to_double(uint16_t h) {
   return (double)msp_bits_f32((uint32_t)h << 16);
 }
 // fp32: the hardware conversion rounds to nearest even on host (default mode) and device.
-MSP_HD float msp_f32_from_double(double d) { return (float)d; }
+MSP_HD float msp_f32_from_double(double d) {
+  return (float)d;
+}
 
 // Unit roundoff of each storage (half an ulp relative to the value for IEEE types; for fixed
 // point half a unit of the scale, see msp_fx*_from_double). 0 for f64 and for full-width CPMS.
-#define MSP_U_F64 1.1102230246251565e-16 // 2^-53
-#define MSP_U_F32 5.9604644775390625e-08 // 2^-24
-#define MSP_U_F16 4.8828125e-04          // 2^-11
-#define MSP_U_BF16 3.90625e-03           // 2^-8
+#define MSP_U_F64 1.1102230246251565e-16             // 2^-53
+#define MSP_U_F32 5.9604644775390625e-08             // 2^-24
+#define MSP_U_F16 4.8828125e-04                      // 2^-11
+#define MSP_U_BF16 3.90625e-03                       // 2^-8
 #define MSP_F16_MIN_SUBNORMAL 5.9604644775390625e-08 // 2^-24
 #define MSP_BF16_MIN_SUBNORMAL 9.183549615799121e-41 // 2^-133
 
-// ---- scaled fixed point (fx32, fx16) -------------------------------------------------------------
-// value = q * scale with scale = max|v| / (2^(bits-1) - 1) over the vector (or over a block of a
-// matrix's values), so the largest entry maps to the largest integer; the error of a stored
-// value is at most scale / 2 (papers/cb-gmres-compressed-basis.txt: one scaling factor per vector
-// keeps the representation range used). scale == 0 (a zero vector) stores exact zeros.
+// ---- scaled fixed point (fx32, fx16)
+// ------------------------------------------------------------- value = q * scale with scale =
+// max|v| / (2^(bits-1) - 1) over the vector (or over a block of a matrix's values), so the largest
+// entry maps to the largest integer; the error of a stored value is at most scale / 2
+// (papers/cb-gmres-compressed-basis.txt: one scaling factor per vector keeps the representation
+// range used). scale == 0 (a zero vector) stores exact zeros.
 #define MSP_FX32_MAX 2147483647.0
 #define MSP_FX16_MAX 32767.0
 
@@ -170,11 +180,15 @@ MSP_HD double msp__fx_quantize(double v, double scale, double qmax) {
 MSP_HD int32_t msp_fx32_from_double(double v, double scale) {
   return (int32_t)msp__fx_quantize(v, scale, MSP_FX32_MAX);
 }
-MSP_HD double msp_fx32_to_double(int32_t q, double scale) { return (double)q * scale; }
+MSP_HD double msp_fx32_to_double(int32_t q, double scale) {
+  return (double)q * scale;
+}
 MSP_HD int16_t msp_fx16_from_double(double v, double scale) {
   return (int16_t)msp__fx_quantize(v, scale, MSP_FX16_MAX);
 }
-MSP_HD double msp_fx16_to_double(int16_t q, double scale) { return (double)q * scale; }
+MSP_HD double msp_fx16_to_double(int16_t q, double scale) {
+  return (double)q * scale;
+}
 
 // ---- CPMS: segmented doubles (papers/cpms-pagerank-customized-precision.txt 4.1) ----------------
 // A double's 64 bits are cut into S = 2 segments of 32 bits or S = 4 segments of 16 bits; segment
@@ -202,7 +216,7 @@ typedef struct {
 MSP_HD int64_t msp_cpms_index(int64_t n, int segments, int bank_shift, int64_t i, int s) {
   int64_t bank = (int64_t)1 << bank_shift;
   int64_t g0 = (i >> bank_shift) << bank_shift; // first value of i's group
-  int64_t m = n - g0 < bank ? n - g0 : bank;     // values in i's group
+  int64_t m = n - g0 < bank ? n - g0 : bank;    // values in i's group
   return g0 * segments + (int64_t)s * m + (i - g0);
 }
 
@@ -222,7 +236,8 @@ MSP_HD double msp_cpms_read(const void *data, int64_t n, int segments, int bank_
     int64_t g0 = (i >> bank_shift) << bank_shift;
     int64_t m = n - g0 < ((int64_t)1 << bank_shift) ? n - g0 : ((int64_t)1 << bank_shift);
     int64_t base = g0 * 4 + (i - g0);
-    for (int s = 0; s < k; s++) bits |= (uint64_t)seg[base + s * m] << (48 - 16 * s);
+    for (int s = 0; s < k; s++)
+      bits |= (uint64_t)seg[base + s * m] << (48 - 16 * s);
   }
   return msp_bits_f64(bits);
 }
@@ -243,7 +258,8 @@ MSP_HD void msp_cpms_write(void *data, int64_t n, int segments, int bank_shift, 
   } else {
     uint16_t *seg = (uint16_t *)data;
     int64_t base = g0 * 4 + (i - g0);
-    for (int s = 0; s < k; s++) seg[base + s * m] = (uint16_t)(bits >> (48 - 16 * s));
+    for (int s = 0; s < k; s++)
+      seg[base + s * m] = (uint16_t)(bits >> (48 - 16 * s));
   }
 }
 
@@ -255,12 +271,12 @@ MSP_HD double msp_cpms_truncate(double v, int segments, int k) {
   return msp_bits_f64(msp_f64_bits(v) & mask);
 }
 
-// ---- one accessor for every precision ------------------------------------------------------------
-// A view of a stored value array. For fixed point, scales[i >> scale_shift] scales value i: a
-// vector has one scale (scale_shift = MSP_CPMS_SEPARATE, i.e. scales[0] for every i); a matrix's
-// value array has one scale per MSP_FX_BLOCK consecutive stored values. For CPMS, `read_segments`
-// is the number of segments a load reads (the view's property: one stored array serves every
-// read precision).
+// ---- one accessor for every precision
+// ------------------------------------------------------------ A view of a stored value array. For
+// fixed point, scales[i >> scale_shift] scales value i: a vector has one scale (scale_shift =
+// MSP_CPMS_SEPARATE, i.e. scales[0] for every i); a matrix's value array has one scale per
+// MSP_FX_BLOCK consecutive stored values. For CPMS, `read_segments` is the number of segments a
+// load reads (the view's property: one stored array serves every read precision).
 typedef struct {
   void *data;
   int64_t n;
@@ -277,10 +293,14 @@ typedef struct {
 // the switch folds away.
 MSP_HD double msp_acc_load_p(msp_precision prec, const msp_acc *a, int64_t i) {
   switch (prec) {
-  case MSP_PRECISION_F64: return ((const double *)a->data)[i];
-  case MSP_PRECISION_F32: return (double)((const float *)a->data)[i];
-  case MSP_PRECISION_F16: return msp_f16_to_double(((const uint16_t *)a->data)[i]);
-  case MSP_PRECISION_BF16: return msp_bf16_to_double(((const uint16_t *)a->data)[i]);
+  case MSP_PRECISION_F64:
+    return ((const double *)a->data)[i];
+  case MSP_PRECISION_F32:
+    return (double)((const float *)a->data)[i];
+  case MSP_PRECISION_F16:
+    return msp_f16_to_double(((const uint16_t *)a->data)[i]);
+  case MSP_PRECISION_BF16:
+    return msp_bf16_to_double(((const uint16_t *)a->data)[i]);
   case MSP_PRECISION_FX32:
     return msp_fx32_to_double(((const int32_t *)a->data)[i], a->scales[i >> a->scale_shift]);
   case MSP_PRECISION_FX16:
@@ -289,19 +309,30 @@ MSP_HD double msp_acc_load_p(msp_precision prec, const msp_acc *a, int64_t i) {
     return msp_cpms_read(a->data, a->n, 2, a->bank_shift, i, a->read_segments);
   case MSP_PRECISION_CPMS4:
     return msp_cpms_read(a->data, a->n, 4, a->bank_shift, i, a->read_segments);
-  default: return 0.0;
+  default:
+    return 0.0;
   }
 }
-MSP_HD double msp_acc_load(const msp_acc *a, int64_t i) { return msp_acc_load_p(a->prec, a, i); }
+MSP_HD double msp_acc_load(const msp_acc *a, int64_t i) {
+  return msp_acc_load_p(a->prec, a, i);
+}
 
 // Store v at i, rounding as the precision does. Fixed point uses the existing scale (values
 // beyond the scale's range saturate at +-qmax * scale); CPMS writes read_segments segments.
 MSP_HD void msp_acc_store_p(msp_precision prec, const msp_acc *a, int64_t i, double v) {
   switch (prec) {
-  case MSP_PRECISION_F64: ((double *)a->data)[i] = v; break;
-  case MSP_PRECISION_F32: ((float *)a->data)[i] = msp_f32_from_double(v); break;
-  case MSP_PRECISION_F16: ((uint16_t *)a->data)[i] = msp_f16_from_double(v); break;
-  case MSP_PRECISION_BF16: ((uint16_t *)a->data)[i] = msp_bf16_from_double(v); break;
+  case MSP_PRECISION_F64:
+    ((double *)a->data)[i] = v;
+    break;
+  case MSP_PRECISION_F32:
+    ((float *)a->data)[i] = msp_f32_from_double(v);
+    break;
+  case MSP_PRECISION_F16:
+    ((uint16_t *)a->data)[i] = msp_f16_from_double(v);
+    break;
+  case MSP_PRECISION_BF16:
+    ((uint16_t *)a->data)[i] = msp_bf16_from_double(v);
+    break;
   case MSP_PRECISION_FX32:
     ((int32_t *)a->data)[i] = msp_fx32_from_double(v, a->scales[i >> a->scale_shift]);
     break;
@@ -314,7 +345,8 @@ MSP_HD void msp_acc_store_p(msp_precision prec, const msp_acc *a, int64_t i, dou
   case MSP_PRECISION_CPMS4:
     msp_cpms_write(a->data, a->n, 4, a->bank_shift, i, v, a->read_segments);
     break;
-  default: break;
+  default:
+    break;
   }
 }
 MSP_HD void msp_acc_store(const msp_acc *a, int64_t i, double v) {

@@ -17,8 +17,10 @@ int msp_significant_digits(double y, double ref) {
   int n = (int)floor(log10(5.0 / e));
   if (n < 0) n = 0;
   if (n > MSP__MAX_DIGITS) n = MSP__MAX_DIGITS;
-  while (n < MSP__MAX_DIGITS && e < 5.0 * pow(10.0, -(double)(n + 1))) n++;
-  while (n > 0 && !(e < 5.0 * pow(10.0, -(double)n))) n--;
+  while (n < MSP__MAX_DIGITS && e < 5.0 * pow(10.0, -(double)(n + 1)))
+    n++;
+  while (n > 0 && !(e < 5.0 * pow(10.0, -(double)n)))
+    n--;
   return n;
 }
 

@@ -22,11 +22,6 @@ typedef struct {
   int32_t bc;
 } bdmp_tile;
 
-static int ent_cmp(const void *a, const void *b) {
-  uint64_t x = ((const bdmp_ent *)a)->key, y = ((const bdmp_ent *)b)->key;
-  return x < y ? -1 : x > y;
-}
-
 typedef struct {
   double cost;
   int64_t t;
@@ -46,7 +41,16 @@ static int fits_f32(double a) {
   return m == 0.0 || (m >= FLT_MIN && m <= FLT_MAX);
 }
 
-// ---- precision selection -------------------------------------------------------------------------
+// |a| if rounding a to fp32 changes it (its contribution to F_i), 0 if fp32 holds it exactly.
+static double f32_cost(double a) {
+  return (double)msp_f32_from_double(a) == a ? 0.0 : fabs(a);
+}
+// The same with exact values counted like any other (the paper's rule, bdmp_paper_rule).
+static double f32_cost_paper(double a) {
+  return fabs(a);
+}
+
+// ---- precision selection -----------------------------------------------------------------------
 // The paper (3.1.2) states its rule per element: a value inside (-lambda, lambda) is stored in
 // single precision, others in double. We store precision per 16x16 tile, so that a tile is read
 // as one stream of one type (one load width per warp in TCKI, one sub-matrix per precision in
@@ -55,17 +59,24 @@ static int fits_f32(double a) {
 // (-lambda, lambda) (max |a| < lambda) and fits fp32's normal range; one large value keeps the
 // whole tile in fp64. So no element that the paper would keep in fp64 is ever rounded to fp32;
 // some small elements that the paper would round stay fp64 (more accurate, a few more bytes).
+// Beyond the paper, a value that fp32 holds exactly (integers below 2^24, pattern matrices'
+// ones, short binary fractions) costs nothing in fp32, so it never keeps its tile in fp64: a
+// tile goes to fp32 when each value is exact in fp32 or small as above. Without this, a matrix
+// whose values are all equal (std 0, lambda = f * mean) would stay entirely in fp64.
+// bdmp_paper_rule = 1 turns this off (for comparisons with the paper).
 //
 // Error-bounded mode (beyond the paper): storing a_ij in fp32 changes row i's result by at most
-// u32 |a_ij| |x_j|, so by at most u32 * F_i * max|x| with F_i = sum of |a_ij| over the row's fp32
-// entries. A tile may go to fp32 only while every row it touches keeps u32 F_i <= 5 10^-D S_i
-// (S_i = sum_j |a_ij|), which gives every row at least D significant digits relative to
-// S_i max|x| for every x (Eq. 3 with the row's absolute scale). Tiles are taken greedily, the
-// cheapest first (cost: the largest share of a row's budget the tile would use), to put as many
-// tiles as possible into fp32 under the budgets.
+// u32 |a_ij| |x_j| (0 when fp32 holds a_ij exactly), so by at most u32 * F_i * max|x| with F_i =
+// sum of |a_ij| over the row's inexact fp32 entries. A tile may go to fp32 only while every row
+// it touches keeps u32 F_i <= 5 10^-D S_i (S_i = sum_j |a_ij|), which gives every row at least D
+// significant digits relative to S_i max|x| for every x (Eq. 3 with the row's absolute scale).
+// Tiles are taken greedily, the cheapest first (cost: the largest share of a row's budget the
+// tile would use), to put as many tiles as possible into fp32 under the budgets.
 static msp_status select_precision(const msp_matrix B, const msp_convert_options *o,
                                    const bdmp_ent *ent, const bdmp_tile *tiles, int64_t ntiles,
                                    uint8_t *is64, msp__bdmp_info *info) {
+  const int paper = o->bdmp_paper_rule != 0;
+  double (*cost_of)(double) = paper ? f32_cost_paper : f32_cost;
   msp_status st = MSP_SUCCESS;
   const double *val = B->val;
   double *rowsum = NULL, *used = NULL;
@@ -76,7 +87,8 @@ static msp_status select_precision(const msp_matrix B, const msp_convert_options
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < rows; i++) {
     double s = 0;
-    for (int64_t k = B->rowptr[i]; k < B->rowptr[i + 1]; k++) s += fabs(val[k]);
+    for (int64_t k = B->rowptr[i]; k < B->rowptr[i + 1]; k++)
+      s += fabs(val[k]);
     rowsum[i] = s;
   }
   info->lambda = 0;
@@ -88,10 +100,12 @@ static msp_status select_precision(const msp_matrix B, const msp_convert_options
       double sum = 0, sq = 0;
       int64_t nnz = B->nnz;
 #pragma omp parallel for reduction(+ : sum) schedule(static)
-      for (int64_t k = 0; k < nnz; k++) sum += fabs(val[k]);
+      for (int64_t k = 0; k < nnz; k++)
+        sum += fabs(val[k]);
       double mean = nnz ? sum / (double)nnz : 0;
 #pragma omp parallel for reduction(+ : sq) schedule(static)
-      for (int64_t k = 0; k < nnz; k++) sq += (fabs(val[k]) - mean) * (fabs(val[k]) - mean);
+      for (int64_t k = 0; k < nnz; k++)
+        sq += (fabs(val[k]) - mean) * (fabs(val[k]) - mean);
       double sd = nnz ? sqrt(sq / (double)nnz) : 0;
       lambda = o->bdmp_f * (mean + 3.0 * sd);
     }
@@ -101,7 +115,7 @@ static msp_status select_precision(const msp_matrix B, const msp_convert_options
       int f32 = 1;
       for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n && f32; e++) {
         double a = val[ent[e].k];
-        f32 = fabs(a) < lambda && fits_f32(a);
+        f32 = (!paper && f32_cost(a) == 0.0) || (fabs(a) < lambda && fits_f32(a));
       }
       is64[t] = (uint8_t)!f32;
     }
@@ -120,8 +134,8 @@ static msp_status select_precision(const msp_matrix B, const msp_convert_options
         double ti = 0;
         for (; e < end && (int)((ent[e].key >> 4) & 15) == r; e++) {
           double a = val[ent[e].k];
-          ok &= fits_f32(a);
-          ti += fabs(a);
+          ok &= cost_of(a) == 0.0 || fits_f32(a);
+          ti += cost_of(a);
         }
         double budget = rel * rowsum[i];
         if (ti > 0) cost = fmax(cost, budget > 0 ? ti / budget : HUGE_VAL);
@@ -135,7 +149,7 @@ static msp_status select_precision(const msp_matrix B, const msp_convert_options
       int64_t t = order[q].t;
       double ti[MSP_BDMP_TILE] = {0};
       for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++) {
-        ti[(ent[e].key >> 4) & 15] += fabs(val[ent[e].k]);
+        ti[(ent[e].key >> 4) & 15] += cost_of(val[ent[e].k]);
       }
       int ok = 1;
       for (int r = 0; r < MSP_BDMP_TILE && ok; r++) {
@@ -159,8 +173,9 @@ static msp_status select_precision(const msp_matrix B, const msp_convert_options
     info->tiles32++;
     info->nnz32 += tiles[t].n;
     for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++) {
+      // the true error bound: exact values cost nothing under either rule
       used[tiles[t].br * MSP_BDMP_TILE + (int64_t)((ent[e].key >> 4) & 15)] +=
-          fabs(val[ent[e].k]);
+          f32_cost(val[ent[e].k]);
     }
   }
   info->nnz64 = B->nnz - info->nnz32;
@@ -191,7 +206,8 @@ static msp_status build_pbp(msp_matrix B, const uint8_t *entry64, const msp__bdm
   MSP_TRY(MSP_ALLOC(P->v64, info->nnz64, "BDMP-PBP fp64 values"));
   for (int64_t i = 0; i < rows; i++) {
     int64_t n64 = 0, len = B->rowptr[i + 1] - B->rowptr[i];
-    for (int64_t k = B->rowptr[i]; k < B->rowptr[i + 1]; k++) n64 += entry64[k];
+    for (int64_t k = B->rowptr[i]; k < B->rowptr[i + 1]; k++)
+      n64 += entry64[k];
     P->rp64[i + 1] = P->rp64[i] + n64;
     P->rp32[i + 1] = P->rp32[i] + (len - n64);
   }
@@ -247,11 +263,13 @@ static tile_plan plan_tile(const int len[MSP_BDMP_TILE], int64_t nnz) {
     int k = 0;
     for (int c = 1; c <= MSP_BDMP_TILE; c++) {
       int reach = 0;
-      for (int r = 0; r < MSP_BDMP_TILE; r++) reach += len[r] >= c;
+      for (int r = 0; r < MSP_BDMP_TILE; r++)
+        reach += len[r] >= c;
       if (3 * reach >= MSP_BDMP_TILE) k = c;
     }
     int64_t rest = 0;
-    for (int r = 0; r < MSP_BDMP_TILE; r++) rest += len[r] > k ? len[r] - k : 0;
+    for (int r = 0; r < MSP_BDMP_TILE; r++)
+      rest += len[r] > k ? len[r] - k : 0;
     p.fmt = MSP__TILE_HYB;
     p.width = (uint8_t)k;
     p.vals = (int64_t)MSP_BDMP_TILE * k + rest;
@@ -319,12 +337,12 @@ static msp_status build_tcki(msp_matrix B, const bdmp_ent *ent, const bdmp_tile 
     int w = plan[t].width;
     const bdmp_ent *te = ent + tiles[t].start;
     int64_t n = tiles[t].n;
-#define PUT_VAL(pos, a)                                                                          \
-  do {                                                                                           \
-    if (f64)                                                                                     \
-      v64[pos] = (a);                                                                            \
-    else                                                                                         \
-      v32[pos] = msp_f32_from_double(a);                                                         \
+#define PUT_VAL(pos, a)                                                                            \
+  do {                                                                                             \
+    if (f64)                                                                                       \
+      v64[pos] = (a);                                                                              \
+    else                                                                                           \
+      v32[pos] = msp_f32_from_double(a);                                                           \
   } while (0)
     if (plan[t].fmt == MSP__TILE_COO) {
       for (int64_t e = 0; e < n; e++) {
@@ -366,7 +384,8 @@ static msp_status build_tcki(msp_matrix B, const bdmp_ent *ent, const bdmp_tile 
       if (seen[r]++ >= w) cnt[r]++;
     }
     rp[0] = 0;
-    for (int r = 0; r < MSP_BDMP_TILE; r++) rp[r + 1] = (uint8_t)(rp[r] + cnt[r]);
+    for (int r = 0; r < MSP_BDMP_TILE; r++)
+      rp[r + 1] = (uint8_t)(rp[r] + cnt[r]);
     memset(seen, 0, sizeof seen);
     int64_t q = 0;
     for (int64_t e = 0; e < n; e++) {
@@ -390,7 +409,7 @@ exit:
   return st;
 }
 
-// ---- entry point -----------------------------------------------------------------------------------
+// ---- entry point -------------------------------------------------------------------------------
 msp_status msp__bdmp_build(msp_matrix B, const msp_convert_options *o) {
   msp_status st = MSP_SUCCESS;
   bdmp_ent *ent = NULL;
@@ -420,24 +439,38 @@ msp_status msp__bdmp_build(msp_matrix B, const msp_convert_options *o) {
   MSP_TRY(MSP_ALLOC(ent, nnz, "BDMP entries"));
   MSP_TRY(MSP_ALLOC_ZERO(tile_ptr, nbrows + 1, "BDMP tile pointers"));
   // Entries of block row br are exactly CSR positions rowptr[16 br] .. rowptr[16 br + 16]:
-  // sort each such range by (block column, row, column).
+  // order each such range by (block column, row, column). The rows' columns are sorted already,
+  // so a 16-way merge on the block column does it: take the smallest block column among the
+  // rows' cursors, then that tile's entries row by row (O(16) per tile plus O(1) per entry).
 #pragma omp parallel for schedule(dynamic, 16)
   for (int64_t br = 0; br < nbrows; br++) {
     int64_t r0 = br * MSP_BDMP_TILE, r1 = r0 + MSP_BDMP_TILE < rows ? r0 + MSP_BDMP_TILE : rows;
-    for (int64_t i = r0; i < r1; i++) {
-      for (int64_t k = B->rowptr[i]; k < B->rowptr[i + 1]; k++) {
-        uint64_t j = (uint64_t)B->colind[k];
-        ent[k].key = ((j >> 4) << 8) | ((uint64_t)(i - r0) << 4) | (j & 15);
-        ent[k].k = k;
+    int64_t cur[MSP_BDMP_TILE], end[MSP_BDMP_TILE];
+    int nr = (int)(r1 - r0);
+    for (int r = 0; r < nr; r++) {
+      cur[r] = B->rowptr[r0 + r];
+      end[r] = B->rowptr[r0 + r + 1];
+    }
+    int64_t out = B->rowptr[r0], cnt = 0;
+    for (;;) {
+      int64_t bc = INT64_MAX;
+      for (int r = 0; r < nr; r++) {
+        if (cur[r] < end[r] && (B->colind[cur[r]] >> 4) < bc) bc = B->colind[cur[r]] >> 4;
+      }
+      if (bc == INT64_MAX) break;
+      cnt++;
+      for (int r = 0; r < nr; r++) {
+        for (; cur[r] < end[r] && (B->colind[cur[r]] >> 4) == bc; cur[r]++) {
+          uint64_t j = (uint64_t)B->colind[cur[r]];
+          ent[out].key = ((uint64_t)bc << 8) | ((uint64_t)r << 4) | (j & 15);
+          ent[out++].k = cur[r];
+        }
       }
     }
-    int64_t lo = B->rowptr[r0], hi = B->rowptr[r1];
-    qsort(ent + lo, (size_t)(hi - lo), sizeof *ent, ent_cmp);
-    int64_t cnt = 0;
-    for (int64_t e = lo; e < hi; e++) cnt += e == lo || (ent[e].key >> 8) != (ent[e - 1].key >> 8);
     tile_ptr[br + 1] = cnt;
   }
-  for (int64_t br = 0; br < nbrows; br++) tile_ptr[br + 1] += tile_ptr[br];
+  for (int64_t br = 0; br < nbrows; br++)
+    tile_ptr[br + 1] += tile_ptr[br];
   int64_t ntiles = tile_ptr[nbrows];
   MSP_TRY(MSP_ALLOC(tiles, ntiles, "BDMP tiles"));
   MSP_TRY(MSP_ALLOC(is64, ntiles, "BDMP tile precisions"));
@@ -516,9 +549,17 @@ size_t msp__bdmp_bytes(const msp_matrix A) {
     const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
     return (size_t)(2 * (A->rows + 1) * 8 + P->info.nnz32 * (4 + 4) + P->info.nnz64 * (4 + 8));
   }
+  // The arrays a product reads (the device layout of src/cuda/bdmp.cu): per tile its block
+  // column (4), format and width (2), entry and value offsets (4 bytes each when every offset
+  // fits 32 bits, else 8); per chunk of tiles (at least one per block row) its block row, part
+  // slot (4 each) and first tile (an offset); the index bytes and the values.
   const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
-  return (size_t)((T->nbrows + 1) * 8 + T->ntiles * (4 + 1 + 1 + 8 + 8) + 8 + T->eoff[T->ntiles] +
-                  T->n32 * 4 + T->n64 * 8);
+  int64_t off = (T->eoff[T->ntiles] <= (int64_t)UINT32_MAX && T->n32 <= (int64_t)UINT32_MAX &&
+                 T->n64 <= (int64_t)UINT32_MAX && T->ntiles <= (int64_t)UINT32_MAX)
+                    ? 4
+                    : 8;
+  return (size_t)(T->ntiles * (4 + 2 + 2 * off) + off + T->nbrows * (4 + 4 + off) + off +
+                  T->eoff[T->ntiles] + T->n32 * 4 + T->n64 * 8);
 }
 
 // Decode tile t into (row, column, value) in row-then-column order; padding dropped. Returns the
@@ -597,10 +638,12 @@ msp_status msp__bdmp_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind
         uint8_t rr[256], cc[256];
         double vv[256];
         int n = msp__bdmp_tile_decode(T, t, rr, cc, vv);
-        for (int e = 0; e < n; e++) rowptr[br * MSP_BDMP_TILE + rr[e] + 1]++;
+        for (int e = 0; e < n; e++)
+          rowptr[br * MSP_BDMP_TILE + rr[e] + 1]++;
       }
     }
-    for (int64_t i = 0; i < rows; i++) rowptr[i + 1] += rowptr[i];
+    for (int64_t i = 0; i < rows; i++)
+      rowptr[i + 1] += rowptr[i];
     return MSP_SUCCESS;
   }
 #pragma omp parallel for schedule(dynamic, 16)
@@ -642,7 +685,8 @@ msp_status msp_matrix_bdmp_info(const msp_matrix A, msp_bdmp_report *r) {
   r->nnz_f64 = in->nnz64;
   if (A->format == MSP_FORMAT_BDMP_TCKI) {
     const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
-    for (int f = 0; f < 4; f++) r->tile_formats[f] = T->fmt_count[f];
+    for (int f = 0; f < 4; f++)
+      r->tile_formats[f] = T->fmt_count[f];
   }
   return MSP_SUCCESS;
 }

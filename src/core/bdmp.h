@@ -22,10 +22,10 @@ extern "C" {
 
 // What the precision selection did (both variants).
 typedef struct {
-  double lambda;    // threshold used (threshold mode), 0 in error-bounded mode
-  int digits;       // error-bounded mode D, 0 in threshold mode
-  double bound;     // guaranteed: max over rows of u32 * sum_{fp32 entries} |a_ij| / sum_j |a_ij|;
-                    // |y_i - y_i(fp64 storage)| <= bound * sum_j |a_ij| * max|x| for every x
+  double lambda; // threshold used (threshold mode), 0 in error-bounded mode
+  int digits;    // error-bounded mode D, 0 in threshold mode
+  double bound;  // guaranteed: max over rows of u32 * sum_{fp32 entries} |a_ij| / sum_j |a_ij|;
+                 // |y_i - y_i(fp64 storage)| <= bound * sum_j |a_ij| * max|x| for every x
   int64_t tiles, tiles32; // nonempty tiles, of which fp32
   int64_t nnz32, nnz64;   // nonzeros stored in fp32 / fp64
 } msp__bdmp_info;
@@ -67,14 +67,13 @@ typedef struct {
   uint8_t *idx;        // eoff[ntiles] bytes
   float *val32;
   double *val64;
-  int64_t n32, n64;      // values in val32 / val64 (padding included)
-  int64_t fmt_count[4];  // tiles per format
+  int64_t n32, n64;     // values in val32 / val64 (padding included)
+  int64_t fmt_count[4]; // tiles per format
 } msp__bdmp_tcki;
 
 // Decode tile t into (row, column, value) in row-then-column order, padding dropped; arrays of
 // 256 entries. Returns the number of entries.
-int msp__bdmp_tile_decode(const msp__bdmp_tcki *T, int64_t t, uint8_t *rr, uint8_t *cc,
-                          double *vv);
+int msp__bdmp_tile_decode(const msp__bdmp_tcki *T, int64_t t, uint8_t *rr, uint8_t *cc, double *vv);
 
 #ifdef __cplusplus
 }

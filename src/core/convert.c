@@ -11,32 +11,34 @@
 
 // ---- MSP_FORMAT_AUTO ------------------------------------------------------------------------
 // The rule (msp__choose_format), first match wins; the fills are padded slots / nnz:
-//   1. no nonzeros                                                   -> CSR
-//   2. dia_fill <= DIA_FILL and diagonals <= DIA_DIAGS               -> DIA  (banded, stencils)
-//   3. hdia_fill (hack 64) <= HDIA_FILL                              -> HDIA (few diagonals per
-//                                                                       hack, many overall)
-//   4. ell_fill <= ELL_FILL and row_cv <= ELL_CV                     -> ELL  (near-uniform rows)
-//   5. hll_fill (hack 32) <= HLL_FILL                                -> HLL  (a few long rows)
-//   6. hyb_k > 0, hyb_fill <= HYB_FILL, hyb_coo_share <= HYB_COO     -> HYB  (regular core of
-//                                                                       width K, skewed tail)
-//   7. otherwise                                                     -> CSR with the kernel rule
-// K is the HYB one-third rule (formats.h). If the backend has no kernel for the chosen format
-// (in the requested precision), or max_fill refuses it, AUTO falls back to CSR and says so.
-// Thresholds:
-// PROVISIONAL until tuned from the H100 benchmark (the lead tunes them). Their first values
-// come from the byte model: a CSR entry costs 12 bytes plus 8 per row; a DIA slot costs 8
-// bytes and an ELL/HLL slot 12, so DIA moves fewer bytes than CSR while its padding is below
-// half the nonzeros (8 (1 + f) < 12), and ELL/HLL stay within ~25-30% of CSR's bytes while
-// their padding is below a quarter to a third of the nonzeros, where their coalesced,
-// branch-free reads (papers/adaptive-spmv-design-philosophy.txt, "ELL-convertible") win.
-#define MSP__AUTO_DIA_FILL 0.5  // DIA when dia_fill <= this ...
-#define MSP__AUTO_DIA_DIAGS 64  // ... and there are at most this many occupied diagonals
-#define MSP__AUTO_HDIA_FILL 0.5 // HDIA when the per-hack padding (hdia_fill) <= this
-#define MSP__AUTO_ELL_FILL 0.25 // ELL when ell_fill <= this ...
-#define MSP__AUTO_ELL_CV 0.25   // ... and the row lengths are near-uniform (row_cv <= this)
-#define MSP__AUTO_HLL_FILL 0.3  // HLL when the hacked padding (hll_fill) <= this
-#define MSP__AUTO_HYB_FILL 0.3  // HYB when its ELL part's padding (hyb_fill) <= this ...
-#define MSP__AUTO_HYB_COO 0.3   // ... and at most this share of the nonzeros goes to COO
+//   1. no nonzeros                                                        -> CSR
+//   2. rows >= MIN_ROWS, dia_fill <= DIA_FILL and diagonals <= DIA_DIAGS  -> DIA (stencils, bands)
+//   3. rows >= MIN_ROWS, hdia_fill (hack 64) <= HDIA_FILL                 -> HDIA
+//   4. skewness >= COO_SKEW                                               -> COO (skewed rows)
+//   5. rows >= MIN_ROWS, ell_fill <= ELL_FILL and row_cv <= ELL_CV        -> ELL (uniform rows)
+//   6. rows >= MIN_ROWS, hll_fill (hack 32) <= HLL_FILL                   -> HLL (a few long rows)
+//   7. otherwise                                          -> CSR with the kernel rule (matrix.c)
+// If the backend has no kernel for the chosen format (in the requested precision), or max_fill
+// refuses it, AUTO falls back to CSR and says so. DIA moves fewer bytes than CSR while its
+// padding is below half the nonzeros (8 (1 + f) < 12 bytes per entry).
+// The thresholds were tuned on an H100 (mixsparse-bench, fp64, 6 generated matrices of
+// 32M-109M nonzeros and 27 real ones of 0.1M-2M; bench/README.md has the table):
+// - DIA/HDIA won on every stencil and banded matrix (1.47x-1.54x the fastest cuSPARSE variant,
+//   96-99% of the measured read bandwidth): they read no column indices.
+// - The one-thread-per-row formats (ELL, HLL, DIA, HDIA) lost on matrices of fewer than ~50k rows
+//   (bcsstk16: 4884 rows, HLL 0.60x against CSR vector 0.99x): too few threads to fill 132 SMs.
+// - On skewed matrices (skewness >= 10) our COO beat our merge-path CSR on 9 of 10 (web-NotreDame
+//   0.87x vs 0.70x, ca-CondMat 0.86x vs 0.61x) and tied on rmat:22:16 (0.87x vs 0.88x).
+// - HYB never beat CSR vector or ELL (real matrices: 0.41x-0.74x against 0.88x-1.19x): AUTO does
+//   not pick it; TUNE still tries it.
+#define MSP__AUTO_MIN_ROWS 50000 // ELL, HLL, DIA, HDIA only with at least this many rows
+#define MSP__AUTO_DIA_FILL 0.5   // DIA when dia_fill <= this ...
+#define MSP__AUTO_DIA_DIAGS 64   // ... and there are at most this many occupied diagonals
+#define MSP__AUTO_HDIA_FILL 0.5  // HDIA when the per-hack padding (hdia_fill) <= this
+#define MSP__AUTO_COO_SKEW 10.0  // COO when skewness (max / mean row length) >= this
+#define MSP__AUTO_ELL_FILL 0.25  // ELL when ell_fill <= this ...
+#define MSP__AUTO_ELL_CV 0.25    // ... and the row lengths are near-uniform (row_cv <= this)
+#define MSP__AUTO_HLL_FILL 0.3   // HLL when the hacked padding (hll_fill) <= this
 
 // Default hack sizes, as PSBLAS (papers/psblas-ext-gpu-formats-reference.txt 2.1: hack = 64
 // for HDIA; SPGPU's HLL uses a warp, 32).
@@ -219,46 +221,47 @@ exit:
 msp_format msp__choose_format(const msp_matrix_stats *s, char *reason, size_t n) {
   msp_format f;
   char buf[256];
+  int many_rows = s->rows >= MSP__AUTO_MIN_ROWS;
   if (s->nnz == 0 || s->rows == 0) {
     f = MSP_FORMAT_CSR;
     snprintf(buf, sizeof buf, "no nonzeros: csr");
-  } else if (s->dia_fill <= MSP__AUTO_DIA_FILL && s->diagonals <= MSP__AUTO_DIA_DIAGS) {
+  } else if (many_rows && s->dia_fill <= MSP__AUTO_DIA_FILL &&
+             s->diagonals <= MSP__AUTO_DIA_DIAGS) {
     f = MSP_FORMAT_DIA;
     snprintf(buf, sizeof buf, "dia_fill %.3g <= %.2g and %lld diagonals <= %d: dia", s->dia_fill,
              MSP__AUTO_DIA_FILL, (long long)s->diagonals, MSP__AUTO_DIA_DIAGS);
-  } else if (s->hdia_fill <= MSP__AUTO_HDIA_FILL) {
+  } else if (many_rows && s->hdia_fill <= MSP__AUTO_HDIA_FILL) {
     f = MSP_FORMAT_HDIA;
     snprintf(buf, sizeof buf,
              "dia_fill %.3g with %lld diagonals, but hdia_fill %.3g <= %.2g (few diagonals per "
              "hack of %d rows): hdia",
              s->dia_fill, (long long)s->diagonals, s->hdia_fill, MSP__AUTO_HDIA_FILL,
              MSP__HDIA_HACK);
-  } else if (s->ell_fill <= MSP__AUTO_ELL_FILL && s->row_cv <= MSP__AUTO_ELL_CV) {
+  } else if (s->skewness >= MSP__AUTO_COO_SKEW) {
+    f = MSP_FORMAT_COO;
+    snprintf(buf, sizeof buf,
+             "skewed rows: skewness (max/mean row length) %.3g >= %.0f: coo (equal work per "
+             "thread, no row pointers)",
+             s->skewness, MSP__AUTO_COO_SKEW);
+  } else if (many_rows && s->ell_fill <= MSP__AUTO_ELL_FILL && s->row_cv <= MSP__AUTO_ELL_CV) {
     f = MSP_FORMAT_ELL;
     snprintf(buf, sizeof buf,
              "near-uniform rows: ell_fill %.3g <= %.2g and row_cv %.3g <= %.2g: ell", s->ell_fill,
              MSP__AUTO_ELL_FILL, s->row_cv, MSP__AUTO_ELL_CV);
-  } else if (s->hll_fill <= MSP__AUTO_HLL_FILL) {
+  } else if (many_rows && s->hll_fill <= MSP__AUTO_HLL_FILL) {
     f = MSP_FORMAT_HLL;
     snprintf(buf, sizeof buf,
              "ell_fill %.3g (row_cv %.3g) too high for ell, but hll_fill %.3g <= %.2g (long "
              "rows confined to a few hacks of %d): hll",
              s->ell_fill, s->row_cv, s->hll_fill, MSP__AUTO_HLL_FILL, MSP__HLL_HACK);
-  } else if (s->hyb_k > 0 && s->hyb_fill <= MSP__AUTO_HYB_FILL &&
-             s->hyb_coo_share <= MSP__AUTO_HYB_COO) {
-    f = MSP_FORMAT_HYB;
-    snprintf(buf, sizeof buf,
-             "hll_fill %.3g too high, but a regular core of width K = %lld (hyb_fill %.3g <= "
-             "%.2g) with %.0f%% <= %.0f%% of the nonzeros in the tail: hyb",
-             s->hll_fill, (long long)s->hyb_k, s->hyb_fill, MSP__AUTO_HYB_FILL,
-             100.0 * s->hyb_coo_share, 100.0 * MSP__AUTO_HYB_COO);
+  } else if (!many_rows) {
+    f = MSP_FORMAT_CSR;
+    snprintf(buf, sizeof buf, "%lld rows < %d, too few for a thread per row: csr",
+             (long long)s->rows, MSP__AUTO_MIN_ROWS);
   } else {
     f = MSP_FORMAT_CSR;
-    snprintf(buf, sizeof buf,
-             "irregular: dia_fill %.3g, hdia_fill %.3g, ell_fill %.3g, hll_fill %.3g, "
-             "hyb_fill %.3g with %.0f%% in COO: csr",
-             s->dia_fill, s->hdia_fill, s->ell_fill, s->hll_fill, s->hyb_fill,
-             100.0 * s->hyb_coo_share);
+    snprintf(buf, sizeof buf, "irregular: dia_fill %.3g, hdia_fill %.3g, ell_fill %.3g, hll_fill %.3g: csr",
+             s->dia_fill, s->hdia_fill, s->ell_fill, s->hll_fill);
   }
   if (reason && n) snprintf(reason, n, "%s", buf);
   return f;

@@ -1,4 +1,5 @@
-// precision.c: host side of the storage precisions: whole-array encode/decode, scales, CPMS layouts.
+// precision.c: host side of the storage precisions: whole-array encode/decode, scales, CPMS
+// layouts.
 #include "precision.h"
 
 #include "internal.h"
@@ -8,11 +9,13 @@
 
 size_t msp__prec_bytes(msp_precision p) {
   switch (p) {
-#define MSP_PREC_BYTES_(name, tag, bytes)                                                        \
-  case MSP_PRECISION_##name: return (size_t)(bytes);
+#define MSP_PREC_BYTES_(name, tag, bytes)                                                          \
+  case MSP_PRECISION_##name:                                                                       \
+    return (size_t)(bytes);
     MSP_PRECISION_LIST(MSP_PREC_BYTES_)
 #undef MSP_PREC_BYTES_
-  default: return 0;
+  default:
+    return 0;
   }
 }
 
@@ -22,13 +25,19 @@ int msp__prec_segments(msp_precision p) {
 
 double msp__prec_unit_roundoff(msp_precision p) {
   switch (p) {
-  case MSP_PRECISION_F64: return MSP_U_F64;
-  case MSP_PRECISION_F32: return MSP_U_F32;
-  case MSP_PRECISION_F16: return MSP_U_F16;
-  case MSP_PRECISION_BF16: return MSP_U_BF16;
+  case MSP_PRECISION_F64:
+    return MSP_U_F64;
+  case MSP_PRECISION_F32:
+    return MSP_U_F32;
+  case MSP_PRECISION_F16:
+    return MSP_U_F16;
+  case MSP_PRECISION_BF16:
+    return MSP_U_BF16;
   case MSP_PRECISION_CPMS2:
-  case MSP_PRECISION_CPMS4: return 0.0;
-  default: return -1.0;
+  case MSP_PRECISION_CPMS4:
+    return 0.0;
+  default:
+    return -1.0;
   }
 }
 
@@ -38,7 +47,8 @@ int msp__cpms_bank_shift(int segments, int bank_bytes) {
     return -1;
   }
   int values = bank_bytes / seg_bytes, shift = 0;
-  while ((1 << shift) < values) shift++;
+  while ((1 << shift) < values)
+    shift++;
   return shift;
 }
 
@@ -64,7 +74,8 @@ static void cpms_put(void *dst, int64_t n, int segments, int bank_shift, int64_t
 
 void msp__cpms_s_encode(const double *src, int64_t n, int segments, void *dst) {
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; i++) cpms_put(dst, n, segments, MSP_CPMS_SEPARATE, i, src[i]);
+  for (int64_t i = 0; i < n; i++)
+    cpms_put(dst, n, segments, MSP_CPMS_SEPARATE, i, src[i]);
 }
 
 // Reorder one group of m doubles at `p` into its S banks (or back), through a stack buffer: the
@@ -135,8 +146,8 @@ msp_status msp__prec_encode(msp_precision prec, const double *src, int64_t n, in
   size_t bytes = msp__prec_bytes(prec);
   if (bytes == 0 || n < 0 || (n > 0 && src == NULL) || scale_shift < 0 ||
       scale_shift > MSP_CPMS_SEPARATE) {
-    st = msp__error(MSP_ERR_INVALID_ARGUMENT, "msp__prec_encode: precision %d, n %lld",
-                    (int)prec, (long long)n);
+    st = msp__error(MSP_ERR_INVALID_ARGUMENT, "msp__prec_encode: precision %d, n %lld", (int)prec,
+                    (long long)n);
     goto exit;
   }
   int segments = msp__prec_segments(prec);
@@ -176,7 +187,8 @@ msp_status msp__prec_encode(msp_precision prec, const double *src, int64_t n, in
     }
   } else {
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; i++) msp_acc_store(&acc, i, src[i]);
+    for (int64_t i = 0; i < n; i++)
+      msp_acc_store(&acc, i, src[i]);
   }
   *out = a;
   memset(&a, 0, sizeof a);
@@ -202,7 +214,8 @@ msp_acc msp__prec_view(const msp__prec_array *a, int segments) {
 void msp__prec_decode(const msp__prec_array *a, int segments, double *dst) {
   msp_acc v = msp__prec_view(a, segments);
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < a->n; i++) dst[i] = msp_acc_load(&v, i);
+  for (int64_t i = 0; i < a->n; i++)
+    dst[i] = msp_acc_load(&v, i);
 }
 
 // ---- matrices --------------------------------------------------------------------------------
@@ -221,10 +234,9 @@ msp_status msp__matrix_encode_values(msp_matrix B) {
                       (int)B->precision);
   }
   if (B->opts.cpms_segments < 0 || B->opts.cpms_segments > msp__prec_segments(B->precision)) {
-    return msp__error(MSP_ERR_INVALID_ARGUMENT,
-                      "msp_matrix_convert: cpms_segments %d for %s (0 or 1..%d)",
-                      B->opts.cpms_segments, msp_precision_name(B->precision),
-                      msp__prec_segments(B->precision));
+    return msp__error(
+        MSP_ERR_INVALID_ARGUMENT, "msp_matrix_convert: cpms_segments %d for %s (0 or 1..%d)",
+        B->opts.cpms_segments, msp_precision_name(B->precision), msp__prec_segments(B->precision));
   }
   if (B->format != MSP_FORMAT_CSR && B->fmt == NULL) {
     return msp__error(MSP_ERR_INTERNAL, "msp__matrix_encode_values: %s matrix without host data",
@@ -285,8 +297,8 @@ msp_status msp__matrix_encode_values(msp_matrix B) {
   }
   msp__matrix_prec_free(B);
   MSP_TRY(MSP_ALLOC_ZERO(pa, 1, "encoded matrix values"));
-  MSP_TRY(msp__prec_encode(B->precision, val, n, MSP_FX_BLOCK_SHIFT, MSP_CPMS_DEFAULT_BANK_BYTES,
-                           pa));
+  MSP_TRY(
+      msp__prec_encode(B->precision, val, n, MSP_FX_BLOCK_SHIFT, MSP_CPMS_DEFAULT_BANK_BYTES, pa));
   B->pval = pa;
   pa = NULL;
 exit:

@@ -18,8 +18,10 @@ msp_status msp_vector_create(msp_context ctx, int64_t n, msp_vector *out) {
   v->ctx = ctx;
   v->n = n;
   v->sync = MSP__SYNC_HOST; // the zeroed host copy is the current one
-  MSP_TRY(MSP_ALLOC_ZERO(v->h_data, n, "vector values"));
+  // The device copy first: an impossible size then fails on the device before the host copy
+  // is zero-filled (which would commit the pages).
   if (ctx->backend->vector_alloc) MSP_TRY(ctx->backend->vector_alloc(v));
+  MSP_TRY(MSP_ALLOC_ZERO(v->h_data, n, "vector values"));
   *out = v;
   v = NULL;
 exit:

@@ -15,8 +15,10 @@ msp_status msp__cpu_bdmp_pbp_spmv(msp_context ctx, double alpha, const msp_matri
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < rows; i++) {
     double t32 = 0.0, t64 = 0.0;
-    for (int64_t k = P->rp32[i]; k < P->rp32[i + 1]; k++) t32 += (double)P->v32[k] * xv[P->ci32[k]];
-    for (int64_t k = P->rp64[i]; k < P->rp64[i + 1]; k++) t64 += P->v64[k] * xv[P->ci64[k]];
+    for (int64_t k = P->rp32[i]; k < P->rp32[i + 1]; k++)
+      t32 += (double)P->v32[k] * xv[P->ci32[k]];
+    for (int64_t k = P->rp64[i]; k < P->rp64[i + 1]; k++)
+      t64 += P->v64[k] * xv[P->ci64[k]];
     double t = t64 + t32; // the two sub-matrix products, summed (paper 3.2.1)
     yv[i] = beta == 0.0 ? alpha * t : alpha * t + beta * yv[i];
   }
@@ -34,7 +36,8 @@ static inline void tile_spmv(const msp__bdmp_tcki *T, int64_t t, const double *x
 #define VAL(pos) (f64 ? v64[pos] : (double)v32[pos])
   if (fmt == MSP__TILE_COO) {
     int64_t nb = T->eoff[t + 1] - T->eoff[t];
-    for (int64_t e = 0; e < nb; e++) acc[ix[e] >> 4] += VAL(e) * xs[ix[e] & 15];
+    for (int64_t e = 0; e < nb; e++)
+      acc[ix[e] >> 4] += VAL(e) * xs[ix[e] & 15];
     return;
   }
   int w = fmt == MSP__TILE_CSR ? 0 : T->tile_width[t];
@@ -49,13 +52,14 @@ static inline void tile_spmv(const msp__bdmp_tcki *T, int64_t t, const double *x
   const uint8_t *cx = rp + MSP_BDMP_TILE + 1;
   int base = MSP_BDMP_TILE * w;
   for (int r = 0; r < MSP_BDMP_TILE; r++) {
-    for (int q = rp[r]; q < rp[r + 1]; q++) acc[r] += VAL(base + q) * xs[cx[q] & 15];
+    for (int q = rp[r]; q < rp[r + 1]; q++)
+      acc[r] += VAL(base + q) * xs[cx[q] & 15];
   }
 #undef VAL
 }
 
-msp_status msp__cpu_bdmp_tcki_spmv(msp_context ctx, double alpha, const msp_matrix A,
-                                   msp_vector x, double beta, msp_vector y) {
+msp_status msp__cpu_bdmp_tcki_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                                   double beta, msp_vector y) {
   const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
   const double *xv = x->h_data;
   double *yv = y->h_data;
@@ -66,7 +70,8 @@ msp_status msp__cpu_bdmp_tcki_spmv(msp_context ctx, double alpha, const msp_matr
     for (int64_t t = T->tile_ptr[br]; t < T->tile_ptr[br + 1]; t++) {
       double xs[MSP_BDMP_TILE];
       int64_t c0 = (int64_t)T->tile_col[t] * MSP_BDMP_TILE;
-      for (int c = 0; c < MSP_BDMP_TILE; c++) xs[c] = c0 + c < cols ? xv[c0 + c] : 0.0;
+      for (int c = 0; c < MSP_BDMP_TILE; c++)
+        xs[c] = c0 + c < cols ? xv[c0 + c] : 0.0;
       tile_spmv(T, t, xs, acc);
     }
     for (int r = 0; r < MSP_BDMP_TILE; r++) {

@@ -11,7 +11,8 @@ static inline void csr_prec_rows(msp_precision prec, const msp_acc *acc, const i
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < rows; i++) {
     double t = 0.0;
-    for (int64_t k = rp[i]; k < rp[i + 1]; k++) t += msp_acc_load_p(prec, acc, k) * xv[ci[k]];
+    for (int64_t k = rp[i]; k < rp[i + 1]; k++)
+      t += msp_acc_load_p(prec, acc, k) * xv[ci[k]];
     yv[i] = beta == 0.0 ? alpha * t : alpha * t + beta * yv[i];
   }
 }
@@ -24,10 +25,10 @@ msp_status msp__cpu_csr_prec_spmv(msp_context ctx, double alpha, const msp_matri
   }
   msp_acc acc = msp__prec_view(A->pval, A->opts.cpms_segments);
   switch (A->precision) {
-#define MSP_CSR_PREC_CASE_(name, tag, bytes)                                                     \
-  case MSP_PRECISION_##name:                                                                     \
-    csr_prec_rows(MSP_PRECISION_##name, &acc, A->rowptr, A->colind, x->h_data, alpha, beta,     \
-                  y->h_data, A->rows);                                                           \
+#define MSP_CSR_PREC_CASE_(name, tag, bytes)                                                       \
+  case MSP_PRECISION_##name:                                                                       \
+    csr_prec_rows(MSP_PRECISION_##name, &acc, A->rowptr, A->colind, x->h_data, alpha, beta,        \
+                  y->h_data, A->rows);                                                             \
     break;
     MSP_PRECISION_LIST(MSP_CSR_PREC_CASE_)
 #undef MSP_CSR_PREC_CASE_

@@ -1,4 +1,5 @@
-// prec_formats.c: CPU SpMV of COO, ELL, HLL, DIA, HDIA and HYB with values in any storage precision.
+// prec_formats.c: CPU SpMV of COO, ELL, HLL, DIA, HDIA and HYB with values in any storage
+// precision.
 #include "internal.h"
 #include "precision.h"
 
@@ -40,7 +41,8 @@ static inline void ell_block(msp_precision p, const msp_acc *a, const int32_t *c
                              int64_t ld, int64_t width, int64_t n, const double *xv, double *t) {
   for (int64_t k = 0; k < width; k++) {
     const int32_t *c = col + v0 + k * ld;
-    for (int64_t r = 0; r < n; r++) t[r] += msp_acc_load_p(p, a, v0 + k * ld + r) * xv[c[r]];
+    for (int64_t r = 0; r < n; r++)
+      t[r] += msp_acc_load_p(p, a, v0 + k * ld + r) * xv[c[r]];
   }
 }
 
@@ -113,7 +115,8 @@ static inline void dia_p(msp_precision p, const msp_acc *a, const msp_matrix A, 
     for (int64_t d = 0; d < D->ndiag; d++) {
       int64_t o = D->offsets[d];
       int64_t lo = -o > i0 ? -o : i0, hi = cols - o < i1 ? cols - o : i1;
-      for (int64_t i = lo; i < hi; i++) t[i - i0] += msp_acc_load_p(p, a, d * rows + i) * xv[i + o];
+      for (int64_t i = lo; i < hi; i++)
+        t[i - i0] += msp_acc_load_p(p, a, d * rows + i) * xv[i + o];
     }
     for (int64_t i = i0; i < i1; i++)
       yv[i] = beta == 0.0 ? alpha * t[i - i0] : alpha * t[i - i0] + beta * yv[i];
@@ -137,7 +140,8 @@ static inline void hdia_p(msp_precision p, const msp_acc *a, const msp_matrix A,
         int64_t o = off[d];
         int64_t lo = -o > i0 ? -o : i0, hi = cols - o < i1 ? cols - o : i1;
         int64_t v0 = H->voff[h] + d * hack - h * hack;
-        for (int64_t i = lo; i < hi; i++) t[i - i0] += msp_acc_load_p(p, a, v0 + i) * xv[i + o];
+        for (int64_t i = lo; i < hi; i++)
+          t[i - i0] += msp_acc_load_p(p, a, v0 + i) * xv[i + o];
       }
       for (int64_t i = i0; i < i1; i++)
         yv[i] = beta == 0.0 ? alpha * t[i - i0] : alpha * t[i - i0] + beta * yv[i];
@@ -161,19 +165,22 @@ static msp_status run(prec_kernel k, msp_context ctx, double alpha, const msp_ma
 
 // Per format: a switch over MSP_PRECISION_LIST calling KERNEL with a literal precision (inlined
 // and specialised), and the dispatch-table entry msp__cpu_<fmt>_prec_spmv.
-#define MSP_PREC_CASE_(name, tag, bytes)                                                         \
-  case MSP_PRECISION_##name: KERNEL(MSP_PRECISION_##name, a, A, xv, alpha, beta, yv); break;
-#define MSP_PREC_ENTRY_(fmt)                                                                     \
-  static void fmt##_any(msp_precision p, const msp_acc *a, const msp_matrix A, const double *xv, \
-                        double alpha, double beta, double *yv) {                                 \
-    switch (p) {                                                                                 \
-      MSP_PRECISION_LIST(MSP_PREC_CASE_)                                                         \
-    default: break;                                                                              \
-    }                                                                                            \
-  }                                                                                              \
-  msp_status msp__cpu_##fmt##_prec_spmv(msp_context ctx, double alpha, const msp_matrix A,       \
-                                        msp_vector x, double beta, msp_vector y) {               \
-    return run(fmt##_any, ctx, alpha, A, x, beta, y);                                            \
+#define MSP_PREC_CASE_(name, tag, bytes)                                                           \
+  case MSP_PRECISION_##name:                                                                       \
+    KERNEL(MSP_PRECISION_##name, a, A, xv, alpha, beta, yv);                                       \
+    break;
+#define MSP_PREC_ENTRY_(fmt)                                                                       \
+  static void fmt##_any(msp_precision p, const msp_acc *a, const msp_matrix A, const double *xv,   \
+                        double alpha, double beta, double *yv) {                                   \
+    switch (p) {                                                                                   \
+      MSP_PRECISION_LIST(MSP_PREC_CASE_)                                                           \
+    default:                                                                                       \
+      break;                                                                                       \
+    }                                                                                              \
+  }                                                                                                \
+  msp_status msp__cpu_##fmt##_prec_spmv(msp_context ctx, double alpha, const msp_matrix A,         \
+                                        msp_vector x, double beta, msp_vector y) {                 \
+    return run(fmt##_any, ctx, alpha, A, x, beta, y);                                              \
   }
 
 #define KERNEL coo_p

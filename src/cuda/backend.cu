@@ -319,6 +319,18 @@ static cuda_tables make_tables(void) {
   // values stored in another precision than f64 (src/cuda/csr_prec.cu)
   b.spmv_prec[MSP_FORMAT_CSR] = msp__cuda_csr_prec_spmv;
   t.upload_prec[MSP_FORMAT_CSR] = msp__cuda_csr_prec_upload;
+  b.spmv_prec[MSP_FORMAT_COO] = msp__cuda_coo_prec_spmv;
+  t.upload_prec[MSP_FORMAT_COO] = msp__cuda_coo_prec_upload;
+  b.spmv_prec[MSP_FORMAT_ELL] = msp__cuda_ell_prec_spmv;
+  t.upload_prec[MSP_FORMAT_ELL] = msp__cuda_ell_prec_upload;
+  b.spmv_prec[MSP_FORMAT_HLL] = msp__cuda_hll_prec_spmv;
+  t.upload_prec[MSP_FORMAT_HLL] = msp__cuda_hll_prec_upload;
+  b.spmv_prec[MSP_FORMAT_DIA] = msp__cuda_dia_prec_spmv;
+  t.upload_prec[MSP_FORMAT_DIA] = msp__cuda_dia_prec_upload;
+  b.spmv_prec[MSP_FORMAT_HDIA] = msp__cuda_hdia_prec_spmv;
+  t.upload_prec[MSP_FORMAT_HDIA] = msp__cuda_hdia_prec_upload;
+  b.spmv_prec[MSP_FORMAT_HYB] = msp__cuda_hyb_prec_spmv;
+  t.upload_prec[MSP_FORMAT_HYB] = msp__cuda_hyb_prec_upload;
   return t;
 }
 

@@ -21,9 +21,8 @@ enum { SLOT_ROWPTR, SLOT_COLIND, SLOT_VAL, SLOT_SCALES };
 template <int P, int G>
 __global__ void __launch_bounds__(PREC_THREADS)
     csr_prec_kernel(int64_t rows, const int64_t *__restrict__ rowptr,
-                    const int32_t *__restrict__ colind, msp_acc acc,
-                    const double *__restrict__ x, double alpha, double beta,
-                    double *__restrict__ y) {
+                    const int32_t *__restrict__ colind, msp_acc acc, const double *__restrict__ x,
+                    double alpha, double beta, double *__restrict__ y) {
   const int64_t tid = (int64_t)blockIdx.x * PREC_THREADS + threadIdx.x;
   const int64_t row = tid / G;
   const int lane = (int)(tid % G);
@@ -36,14 +35,16 @@ __global__ void __launch_bounds__(PREC_THREADS)
       s += msp_acc_load_p((msp_precision)P, &a, j) * __ldg(x + __ldg(colind + j));
   }
 #pragma unroll
-  for (int off = G / 2; off > 0; off /= 2) s += __shfl_down_sync(0xffffffffu, s, off, G);
+  for (int off = G / 2; off > 0; off /= 2)
+    s += __shfl_down_sync(0xffffffffu, s, off, G);
   if (row < rows && lane == 0) y[row] = beta == 0.0 ? alpha * s : alpha * s + beta * y[row];
 }
 
 static int group_size(int64_t rows, int64_t nnz) {
   const double mean = rows > 0 ? (double)nnz / (double)rows : 0.0;
   int g = 1;
-  while (g < 32 && (double)g < mean) g *= 2;
+  while (g < 32 && (double)g < mean)
+    g *= 2;
   return g;
 }
 
@@ -76,15 +77,27 @@ static msp_status launch_prec(cudaStream_t s, int g, int64_t rows, const int64_t
                               double beta, double *y) {
   msp_status st = MSP_SUCCESS;
   const unsigned blocks = msp__cuda_blocks(rows * g, PREC_THREADS);
-#define MSP_PREC_LAUNCH_(G)                                                                      \
+#define MSP_PREC_LAUNCH_(G)                                                                        \
   csr_prec_kernel<P, G><<<blocks, PREC_THREADS, 0, s>>>(rows, rp, ci, acc, x, alpha, beta, y)
   switch (g) {
-  case 1: MSP_PREC_LAUNCH_(1); break;
-  case 2: MSP_PREC_LAUNCH_(2); break;
-  case 4: MSP_PREC_LAUNCH_(4); break;
-  case 8: MSP_PREC_LAUNCH_(8); break;
-  case 16: MSP_PREC_LAUNCH_(16); break;
-  default: MSP_PREC_LAUNCH_(32); break;
+  case 1:
+    MSP_PREC_LAUNCH_(1);
+    break;
+  case 2:
+    MSP_PREC_LAUNCH_(2);
+    break;
+  case 4:
+    MSP_PREC_LAUNCH_(4);
+    break;
+  case 8:
+    MSP_PREC_LAUNCH_(8);
+    break;
+  case 16:
+    MSP_PREC_LAUNCH_(16);
+    break;
+  default:
+    MSP_PREC_LAUNCH_(32);
+    break;
   }
 #undef MSP_PREC_LAUNCH_
   MSP_CUDA_CHECK_LAUNCH("csr_prec_kernel");
@@ -110,9 +123,9 @@ extern "C" msp_status msp__cuda_csr_prec_spmv(msp_context ctx, double alpha, con
   const int32_t *ci = (const int32_t *)m->d[SLOT_COLIND];
   const int g = (int)m->i64[0];
   switch (A->precision) {
-#define MSP_PREC_CASE_(name, tag, bytes)                                                         \
-  case MSP_PRECISION_##name:                                                                     \
-    return launch_prec<MSP_PRECISION_##name>(s, g, A->rows, rp, ci, acc, x->d_data, alpha, beta, \
+#define MSP_PREC_CASE_(name, tag, bytes)                                                           \
+  case MSP_PRECISION_##name:                                                                       \
+    return launch_prec<MSP_PRECISION_##name>(s, g, A->rows, rp, ci, acc, x->d_data, alpha, beta,   \
                                              y->d_data);
     MSP_PRECISION_LIST(MSP_PREC_CASE_)
 #undef MSP_PREC_CASE_

@@ -104,6 +104,19 @@ msp_status msp__cuda_bdmp_tcki_upload(msp_context ctx, msp_matrix A);
 msp_status msp__cuda_bdmp_tcki_spmv(msp_context ctx, double alpha, const msp_matrix A,
                                     msp_vector x, double beta, msp_vector y);
 
+// COO, ELL, HLL, DIA, HDIA, HYB with values in another precision than f64 (prec_formats.cu).
+#define MSP__CUDA_PREC_DECL_(fmt)                                                                \
+  msp_status msp__cuda_##fmt##_prec_upload(msp_context ctx, msp_matrix A);                      \
+  msp_status msp__cuda_##fmt##_prec_spmv(msp_context ctx, double alpha, const msp_matrix A,     \
+                                         msp_vector x, double beta, msp_vector y);
+MSP__CUDA_PREC_DECL_(coo)
+MSP__CUDA_PREC_DECL_(ell)
+MSP__CUDA_PREC_DECL_(hll)
+MSP__CUDA_PREC_DECL_(dia)
+MSP__CUDA_PREC_DECL_(hdia)
+MSP__CUDA_PREC_DECL_(hyb)
+#undef MSP__CUDA_PREC_DECL_
+
 // Vector operations (blas1.cu): deterministic for any device (fixed grid and summation order).
 // Reductions synchronise the context's stream to hand back the scalar; the rest only enqueue.
 msp_status msp__cuda_dot(msp_context ctx, msp_vector x, msp_vector y, double *r);
