@@ -128,18 +128,19 @@ static int parse_options(int argc, char **argv, options *o, int allow_file_optio
       long d = strtol(v, &end, 10);
       if (*end || d < 1 || d > 15) return usage_error("bad --digits '%s' (1..15)", v);
       o->digits = (int)d;
-    } else if (strcmp(a, "--bdmp-f") == 0 || strcmp(a, "--bdmp-lambda") == 0) {
+    } else if (strcmp(a, "--bdmp-f") == 0) {
       NEED_VALUE
       char *end;
       double f = strtod(v, &end);
-      if (*end || !(f > 0) || !isfinite(f))
-        return usage_error(a[7] == 'f' ? "bad --bdmp-f '%s' (positive)"
-                                       : "bad --bdmp-lambda '%s' (positive)",
-                           v);
-      if (a[7] == 'f')
-        o->bdmp_f = f;
-      else
-        o->bdmp_lambda = f;
+      if (*end || !(f > 0) || !isfinite(f)) return usage_error("bad --bdmp-f '%s' (positive)", v);
+      o->bdmp_f = f;
+    } else if (strcmp(a, "--bdmp-lambda") == 0) {
+      NEED_VALUE
+      char *end;
+      double l = strtod(v, &end);
+      if (*end || !(l > 0) || !isfinite(l))
+        return usage_error("bad --bdmp-lambda '%s' (positive)", v);
+      o->bdmp_lambda = l;
     } else if (a[0] == '-' && a[1] == '-') {
       return usage_error("unknown option '%s'", a);
     } else if (!o->file) {
@@ -487,7 +488,7 @@ static void print_accuracy_text(const options *o, const run_result *r, const msp
   if (!r->is_bdmp) return;
   const msp_bdmp_report *b = &r->bdmp;
   int64_t nnz = b->nnz_f32 + b->nnz_f64;
-  printf("bdmp: %.2f%% of %lld nonzeros in fp32 (%lld of %lld tiles)", 
+  printf("bdmp: %.2f%% of %lld nonzeros in fp32 (%lld of %lld tiles)",
          nnz ? 100.0 * (double)b->nnz_f32 / (double)nnz : 0.0, (long long)nnz,
          (long long)b->tiles_f32, (long long)b->tiles);
   if (b->digits > 0)
@@ -506,17 +507,15 @@ static void print_accuracy_json(const options *o, const run_result *r, const msp
          (long long)a->n, a->ratio, a->min_digits, a->mean_digits, a->max_rel_error);
   for (int d = 0; d < MSP_ACCURACY_BINS; d++)
     printf("%s%lld", d ? ", " : "", (long long)a->hist[d]);
-  printf("]}, \"bytes\": %zu, \"csr_f64_bytes\": %zu, \"footprint_vs_csr_f64\": %.6g",
-         r->bytes, r->csr_bytes,
-         r->csr_bytes ? (double)r->bytes / (double)r->csr_bytes : 0.0);
+  printf("]}, \"bytes\": %zu, \"csr_f64_bytes\": %zu, \"footprint_vs_csr_f64\": %.6g", r->bytes,
+         r->csr_bytes, r->csr_bytes ? (double)r->bytes / (double)r->csr_bytes : 0.0);
   if (!r->is_bdmp) return;
   const msp_bdmp_report *b = &r->bdmp;
   int64_t nnz = b->nnz_f32 + b->nnz_f64;
   printf(", \"bdmp\": {\"fp32_share\": %.6g, \"nnz_f32\": %lld, \"nnz_f64\": %lld, "
          "\"tiles\": %lld, \"tiles_f32\": %lld, \"lambda\": %.17g, \"digits\": %d",
-         nnz ? (double)b->nnz_f32 / (double)nnz : 0.0, (long long)b->nnz_f32,
-         (long long)b->nnz_f64, (long long)b->tiles, (long long)b->tiles_f32, b->lambda,
-         b->digits);
+         nnz ? (double)b->nnz_f32 / (double)nnz : 0.0, (long long)b->nnz_f32, (long long)b->nnz_f64,
+         (long long)b->tiles, (long long)b->tiles_f32, b->lambda, b->digits);
   if (o->digits > 0) printf(", \"bound\": %.6g", b->bound);
   printf("}");
 }

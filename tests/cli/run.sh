@@ -42,6 +42,8 @@ check info_small 0 stdout info small.mtx
 check info_small_json 0 stdout info small.mtx --json
 check info_sym 0 stdout info sym.mtx
 check info_gen 0 stdout info gen:laplace2d:4
+check info_gen_dia 0 stdout info gen:laplace2d:300
+check info_gen_coo 0 stdout info gen:rmat:16:8:3
 check spmv_ones 0 file:y_ones.mtx spmv small.mtx --backend cpu --output y_ones.mtx
 check spmv_x 0 file:y_x.mtx spmv small.mtx --backend cpu --x x5.mtx --format coo --output y_x.mtx
 check spmv_sym 0 file:y_sym.mtx spmv sym.mtx --backend cpu --kernel merge --format csr --output y_sym.mtx
