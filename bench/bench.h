@@ -28,6 +28,17 @@ struct bench_row {
   double gbs = 0, pct_read = 0, gflops = 0;
   double err = -1;      // max_i |y_i - ref_i| / (|A| |x|)_i
   double setup_ms = -1; // host wall time of the conversion / descriptor setup
+  // Issue-5 rows (variants bdmp:*): accuracy of y against the CPU fp64 reference (papers/bdmp-
+  // block-wise-dynamic-mixed-precision-spmv.txt Eq. 2-3, 9), footprint, fp32 share, speedups.
+  bool has_acc = false;
+  double acc_ratio = -1, acc_min = -1, acc_mean = -1; // share with >= 7 digits; min, mean digits
+  int64_t acc_hist[MSP_ACCURACY_BINS] = {};           // entries with 0..7, >= 8 digits
+  double footprint = -1, footprint_ratio = -1;        // msp_matrix_bytes, / CSR fp64's
+  double fp32_share = -1;                             // nonzeros stored in fp32 (BDMP)
+  int digits = 0;                                     // error-bounded mode D (0: none)
+  double bound = -1;                                  // msp_bdmp_report.bound (digits mode)
+  double prep_spmv = -1; // setup_ms / our CSR f64 SpMV time (SpMV-equivalents)
+  double speedup_cusp64 = -1, speedup_cusp32 = -1; // t(cuSPARSE CSR f64 / f32) / t(this)
 };
 
 // Timing options shared by every variant.

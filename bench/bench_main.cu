@@ -41,8 +41,9 @@ struct options {
   int64_t min_nnz = 0; // --dir files below this are skipped
   std::string dir, json, csv, png, plot_script;
   std::vector<std::string> files, gen_specs;
-  std::vector<std::string> formats = {"csr",  "coo", "ell",  "hll",  "dia",
-                                      "hdia", "hyb", "auto", "tune", "cusparse"};
+  std::vector<std::string> formats = {"csr", "coo",  "ell",  "hll",      "dia", "hdia",
+                                      "hyb", "auto", "tune", "cusparse", "bdmp"};
+  double bdmp_budget_s = -1; // issue-5 rows stop after this much of their own time (-1: budget/2)
   std::vector<std::string> precisions = {"f64", "f32"};
   std::string command_line;
 };
@@ -63,6 +64,10 @@ struct matrix_summary {
   int tune_within_5 = -1;
   double speedup_csr = -1, speedup_auto = -1, speedup_tune = -1, speedup_best = -1,
          speedup_auto32 = -1;
+  // Issue 5 (bdmp:* rows): speedup over cuSPARSE CSR fp64, accuracy ratio, footprint / CSR
+  // fp64, preprocessing in SpMV-equivalents, fp32 share; -1 when not measured.
+  double pbp_x = -1, tcki_x = -1, pbp_ratio = -1, tcki_ratio = -1, pbp_foot = -1, tcki_foot = -1,
+         tcki_prep = -1, share_d[3] = {-1, -1, -1};
 };
 
 double now_s() {
@@ -104,7 +109,12 @@ void usage(FILE *f) {
       "  --min-nnz N        skip --dir matrices with fewer than N nonzeros\n"
       "  --reps N           timed runs per variant (median reported; default 50)\n"
       "  --warmup N         untimed runs first (default 5)\n"
-      "  --formats LIST     of csr,coo,ell,hll,dia,hdia,hyb,auto,tune,cusparse (default all)\n"
+      "  --formats LIST     of csr,coo,ell,hll,dia,hdia,hyb,auto,tune,cusparse,bdmp (default\n"
+      "                     all); bdmp: the issue-5 rows (CSR f64/f32, BDMP-PBP, BDMP-TCKI,\n"
+      "                     TCKI with >= 7, 8, 10 digits: accuracy, footprint, fp32 share) on\n"
+      "                     matrices with >= 1e6 nonzeros and real ones with >= 1e5\n"
+      "  --bdmp-budget S    the bdmp rows stop after S seconds of their own (default half\n"
+      "                     of --budget; their time does not count against --budget)\n"
       "  --precisions LIST  of f64,f32 (default both)\n"
       "  --warm-l2          do not flush L2 before each timed run\n"
       "  --budget SECONDS   past this, fp32 only for CSR and AUTO; past 1.4x, fp64 only\n"
@@ -184,19 +194,22 @@ bool parse_args(int argc, char **argv, options *o) {
     } else if (a == "--bw-gib") {
       if (!num(need("GiB"), 0.0625, &d)) return false;
       o->bw_gib = d;
+    } else if (a == "--bdmp-budget") {
+      if (!num(need("seconds"), 0, &d)) return false;
+      o->bdmp_budget_s = d;
     } else if (a == "--min-nnz") {
       if (!num(need("a count"), 0, &d)) return false;
       o->min_nnz = (int64_t)d;
     } else if (a == "--formats") {
       if (!(s = need("a list"))) return false;
       o->formats = split_list(s);
-      static const char *ok[] = {"csr",  "coo", "ell",  "hll",  "dia",
-                                 "hdia", "hyb", "auto", "tune", "cusparse"};
+      static const char *ok[] = {"csr", "coo",  "ell",  "hll",      "dia", "hdia",
+                                 "hyb", "auto", "tune", "cusparse", "bdmp"};
       for (const std::string &f : o->formats)
         if (std::none_of(std::begin(ok), std::end(ok), [&](const char *t) { return f == t; })) {
           fprintf(stderr,
                   "mixsparse-bench: --formats: unknown '%s' "
-                  "(csr,coo,ell,hll,dia,hdia,hyb,auto,tune,cusparse)\n",
+                  "(csr,coo,ell,hll,dia,hdia,hyb,auto,tune,cusparse,bdmp)\n",
                   f.c_str());
           return false;
         }
@@ -271,6 +284,7 @@ struct bench_state {
   msp_device_props props{};
   std::vector<bench_row> rows;
   std::vector<matrix_summary> sums;
+  double bdmp_spent = 0; // seconds spent on the issue-5 rows (kept out of --budget)
 };
 
 bench_row make_row(const bench_matrix &M, const std::string &variant, const std::string &prec) {
@@ -286,8 +300,10 @@ bench_row make_row(const bench_matrix &M, const std::string &variant, const std:
 }
 
 // Check and time msp_spmv(1, B, x, 0, y) on the GPU context; fills r.
+// With y_out, the checked y is handed back (empty when the product failed).
 void run_ours(bench_state &S, const bench_matrix &M, msp_matrix B, msp_vector xv, msp_vector yv,
-              bench_row *r) {
+              bench_row *r, std::vector<double> *y_out = nullptr,
+              const bench_timing *timing = nullptr) {
   std::string why;
   std::vector<double> y((size_t)std::max<int64_t>(M.rows, 1));
   r->bytes = msp_spmv_bytes(B, 0);
@@ -303,13 +319,14 @@ void run_ours(bench_state &S, const bench_matrix &M, msp_matrix B, msp_vector xv
     return;
   }
   r->err = bench_max_error(y.data(), M.ref, M.absref, M.rows);
+  if (y_out) y_out->swap(y);
   auto fn = [&](std::string *w) {
     msp_status s = msp_spmv(S.gpu, 1.0, B, xv, 0.0, yv);
     if (s == MSP_SUCCESS) return true;
     *w = status_text(s);
     return false;
   };
-  if (bench_time(S.ts, fn, &r->ms, &r->ms_min, &r->ms_max, &why)) {
+  if (bench_time(timing ? *timing : S.ts, fn, &r->ms, &r->ms_min, &r->ms_max, &why)) {
     r->status = "ok";
     bench_row_derive(r, S.read_gbs);
   } else {
@@ -321,10 +338,155 @@ void run_ours(bench_state &S, const bench_matrix &M, msp_matrix B, msp_vector xv
 
 // Budget level now: 0 run everything; 1 (past --budget) fp32 only for CSR and AUTO; 2 (past
 // 1.4x the budget) also fp64 only the CSR kernels, AUTO and TUNE. Checked before every variant.
-int budget_level(const options &o) {
+// The issue-5 rows have their own allowance (--bdmp-budget), so their time is left out here.
+int budget_level(const bench_state &S) {
+  const options &o = S.opt;
   if (o.budget_s <= 0) return 0;
-  double t = now_s();
+  double t = now_s() - S.bdmp_spent;
   return t > 1.4 * o.budget_s ? 2 : t > o.budget_s ? 1 : 0;
+}
+
+// ---- issue 5: storage precision and BDMP mixed precision ---------------------------------------
+// Which matrices get the bdmp:* rows: every one with >= 1e6 nonzeros, and real ones with >= 1e5
+// (the BDMP conversions are host work, seconds on the largest matrices).
+bool bdmp_eligible(const bench_matrix &M) {
+  return M.nnz >= 1000000 || (M.kind == "real" && M.nnz >= 100000);
+}
+
+// The allowance of the issue-5 rows: --bdmp-budget, else half of --budget, else none.
+bool bdmp_past_budget(const bench_state &S) {
+  double b = S.opt.bdmp_budget_s >= 0 ? S.opt.bdmp_budget_s
+                                      : (S.opt.budget_s > 0 ? 0.5 * S.opt.budget_s : -1);
+  return b >= 0 && S.bdmp_spent > b;
+}
+
+// Fill the accuracy columns of r from y (msp_accuracy_compare against the CPU fp64 reference).
+void bdmp_accuracy(const bench_matrix &M, const std::vector<double> &y, bench_row *r) {
+  msp_accuracy acc;
+  if (y.size() < (size_t)M.rows ||
+      msp_accuracy_compare(M.rows, y.data(), M.ref, &acc) != MSP_SUCCESS)
+    return;
+  r->has_acc = true;
+  r->acc_ratio = acc.ratio;
+  r->acc_min = acc.min_digits;
+  r->acc_mean = acc.mean_digits;
+  for (int d = 0; d < MSP_ACCURACY_BINS; d++)
+    r->acc_hist[d] = acc.hist[d];
+}
+
+// The issue-5 rows, each timed (median of at most 20) and compared digit by digit with the
+// reference: our CSR fp64 (the matrix as uploaded, kernel rule), CSR with fp32 storage, BDMP-PBP
+// and BDMP-TCKI (threshold mode, default f), TCKI in the error-bounded mode with D = 7, 8, 10.
+// Speedups over cuSPARSE are filled in by bdmp_speedups once cuSPARSE has run.
+void run_bdmp(bench_state &S, const bench_matrix &M, msp_matrix A, msp_vector xv, msp_vector yv) {
+  if (!bdmp_eligible(M)) return;
+  bench_timing ts = S.ts;
+  ts.reps = std::min(S.opt.reps, 20);
+  ts.warmup = std::min(S.opt.warmup, 3);
+  const size_t csr_bytes = msp_matrix_bytes(A);
+  double csr_ms = -1;
+  struct variant {
+    const char *name, *prec;
+    msp_format format;
+    msp_precision precision;
+    int digits;
+  };
+  const variant vs[] = {
+      {"bdmp:csr", "f64", MSP_FORMAT_CSR, MSP_PRECISION_F64, 0},
+      {"bdmp:csr", "f32", MSP_FORMAT_CSR, MSP_PRECISION_F32, 0},
+      {"bdmp:pbp", "mixed", MSP_FORMAT_BDMP_PBP, MSP_PRECISION_F64, 0},
+      {"bdmp:tcki", "mixed", MSP_FORMAT_BDMP_TCKI, MSP_PRECISION_F64, 0},
+      {"bdmp:tcki-d7", "mixed", MSP_FORMAT_BDMP_TCKI, MSP_PRECISION_F64, 7},
+      {"bdmp:tcki-d8", "mixed", MSP_FORMAT_BDMP_TCKI, MSP_PRECISION_F64, 8},
+      {"bdmp:tcki-d10", "mixed", MSP_FORMAT_BDMP_TCKI, MSP_PRECISION_F64, 10},
+  };
+  for (const variant &v : vs) {
+    bench_row r = make_row(M, v.name, v.prec);
+    r.digits = v.digits;
+    if (bench_device_broken()) {
+      r.status = "n/a";
+      r.note = "skipped: an earlier sticky device error";
+      S.rows.push_back(r);
+      continue;
+    }
+    if (bdmp_past_budget(S)) {
+      r.status = "n/a";
+      r.note = "skipped: past the --bdmp-budget time";
+      S.rows.push_back(r);
+      continue;
+    }
+    std::vector<double> y;
+    msp_matrix B = nullptr;
+    const bool as_uploaded = v.format == MSP_FORMAT_CSR && v.precision == MSP_PRECISION_F64;
+    msp_status cst = MSP_SUCCESS;
+    if (as_uploaded) {
+      cst = msp_matrix_set_kernel(A, MSP_KERNEL_AUTO);
+      r.setup_ms = 0;
+    } else {
+      msp_convert_options co = msp_convert_options_default();
+      co.format = v.format;
+      co.kernel = MSP_KERNEL_AUTO;
+      co.precision = v.precision;
+      co.bdmp_digits = v.digits;
+      double c0 = now_s();
+      cst = msp_matrix_convert(S.gpu, A, &co, &B);
+      r.setup_ms = 1e3 * (now_s() - c0);
+    }
+    if (cst != MSP_SUCCESS) {
+      r.status = "n/a";
+      r.note = status_text(cst);
+      if (cst == MSP_ERR_DEVICE)
+        bench_cuda_ok(cudaDeviceSynchronize(), "after msp_matrix_convert", nullptr);
+      S.rows.push_back(r);
+      continue;
+    }
+    msp_matrix C = as_uploaded ? A : B;
+    if (msp_matrix_format(C) == MSP_FORMAT_CSR)
+      r.choice = std::string("csr/") + msp_kernel_name(msp_matrix_kernel(C));
+    r.footprint = (double)msp_matrix_bytes(C);
+    r.footprint_ratio = csr_bytes ? r.footprint / (double)csr_bytes : -1;
+    msp_bdmp_report rep;
+    if (msp_matrix_bdmp_info(C, &rep) == MSP_SUCCESS) {
+      int64_t nz = rep.nnz_f32 + rep.nnz_f64;
+      r.fp32_share = nz ? (double)rep.nnz_f32 / (double)nz : 0;
+      if (rep.digits > 0) r.bound = rep.bound;
+      char b[96];
+      if (rep.digits > 0)
+        snprintf(b, sizeof b, "D=%d bound %.3g", rep.digits, rep.bound);
+      else
+        snprintf(b, sizeof b, "lambda %.4g", rep.lambda);
+      r.choice = b;
+    } else if (v.precision == MSP_PRECISION_F32) {
+      r.fp32_share = 1;
+    } else {
+      r.fp32_share = 0;
+    }
+    run_ours(S, M, C, xv, yv, &r, &y, &ts);
+    bdmp_accuracy(M, y, &r);
+    if (as_uploaded && r.status == "ok") csr_ms = r.ms;
+    if (!as_uploaded && csr_ms > 0) r.prep_spmv = r.setup_ms / csr_ms;
+    msp_matrix_destroy(&B);
+    S.rows.push_back(r);
+  }
+}
+
+// Speedups of the bdmp:* rows over cuSPARSE CSR (the faster of default and ALG2) in fp64 and fp32.
+void bdmp_speedups(std::vector<bench_row> &rows, size_t from) {
+  double c64 = -1, c32 = -1;
+  for (size_t i = from; i < rows.size(); i++) {
+    const bench_row &r = rows[i];
+    if (r.status != "ok" ||
+        (r.variant != "cusparse:csr-default" && r.variant != "cusparse:csr-alg2"))
+      continue;
+    double &c = r.precision == "f64" ? c64 : c32;
+    if (c < 0 || r.ms < c) c = r.ms;
+  }
+  for (size_t i = from; i < rows.size(); i++) {
+    bench_row &r = rows[i];
+    if (r.variant.rfind("bdmp:", 0) != 0 || r.status != "ok" || !(r.ms > 0)) continue;
+    if (c64 > 0) r.speedup_cusp64 = c64 / r.ms;
+    if (c32 > 0) r.speedup_cusp32 = c32 / r.ms;
+  }
 }
 
 void run_ours_all(bench_state &S, const bench_matrix &M) {
@@ -398,7 +560,7 @@ void run_ours_all(bench_state &S, const bench_matrix &M) {
       }
       const bool essential =
           f == MSP_FORMAT_AUTO || f == MSP_FORMAT_CSR || (f == MSP_FORMAT_TUNE && prec == "f64");
-      const int level = budget_level(o);
+      const int level = budget_level(S);
       if ((level >= 1 && prec == "f32" && !essential) || (level >= 2 && !essential)) {
         refuse(variant, prec, "skipped: past the --budget time");
         continue;
@@ -429,6 +591,11 @@ void run_ours_all(bench_state &S, const bench_matrix &M) {
       msp_matrix_destroy(&B);
       S.rows.push_back(r);
     }
+  }
+  if (has(o.formats, "bdmp") && setup_why.empty() && !bench_device_broken()) {
+    double b0 = now_s();
+    run_bdmp(S, M, A, xv, yv);
+    S.bdmp_spent += now_s() - b0;
   }
   msp_vector_destroy(&xv);
   msp_vector_destroy(&yv);
@@ -464,7 +631,8 @@ matrix_summary summarize(const std::vector<bench_row> &rows, size_t from, const 
         s.best_cusp32_ms = r.ms;
         s.best_cusp32 = r.variant;
       }
-    } else if (r.precision == "f64" && r.variant != "ours:tune") {
+    } else if (r.precision == "f64" && r.variant != "ours:tune" &&
+               r.variant.rfind("ours:", 0) == 0) {
       // The best of our fixed choices (TUNE is judged against it).
       if (s.best_ours_ms < 0 || r.ms < s.best_ours_ms) {
         s.best_ours_ms = r.ms;
@@ -507,6 +675,20 @@ matrix_summary summarize(const std::vector<bench_row> &rows, size_t from, const 
     if (s.best_ours_ms > 0) s.speedup_best = s.best_cusp_ms / s.best_ours_ms;
   }
   if (s.best_cusp32_ms > 0 && s.auto32_ms > 0) s.speedup_auto32 = s.best_cusp32_ms / s.auto32_ms;
+  if (const bench_row *r = find_row(rows, from, "bdmp:pbp", "mixed")) {
+    s.pbp_x = r->speedup_cusp64;
+    s.pbp_ratio = r->acc_ratio;
+    s.pbp_foot = r->footprint_ratio;
+  }
+  if (const bench_row *r = find_row(rows, from, "bdmp:tcki", "mixed")) {
+    s.tcki_x = r->speedup_cusp64;
+    s.tcki_ratio = r->acc_ratio;
+    s.tcki_foot = r->footprint_ratio;
+    s.tcki_prep = r->prep_spmv;
+  }
+  const char *dn[] = {"bdmp:tcki-d7", "bdmp:tcki-d8", "bdmp:tcki-d10"};
+  for (int d = 0; d < 3; d++)
+    if (const bench_row *r = find_row(rows, from, dn[d], "mixed")) s.share_d[d] = r->fp32_share;
   return s;
 }
 
@@ -521,6 +703,17 @@ void print_rows(const std::vector<bench_row> &rows, size_t from) {
       printf("  %-22s %-4s %9.4f %9.1f %6.1f %8.1f %9.2e %9.1f  %s%s\n", r.variant.c_str(),
              r.precision.c_str(), r.ms, r.gbs, r.pct_read, r.gflops, r.err, r.setup_ms,
              r.status == "wrong" ? "WRONG: " : "", note.c_str());
+      if (r.has_acc) {
+        // The issue-5 facts of the row, on a line of their own under it.
+        printf("  %-27s acc %.4f (digits min %.0f mean %.1f; ", "", r.acc_ratio, r.acc_min,
+               r.acc_mean);
+        for (int d = 0; d < MSP_ACCURACY_BINS; d++)
+          printf("%s%s%d:%lld", d ? " " : "", d == MSP_ACCURACY_BINS - 1 ? ">=" : "", d,
+                 (long long)r.acc_hist[d]);
+        printf(") bytes %.3fx csr-f64, fp32 %.1f%%", r.footprint_ratio, 100 * r.fp32_share);
+        if (r.prep_spmv >= 0) printf(", prep %.1f SpMV", r.prep_spmv);
+        printf(", vs cuSPARSE csr f64 %.2fx f32 %.2fx\n", r.speedup_cusp64, r.speedup_cusp32);
+      }
     } else {
       printf("  %-22s %-4s %9s %9s %6s %8s %9s %9s  %s\n", r.variant.c_str(), r.precision.c_str(),
              r.status.c_str(), "", "", "", "", "", note.c_str());
@@ -591,10 +784,26 @@ struct group_stats {
   double geomean() const { return n ? std::exp(log_sum / n) : -1; }
 };
 
+struct mean_stats {
+  int n = 0;
+  double sum = 0;
+  void add(double v) {
+    n++;
+    sum += v;
+  }
+  double mean() const { return n ? sum / n : -1; }
+};
+
 struct totals {
   group_stats csr_gen, csr_real, auto_gen, auto_real, tune_gen, tune_real, best_gen, best_real,
       auto32_all;
   int within10 = 0, within10_n = 0, tune5 = 0, tune5_n = 0;
+  // Issue 5, over matrices above 1e6 nonzeros: speedups over cuSPARSE CSR fp64, how many reach
+  // an accuracy ratio of 0.95; over every matrix with the row: mean footprint reduction against
+  // CSR fp64, mean TCKI preprocessing in SpMV-equivalents, mean fp32 share for D = 7, 8, 10.
+  group_stats pbp_big, tcki_big;
+  int pbp_acc95 = 0, pbp_acc_n = 0, tcki_acc95 = 0, tcki_acc_n = 0;
+  mean_stats pbp_red, tcki_red, tcki_prep, share_d[3];
 };
 
 totals compute_totals(const std::vector<matrix_summary> &sums) {
@@ -609,6 +818,23 @@ totals compute_totals(const std::vector<matrix_summary> &sums) {
       (gen ? t.best_gen : t.best_real).add(s.speedup_best, s.name);
       t.auto32_all.add(s.speedup_auto32, s.name);
     }
+    if (s.nnz > 1000000) {
+      t.pbp_big.add(s.pbp_x, s.name);
+      t.tcki_big.add(s.tcki_x, s.name);
+      if (s.pbp_ratio >= 0) {
+        t.pbp_acc_n++;
+        t.pbp_acc95 += s.pbp_ratio >= 0.95;
+      }
+      if (s.tcki_ratio >= 0) {
+        t.tcki_acc_n++;
+        t.tcki_acc95 += s.tcki_ratio >= 0.95;
+      }
+    }
+    if (s.pbp_foot >= 0) t.pbp_red.add(1 - s.pbp_foot);
+    if (s.tcki_foot >= 0) t.tcki_red.add(1 - s.tcki_foot);
+    if (s.tcki_prep >= 0) t.tcki_prep.add(s.tcki_prep);
+    for (int d = 0; d < 3; d++)
+      if (s.share_d[d] >= 0) t.share_d[d].add(s.share_d[d]);
     if (s.auto_within_10 >= 0) {
       t.within10_n++;
       t.within10 += s.auto_within_10;
@@ -625,6 +851,29 @@ std::string group_json(const group_stats &g) {
   return "{\"count\": " + std::to_string(g.n) + ", \"geomean\": " + json_num(g.geomean()) +
          ", \"min\": " + json_num(g.n ? g.min : -1) + ", \"min_matrix\": " + json_str(g.min_name) +
          "}";
+}
+
+// The issue-5 fields of a bdmp:* row (", ..." or empty for the other rows).
+std::string bdmp_json(const bench_row &r) {
+  if (r.variant.rfind("bdmp:", 0) != 0) return "";
+  std::string o = ", \"accuracy\": ";
+  if (r.has_acc) {
+    o += "{\"ratio\": " + json_num(r.acc_ratio) + ", \"min_digits\": " + json_num(r.acc_min) +
+         ", \"mean_digits\": " + json_num(r.acc_mean) + ", \"hist\": [";
+    for (int d = 0; d < MSP_ACCURACY_BINS; d++)
+      o += (d ? ", " : "") + std::to_string((long long)r.acc_hist[d]);
+    o += "]}";
+  } else {
+    o += "null";
+  }
+  o += ", \"footprint_bytes\": " + json_num(r.footprint) +
+       ", \"footprint_vs_csr_f64\": " + json_num(r.footprint_ratio) +
+       ", \"fp32_share\": " + json_num(r.fp32_share) + ", \"digits\": " + std::to_string(r.digits) +
+       ", \"bound\": " + (r.digits > 0 ? json_num(r.bound) : "null") +
+       ", \"prep_spmv_equiv\": " + json_num(r.prep_spmv) +
+       ", \"speedup_cusparse_csr_f64\": " + json_num(r.speedup_cusp64) +
+       ", \"speedup_cusparse_csr_f32\": " + json_num(r.speedup_cusp32);
+  return o;
 }
 
 bool write_json(const bench_state &S, const totals &t, const std::string &path) {
@@ -654,14 +903,14 @@ bool write_json(const bench_state &S, const totals &t, const std::string &path) 
             "\"precision\": %s, \"status\": %s, \"ms\": %s, \"ms_min\": %s, \"ms_max\": %s, "
             "\"bytes\": %s, "
             "\"gbs\": %s, \"pct_read_bw\": %s, \"gflops\": %s, \"max_err\": %s, \"setup_ms\": %s, "
-            "\"choice\": %s, \"note\": %s}%s\n",
+            "\"choice\": %s, \"note\": %s%s}%s\n",
             json_str(r.matrix).c_str(), json_str(r.kind).c_str(), (long long)r.rows,
             (long long)r.cols, (long long)r.nnz, json_str(r.variant).c_str(),
             json_str(r.precision).c_str(), json_str(r.status).c_str(), json_num(r.ms).c_str(),
             json_num(r.ms_min).c_str(), json_num(r.ms_max).c_str(), json_num(r.bytes).c_str(),
             json_num(r.gbs).c_str(), json_num(r.pct_read).c_str(), json_num(r.gflops).c_str(),
             json_num(r.err).c_str(), json_num(r.setup_ms).c_str(), json_str(r.choice).c_str(),
-            json_str(r.note).c_str(), i + 1 < S.rows.size() ? "," : "");
+            json_str(r.note).c_str(), bdmp_json(r).c_str(), i + 1 < S.rows.size() ? "," : "");
   }
   fprintf(f, "  ],\n  \"matrices\": [\n");
   for (size_t i = 0; i < S.sums.size(); i++) {
@@ -677,7 +926,11 @@ bool write_json(const bench_state &S, const totals &t, const std::string &path) 
         "%s, "
         "\"auto_pct_read_bw\": %s, \"tune_ms\": %s, \"tune_choice\": %s, \"tune_within_5pct\": %s, "
         "\"best_ours\": %s, \"best_ours_ms\": %s, \"speedup_csr_auto\": %s, \"speedup_auto\": %s, "
-        "\"speedup_tune\": %s, \"speedup_best_ours\": %s, \"speedup_auto_f32\": %s}%s\n",
+        "\"speedup_tune\": %s, \"speedup_best_ours\": %s, \"speedup_auto_f32\": %s, "
+        "\"bdmp\": {\"pbp_speedup_cusparse_csr_f64\": %s, \"tcki_speedup_cusparse_csr_f64\": %s, "
+        "\"pbp_accuracy_ratio\": %s, \"tcki_accuracy_ratio\": %s, \"pbp_footprint_vs_csr_f64\": "
+        "%s, \"tcki_footprint_vs_csr_f64\": %s, \"tcki_prep_spmv_equiv\": %s, "
+        "\"fp32_share_d7\": %s, \"fp32_share_d8\": %s, \"fp32_share_d10\": %s}}%s\n",
         json_str(s.name).c_str(), json_str(s.kind).c_str(), (long long)s.rows, (long long)s.nnz,
         json_num(s.load_s).c_str(), json_str(s.best_cusp).c_str(), json_num(s.best_cusp_ms).c_str(),
         json_str(s.best_cusp32).c_str(), json_num(s.best_cusp32_ms).c_str(),
@@ -691,7 +944,11 @@ bool write_json(const bench_state &S, const totals &t, const std::string &path) 
         json_str(s.best_ours).c_str(), json_num(s.best_ours_ms).c_str(),
         json_num(s.speedup_csr).c_str(), json_num(s.speedup_auto).c_str(),
         json_num(s.speedup_tune).c_str(), json_num(s.speedup_best).c_str(),
-        json_num(s.speedup_auto32).c_str(), i + 1 < S.sums.size() ? "," : "");
+        json_num(s.speedup_auto32).c_str(), json_num(s.pbp_x).c_str(), json_num(s.tcki_x).c_str(),
+        json_num(s.pbp_ratio).c_str(), json_num(s.tcki_ratio).c_str(), json_num(s.pbp_foot).c_str(),
+        json_num(s.tcki_foot).c_str(), json_num(s.tcki_prep).c_str(),
+        json_num(s.share_d[0]).c_str(), json_num(s.share_d[1]).c_str(),
+        json_num(s.share_d[2]).c_str(), i + 1 < S.sums.size() ? "," : "");
   }
   fprintf(f, "  ],\n  \"summary\": {\n");
   fprintf(f, "    \"speedup_csr_auto\": {\"generated\": %s, \"real_over_1e5\": %s},\n",
@@ -705,8 +962,23 @@ bool write_json(const bench_state &S, const totals &t, const std::string &path) 
   fprintf(f, "    \"speedup_auto_f32\": %s,\n", group_json(t.auto32_all).c_str());
   fprintf(f, "    \"auto_kernel_within_10pct\": {\"count\": %d, \"of\": %d},\n", t.within10,
           t.within10_n);
-  fprintf(f, "    \"tune_within_5pct_of_best\": {\"count\": %d, \"of\": %d}\n  }\n}\n", t.tune5,
+  fprintf(f, "    \"tune_within_5pct_of_best\": {\"count\": %d, \"of\": %d},\n", t.tune5,
           t.tune5_n);
+  auto mj = [](const mean_stats &m) {
+    return "{\"count\": " + std::to_string(m.n) + ", \"mean\": " + json_num(m.mean()) + "}";
+  };
+  fprintf(f,
+          "    \"bdmp\": {\"speedup_tcki_vs_cusparse_csr_f64_over_1e6\": %s, "
+          "\"speedup_pbp_vs_cusparse_csr_f64_over_1e6\": %s, "
+          "\"tcki_accuracy_ratio_ge_95pct_over_1e6\": {\"count\": %d, \"of\": %d}, "
+          "\"pbp_accuracy_ratio_ge_95pct_over_1e6\": {\"count\": %d, \"of\": %d}, "
+          "\"tcki_footprint_reduction_vs_csr_f64\": %s, "
+          "\"pbp_footprint_reduction_vs_csr_f64\": %s, \"tcki_prep_spmv_equiv\": %s, "
+          "\"fp32_share_d7\": %s, \"fp32_share_d8\": %s, \"fp32_share_d10\": %s}\n  }\n}\n",
+          group_json(t.tcki_big).c_str(), group_json(t.pbp_big).c_str(), t.tcki_acc95, t.tcki_acc_n,
+          t.pbp_acc95, t.pbp_acc_n, mj(t.tcki_red).c_str(), mj(t.pbp_red).c_str(),
+          mj(t.tcki_prep).c_str(), mj(t.share_d[0]).c_str(), mj(t.share_d[1]).c_str(),
+          mj(t.share_d[2]).c_str());
   bool ok = fclose(f) == 0;
   if (!ok) fprintf(stderr, "mixsparse-bench: error writing %s\n", path.c_str());
   return ok;
@@ -720,13 +992,23 @@ bool write_csv(const bench_state &S, const std::string &path) {
   }
   fprintf(f, "matrix,kind,rows,cols,nnz,variant,precision,status,ms,ms_min,ms_max,bytes,gbs,pct_"
              "read_bw,gflops,"
-             "max_err,setup_ms,choice,note\n");
+             "max_err,setup_ms,choice,note,acc_ratio,min_digits,mean_digits,digit_hist,"
+             "footprint_bytes,footprint_vs_csr_f64,fp32_share,digits,bound,prep_spmv,"
+             "speedup_cusparse_csr_f64,speedup_cusparse_csr_f32\n");
   for (const bench_row &r : S.rows) {
-    fprintf(f, "%s,%s,%lld,%lld,%lld,%s,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.4g,%.6g,%.3e,%.6g,%s,%s\n",
+    std::string hist; // digits 0..7 and >= 8, ';'-separated (one CSV field)
+    if (r.has_acc)
+      for (int d = 0; d < MSP_ACCURACY_BINS; d++)
+        hist += (d ? ";" : "") + std::to_string((long long)r.acc_hist[d]);
+    fprintf(f,
+            "%s,%s,%lld,%lld,%lld,%s,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.4g,%.6g,%.3e,%.6g,%s,%s,"
+            "%.6g,%.6g,%.6g,%s,%.6g,%.6g,%.6g,%d,%.6g,%.6g,%.6g,%.6g\n",
             csv_field(r.matrix).c_str(), r.kind.c_str(), (long long)r.rows, (long long)r.cols,
             (long long)r.nnz, r.variant.c_str(), r.precision.c_str(), r.status.c_str(), r.ms,
             r.ms_min, r.ms_max, r.bytes, r.gbs, r.pct_read, r.gflops, r.err, r.setup_ms,
-            csv_field(r.choice).c_str(), csv_field(r.note).c_str());
+            csv_field(r.choice).c_str(), csv_field(r.note).c_str(), r.acc_ratio, r.acc_min,
+            r.acc_mean, hist.c_str(), r.footprint, r.footprint_ratio, r.fp32_share, r.digits,
+            r.bound, r.prep_spmv, r.speedup_cusp64, r.speedup_cusp32);
   }
   bool ok = fclose(f) == 0;
   if (!ok) fprintf(stderr, "mixsparse-bench: error writing %s\n", path.c_str());
@@ -799,6 +1081,25 @@ void print_totals(const bench_state &S, const totals &t) {
       "GB/s;\n"
       "   (!) marks a matrix where the auto kernel was more than 10%% slower than the fastest)\n",
       S.read_gbs);
+  printf(
+      "\n==== issue 5: BDMP mixed precision (bdmp:* rows; accuracy ratio = share of rows with >= 7 "
+      "significant digits against the CPU fp64 result) ====\n");
+  line("BDMP-TCKI vs cuSPARSE CSR f64, nnz > 1e6:", t.tcki_big);
+  line("BDMP-PBP vs cuSPARSE CSR f64, nnz > 1e6:", t.pbp_big);
+  printf("  accuracy ratio >= 95%% (nnz > 1e6): TCKI %d of %d, PBP %d of %d matrices\n",
+         t.tcki_acc95, t.tcki_acc_n, t.pbp_acc95, t.pbp_acc_n);
+  auto mean_line = [](const char *what, const mean_stats &m, double scale, const char *unit) {
+    if (m.n)
+      printf("  %-44s mean %.3g%s over %d\n", what, scale * m.mean(), unit, m.n);
+    else
+      printf("  %-44s no matrices\n", what);
+  };
+  mean_line("footprint reduction vs CSR f64, TCKI:", t.tcki_red, 100, "%");
+  mean_line("footprint reduction vs CSR f64, PBP:", t.pbp_red, 100, "%");
+  mean_line("TCKI preprocessing, in our CSR f64 SpMVs:", t.tcki_prep, 1, "");
+  mean_line("fp32 share of nonzeros, TCKI D = 7:", t.share_d[0], 100, "%");
+  mean_line("fp32 share of nonzeros, TCKI D = 8:", t.share_d[1], 100, "%");
+  mean_line("fp32 share of nonzeros, TCKI D = 10:", t.share_d[2], 100, "%");
 }
 
 // Load one matrix on the CPU context, make x, the CPU reference and |A||x|, run everything.
@@ -869,13 +1170,14 @@ void bench_one(bench_state &S, const std::string &name, const std::string &kind,
   printf(", loaded in %.2f s\n", load_s);
   fflush(stdout);
 
-  if (int level = budget_level(S.opt))
+  if (int level = budget_level(S))
     fprintf(stderr, "[%7.1f s] past the budget (level %d): %s runs fewer variants\n", now_s(),
             level, name.c_str());
   const size_t from = S.rows.size();
   run_ours_all(S, M);
   if (has(S.opt.formats, "cusparse"))
     bench_cusparse_run(S.ts, M, S.opt.precisions, S.read_gbs, &S.rows);
+  bdmp_speedups(S.rows, from);
   matrix_summary sum = summarize(S.rows, from, M, load_s);
   S.sums.push_back(sum);
   print_rows(S.rows, from);

@@ -12,8 +12,13 @@
 //                 count, row): rows that continue across tiles, see csr_merge_fixup
 //   d[7] scales   double[nscales]: fixed-point scales of the values (fx32, fx16 only)
 //   d[8] long     int64[3 * nlong]: the runs of more than FIXUP_LONG tiles (very long rows)
+//   d[9]  tile_run int32[tiles]: fused fix-up only: the run whose row tile k's carry belongs to,
+//                 or -1 (see csr_merge_kernel's last-block epilogue)
+//   d[10] run_row  int64[runs]: fused fix-up only: the row of each run
+//   d[11] counter  unsigned[1]: fused fix-up only: blocks done in the current launch (0 between)
 //   i64[0] vector group size G, i64[1] tiles, i64[2] nruns, i64[3] scale_shift, i64[4] bank_shift,
-//   i64[5] nlong
+//   i64[5] nlong, i64[6] variant (MSP_CSR_VARIANT, see csr_variant), i64[7] fused run count (> 0:
+//   the merge kernel applies the carries itself, no fix-up launches)
 // The kernels are templates over a loader (value index -> double): one instantiation per storage
 // precision, reading through the accessors of src/common/precision.h; arithmetic is fp64.
 // Everything the merge-path kernel needs (tile coordinates, fix-up plan, carry scratch) is made
@@ -21,6 +26,7 @@
 #include "cuda_internal.cuh"
 #include "precision.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define SCALAR_THREADS 256
@@ -36,6 +42,8 @@
 #define MERGE_THREADS 128
 #define MERGE_IPT 8
 #define MERGE_TILE (MERGE_THREADS * MERGE_IPT)
+// 8 blocks (at most 64 registers): without it ptxas chose 32 registers and spilled for cpms4.
+#define MERGE_MIN_BLOCKS 8
 #define FIXUP_THREADS 128
 // Runs of more than FIXUP_LONG tiles (rows longer than about FIXUP_LONG * MERGE_TILE items) are
 // summed by a block each rather than by one thread walking them.
@@ -50,25 +58,38 @@ enum {
   SLOT_CARRY,
   SLOT_RUNS,
   SLOT_SCALES,
-  SLOT_LONG_RUNS
+  SLOT_LONG_RUNS,
+  SLOT_TILE_RUN,
+  SLOT_RUN_ROW,
+  SLOT_COUNTER
 };
 
 // Value loaders: stored value j as a double. f64 and f32 read through the read-only cache; the
 // other precisions decode with the shared accessor, bit for bit as the CPU backend does.
+// stream(j) is the same value read with an evict-first hint (ld.global.cs), for kernels that read
+// each value once: it leaves L2 to x (the 32 MB x of a 4M-row matrix fits H100's 50 MB L2 only if
+// the streamed columns and values do not push it out).
 template <msp_precision P> struct loader {
   msp_acc a;
   __device__ __forceinline__ double operator()(int64_t j) const { return msp_acc_load_p(P, &a, j); }
+  __device__ __forceinline__ double stream(int64_t j) const { return msp_acc_load_p(P, &a, j); }
 };
 template <> struct loader<MSP_PRECISION_F64> {
   msp_acc a;
   __device__ __forceinline__ double operator()(int64_t j) const {
     return __ldg((const double *)a.data + j);
   }
+  __device__ __forceinline__ double stream(int64_t j) const {
+    return __ldcs((const double *)a.data + j);
+  }
 };
 template <> struct loader<MSP_PRECISION_F32> {
   msp_acc a;
   __device__ __forceinline__ double operator()(int64_t j) const {
     return (double)__ldg((const float *)a.data + j);
+  }
+  __device__ __forceinline__ double stream(int64_t j) const {
+    return (double)__ldcs((const float *)a.data + j);
   }
 };
 
@@ -152,11 +173,196 @@ __global__ void __launch_bounds__(VECTOR_THREADS, VECTOR_MIN_BLOCKS)
   }
 }
 
+// ---- vector, variant 1 (default; MSP_CSR_VARIANT=0 selects the kernel above) -------------------
+// The same layout of groups and rows, with three changes meant to keep more bytes in flight:
+//  - G is the largest power of two <= the mean row length (vector_group), not the smallest >=:
+//    twice the rows per warp for the same lane use (a row of 27 on 16 lanes fills 27 of 32
+//    slots, as it does on 32 lanes);
+//  - each step issues VECTOR2_UNROLL slots per lane and row (k, k + G) before adding, so a lane
+//    has VECTOR_ROWS * VECTOR2_UNROLL independent loads in flight (f64 and f32: a row of up to 2G
+//    is one step);
+//  - columns and values are streamed (evict-first) so that x stays in L2.
+// Each lane still adds its slots in the order k, k + G, k + 2G, ...; then the same fixed
+// butterfly: deterministic.
+// Slots per lane and row and step: 2 for f64 and f32; the decoding loaders of the other
+// precisions need the registers (2 spills there under the 64-register cap, -Xptxas -v).
+template <typename L> struct vector2_unroll {
+  static constexpr int value = 1;
+};
+template <> struct vector2_unroll<loader<MSP_PRECISION_F64>> {
+  static constexpr int value = 2;
+};
+template <> struct vector2_unroll<loader<MSP_PRECISION_F32>> {
+  static constexpr int value = 2;
+};
+template <typename L, int G>
+__global__ void __launch_bounds__(VECTOR_THREADS, VECTOR_MIN_BLOCKS)
+    csr_vector2_kernel(int64_t rows, const int64_t *__restrict__ rowptr,
+                       const int32_t *__restrict__ colind, const L val,
+                       const double *__restrict__ x, double alpha, double beta,
+                       double *__restrict__ y) {
+  constexpr int GPW = 32 / G, VECTOR2_UNROLL = vector2_unroll<L>::value;
+  const int64_t warp_id = ((int64_t)blockIdx.x * VECTOR_THREADS + threadIdx.x) / 32;
+  const int lane = threadIdx.x & (G - 1);
+  const int64_t base = warp_id * (GPW * VECTOR_ROWS) + (threadIdx.x & 31) / G;
+  if (base >= rows) return; // the whole group leaves (same rows for all its lanes)
+  const unsigned mask =
+      G == 32 ? 0xffffffffu : (((1u << G) - 1u) << ((threadIdx.x & 31) & ~(G - 1)));
+  int64_t b[VECTOR_ROWS], len[VECTOR_ROWS];
+#pragma unroll
+  for (int r = 0; r < VECTOR_ROWS; r++) {
+    const int64_t row = base + r * GPW;
+    b[r] = row < rows ? __ldg(rowptr + row) : 0;
+    len[r] = row < rows ? __ldg(rowptr + row + 1) - b[r] : 0;
+  }
+  int64_t longest = 0;
+#pragma unroll
+  for (int r = 0; r < VECTOR_ROWS; r++)
+    longest = len[r] > longest ? len[r] : longest;
+  double s[VECTOR_ROWS];
+#pragma unroll
+  for (int r = 0; r < VECTOR_ROWS; r++)
+    s[r] = 0.0;
+  for (int64_t k = lane; k < longest; k += G * VECTOR2_UNROLL) {
+    if constexpr (VECTOR2_UNROLL == 1) { // as csr_vector_kernel (buffered, it spills)
+#pragma unroll
+      for (int r = 0; r < VECTOR_ROWS; r++)
+        if (k < len[r]) s[r] += val.stream(b[r] + k) * __ldg(x + __ldcs(colind + b[r] + k));
+    } else {
+      double p[VECTOR_ROWS][VECTOR2_UNROLL];
+      // All loads of the step first (predicated: no load past a row's end), then the sums.
+#pragma unroll
+      for (int r = 0; r < VECTOR_ROWS; r++) {
+#pragma unroll
+        for (int u = 0; u < VECTOR2_UNROLL; u++) {
+          const int64_t kk = k + u * G;
+          p[r][u] =
+              kk < len[r] ? val.stream(b[r] + kk) * __ldg(x + __ldcs(colind + b[r] + kk)) : 0.0;
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < VECTOR_ROWS; r++) {
+#pragma unroll
+        for (int u = 0; u < VECTOR2_UNROLL; u++)
+          if (k + u * G < len[r]) s[r] += p[r][u];
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < VECTOR_ROWS; r++) {
+#pragma unroll
+    for (int off = G / 2; off > 0; off >>= 1)
+      s[r] += __shfl_xor_sync(mask, s[r], off);
+  }
+  if (lane == 0) {
+#pragma unroll
+    for (int r = 0; r < VECTOR_ROWS; r++)
+      if (base + r * GPW < rows) store_row(y, base + r * GPW, alpha, s[r], beta);
+  }
+}
+
 // ---- merge path --------------------------------------------------------------------------------
 // Shared arrays are padded by one slot per MERGE_IPT entries: a thread walks MERGE_IPT
 // consecutive entries, so unpadded, the lanes of a warp would hit the same banks.
 __device__ __forceinline__ int pad(int k) {
   return k + k / MERGE_IPT;
+}
+
+// Fused fix-up (variant 1, at most MERGE_FUSE_TILES tiles): the last block of the launch to finish
+// adds the carries to their rows, so a product is one launch instead of two or three (a launch
+// costs a few microseconds, a large share of a small product). Every block makes its y and carry
+// stores visible (__threadfence) before taking a ticket from the integer counter; the block with
+// the last ticket fences again, reads all carries from L2 (__ldcg: never a stale L1 line), and
+// resets the counter for the next launch. The carries of a run (tiles of one row, contiguous) are
+// summed by a segmented reduction in a fixed order: contiguous chunks per thread, then a scan
+// over the threads as in the main kernel. No floating-point atomics: deterministic.
+#define MERGE_FUSE_TILES MERGE_TILE // the carries and run ids fit in s_prod and s_end
+__device__ __forceinline__ void merge_fixup_last(unsigned *counter, const int32_t *tile_run,
+                                                 const int64_t *run_row, const double *carry,
+                                                 double alpha, double *y, int *s_key,
+                                                 double *s_val, unsigned *s_ticket) {
+  const int t = threadIdx.x, T = (int)gridDim.x;
+  __threadfence(); // this thread's y stores and carry, device-wide, before the ticket
+  __syncthreads(); // s_end / s_prod are free again after this
+  if (t == 0) *s_ticket = atomicAdd(counter, 1u);
+  __syncthreads();
+  if (*s_ticket != (unsigned)T - 1u) return; // block-uniform
+  __threadfence(); // acquire: the other blocks' stores are visible from here on
+  for (int k = t; k < T; k += MERGE_THREADS) {
+    s_key[pad(k)] = __ldg(tile_run + k);
+    s_val[pad(k)] = __ldcg(carry + k);
+  }
+  __syncthreads();
+  const int C = (T + MERGE_THREADS - 1) / MERGE_THREADS; // <= MERGE_IPT
+  const int a = t * C < T ? t * C : T, e = a + C < T ? a + C : T;
+  // This thread's chunk [a, e): the first segment (may continue earlier threads' runs), inner
+  // segments (complete: applied here), the trailing one (scanned over the threads).
+  int cur = -1, fk = -1;
+  bool first_done = false;
+  double cs = 0.0, fv = 0.0;
+  for (int i = a; i < e; i++) {
+    const int k = s_key[pad(i)];
+    const double c = s_val[pad(i)];
+    if (i == a) {
+      cur = k;
+      cs = c;
+    } else if (k == cur) {
+      cs += c;
+    } else {
+      if (!first_done) {
+        first_done = true;
+        fk = cur;
+        fv = cs;
+      } else if (cur >= 0) {
+        const int64_t row = __ldg(run_row + cur);
+        y[row] = __ldcg(y + row) + alpha * cs;
+      }
+      cur = k;
+      cs = c;
+    }
+  }
+  // Inclusive segmented scan of the trailing segments (keys: run ids, contiguous per run).
+  const int lane = t & 31, warp = t >> 5;
+  double v = cs;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const double vo = __shfl_up_sync(0xffffffffu, v, off);
+    const int ko = __shfl_up_sync(0xffffffffu, cur, off);
+    if (lane >= off && ko == cur) v = vo + v;
+  }
+  __shared__ int w_key[MERGE_THREADS / 32];
+  __shared__ double w_val[MERGE_THREADS / 32];
+  if (lane == 31) {
+    w_key[warp] = cur;
+    w_val[warp] = v;
+  }
+  double ev = __shfl_up_sync(0xffffffffu, v, 1);
+  int ek = __shfl_up_sync(0xffffffffu, cur, 1);
+  __syncthreads();
+  int pk = -1;
+  double pv = 0.0;
+  for (int w = 0; w < warp; w++) {
+    const int kw = w_key[w];
+    pv = kw == pk ? pv + w_val[w] : w_val[w];
+    pk = kw;
+  }
+  if (lane == 0) {
+    ek = pk;
+    ev = pv;
+  } else if (ek == pk) {
+    ev = pv + ev;
+  }
+  if (pk == cur) v = pv + v; // inclusive, over the whole block
+  if (first_done && fk >= 0) {
+    const int64_t row = __ldg(run_row + fk);
+    y[row] = __ldcg(y + row) + alpha * (ek == fk ? ev + fv : fv);
+  }
+  // The trailing run ends here unless the next chunk starts with it.
+  if (a < e && cur >= 0 && (e >= T || s_key[pad(e)] != cur)) {
+    const int64_t row = __ldg(run_row + cur);
+    y[row] = __ldcg(y + row) + alpha * v;
+  }
+  if (t == 0) *counter = 0u; // no block of this launch reads it again
 }
 
 // One block per tile. Tile b covers rows [r0, r1] and nonzeros [n0, n1) of the merged list;
@@ -166,16 +372,18 @@ __device__ __forceinline__ int pad(int k) {
 // the tile's own carry-out (row r1, unfinished) goes to carry[b] for csr_merge_fixup. No
 // floating-point atomics: every sum has a fixed order.
 template <typename L>
-__global__ void __launch_bounds__(MERGE_THREADS)
+__global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
     csr_merge_kernel(int64_t rows, const int64_t *__restrict__ rowptr,
                      const int32_t *__restrict__ colind, const L val, const double *__restrict__ x,
                      double alpha, double beta, double *__restrict__ y,
                      const int64_t *__restrict__ tile_row, const int64_t *__restrict__ tile_nz,
-                     double *__restrict__ carry) {
+                     double *carry, const int32_t *__restrict__ tile_run,
+                     const int64_t *__restrict__ run_row, unsigned *counter) {
   __shared__ int s_end[MERGE_TILE + MERGE_THREADS + 1];
   __shared__ double s_prod[MERGE_TILE + MERGE_THREADS];
   __shared__ int s_wkey[MERGE_THREADS / 32];
   __shared__ double s_wval[MERGE_THREADS / 32];
+  __shared__ unsigned s_ticket;
 
   const int64_t r0 = __ldg(tile_row + blockIdx.x), r1 = __ldg(tile_row + blockIdx.x + 1);
   const int64_t n0 = __ldg(tile_nz + blockIdx.x), n1 = __ldg(tile_nz + blockIdx.x + 1);
@@ -266,6 +474,7 @@ __global__ void __launch_bounds__(MERGE_THREADS)
   if (first_row >= 0)
     store_row(y, r0 + first_row, alpha, ek == first_row ? ev + first_val : first_val, beta);
   if (t == MERGE_THREADS - 1) carry[blockIdx.x] = pk == key ? pv + v : v; // key == R here
+  if (counter) merge_fixup_last(counter, tile_run, run_row, carry, alpha, y, s_end, s_prod, &s_ticket);
 }
 
 // Add each split row's carries, in tile order, to the value its last tile wrote. One thread per
@@ -325,22 +534,39 @@ static void merge_search(int64_t d, const int64_t *rowptr, int64_t rows, int64_t
   *y = d - lo;
 }
 
-// Vector group: the smallest power of two >= the mean row length, in 2..32.
-static int vector_group(int64_t rows, int64_t nnz) {
+// Vector group: variant 0, the smallest power of two >= the mean row length; variant 1
+// (csr_vector2_kernel), the largest power of two <= it; in 2..32 either way.
+static int vector_group(int64_t rows, int64_t nnz, int variant) {
   const double mean = rows > 0 ? (double)nnz / (double)rows : 0.0;
   int g = 2;
-  while (g < 32 && (double)g < mean)
-    g *= 2;
+  if (variant == 0) {
+    while (g < 32 && (double)g < mean)
+      g *= 2;
+  } else {
+    while (g < 32 && (double)(2 * g) <= mean)
+      g *= 2;
+  }
   return g;
+}
+
+// Kernel variant, read once per upload from the environment: MSP_CSR_VARIANT=0 selects the
+// previous kernels (vector group >= mean, one load per lane and row; merge path with separate
+// fix-up launches), anything else or unset the current ones. For benchmarking (A/B on one build)
+// only: the variants compute the same products (each deterministic), they differ in speed.
+static int csr_variant(void) {
+  const char *v = getenv("MSP_CSR_VARIANT");
+  return v && v[0] == '0' && v[1] == '\0' ? 0 : 1;
 }
 
 extern "C" msp_status msp__cuda_csr_upload(msp_context ctx, msp_matrix A) {
   msp_status st = MSP_SUCCESS;
   msp__cuda_matrix *m = NULL;
-  int64_t *trow = NULL, *tnz = NULL, *runs = NULL, *lruns = NULL;
+  int64_t *trow = NULL, *tnz = NULL, *runs = NULL, *lruns = NULL, *rrow = NULL;
+  int32_t *trun = NULL;
   const int64_t rows = A->rows, nnz = A->nnz;
   const int64_t tiles = (rows + nnz + MERGE_TILE - 1) / MERGE_TILE;
-  int64_t nruns = 0, nlong = 0;
+  const int variant = csr_variant();
+  int64_t nruns = 0, nlong = 0, nfused = 0;
 
   if ((unsigned)A->precision >= MSP_PRECISION_COUNT ||
       (A->precision != MSP_PRECISION_F64 && (!A->pval || A->pval->n != nnz)))
@@ -398,6 +624,22 @@ extern "C" msp_status msp__cuda_csr_upload(msp_context ctx, msp_matrix A) {
         msp__cuda_matrix_put(ctx, m, SLOT_TILE_ROW, trow, (size_t)(tiles + 1) * sizeof(int64_t)));
     MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_TILE_NZ, tnz, (size_t)(tiles + 1) * sizeof(int64_t)));
     MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_CARRY, NULL, (size_t)tiles * sizeof(double)));
+    if (variant != 0 && tiles <= MERGE_FUSE_TILES && nruns > 0) {
+      // Fused fix-up: each tile's run id (or -1), each run's row, and the zeroed block counter.
+      MSP_TRY(MSP_ALLOC(trun, tiles, "csr merge tile runs"));
+      MSP_TRY(MSP_ALLOC(rrow, nruns, "csr merge run rows"));
+      for (int64_t k = 0; k < tiles; k++)
+        trun[k] = -1;
+      for (int64_t q = 0; q < nruns; q++) {
+        rrow[q] = runs[3 * q + 2];
+        for (int64_t k = runs[3 * q]; k < runs[3 * q] + runs[3 * q + 1]; k++)
+          trun[k] = (int32_t)q;
+      }
+      nfused = nruns;
+      MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_TILE_RUN, trun, (size_t)tiles * sizeof(int32_t)));
+      MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_RUN_ROW, rrow, (size_t)nfused * sizeof(int64_t)));
+      MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_COUNTER, NULL, sizeof(unsigned)));
+    }
     // Move the long runs to their own list (order kept in both).
     int64_t nshort = 0;
     for (int64_t q = 0; q < nruns; q++) {
@@ -409,10 +651,12 @@ extern "C" msp_status msp__cuda_csr_upload(msp_context ctx, msp_matrix A) {
     MSP_TRY(
         msp__cuda_matrix_put(ctx, m, SLOT_LONG_RUNS, lruns, (size_t)(3 * nlong) * sizeof(int64_t)));
   }
-  m->i64[0] = vector_group(rows, nnz);
+  m->i64[0] = vector_group(rows, nnz, variant);
   m->i64[1] = tiles;
   m->i64[2] = nruns;
   m->i64[5] = nlong;
+  m->i64[6] = variant;
+  m->i64[7] = nfused;
   // Copies from pageable memory are staged before cudaMemcpyAsync returns; waiting here anyway
   // keeps the host buffers freed below out of any doubt (uploads are not on the hot path).
   MSP_CUDA_TRY(cudaStreamSynchronize(msp__cuda(ctx)->stream));
@@ -421,10 +665,43 @@ exit:
   msp__free(tnz);
   msp__free(runs);
   msp__free(lruns);
+  msp__free(trun);
+  msp__free(rrow);
   return st;
 }
 
 // ---- launch ------------------------------------------------------------------------------------
+template <typename L>
+static msp_status launch_vector2(int g, cudaStream_t s, int64_t rows, const int64_t *rp,
+                                 const int32_t *ci, const L va, const double *x, double alpha,
+                                 double beta, double *y) {
+  msp_status st = MSP_SUCCESS;
+  const int64_t per_warp = (int64_t)(32 / g) * VECTOR_ROWS;
+  const unsigned blocks = msp__cuda_blocks((rows + per_warp - 1) / per_warp * 32, VECTOR_THREADS);
+  switch (g) {
+  case 2:
+    csr_vector2_kernel<L, 2><<<blocks, VECTOR_THREADS, 0, s>>>(rows, rp, ci, va, x, alpha, beta, y);
+    break;
+  case 4:
+    csr_vector2_kernel<L, 4><<<blocks, VECTOR_THREADS, 0, s>>>(rows, rp, ci, va, x, alpha, beta, y);
+    break;
+  case 8:
+    csr_vector2_kernel<L, 8><<<blocks, VECTOR_THREADS, 0, s>>>(rows, rp, ci, va, x, alpha, beta, y);
+    break;
+  case 16:
+    csr_vector2_kernel<L, 16>
+        <<<blocks, VECTOR_THREADS, 0, s>>>(rows, rp, ci, va, x, alpha, beta, y);
+    break;
+  default:
+    csr_vector2_kernel<L, 32>
+        <<<blocks, VECTOR_THREADS, 0, s>>>(rows, rp, ci, va, x, alpha, beta, y);
+    break;
+  }
+  MSP_CUDA_CHECK_LAUNCH("csr_vector2_kernel");
+exit:
+  return st;
+}
+
 template <typename L>
 static msp_status launch_vector(int g, cudaStream_t s, int64_t rows, const int64_t *rp,
                                 const int32_t *ci, const L va, const double *x, double alpha,
@@ -489,14 +766,22 @@ static msp_status launch(msp_context ctx, double alpha, const msp_matrix A, cons
     MSP_CUDA_CHECK_LAUNCH("csr_scalar_kernel");
     break;
   case MSP_KERNEL_VECTOR:
-    MSP_TRY(launch_vector<loader<P>>((int)m->i64[0], s, rows, rp, ci, va, x, alpha, beta, y));
+    if (m->i64[6] == 0)
+      MSP_TRY(launch_vector<loader<P>>((int)m->i64[0], s, rows, rp, ci, va, x, alpha, beta, y));
+    else
+      MSP_TRY(launch_vector2<loader<P>>((int)m->i64[0], s, rows, rp, ci, va, x, alpha, beta, y));
     break;
   default: {
     const int64_t tiles = m->i64[1], nruns = m->i64[2], nlong = m->i64[5];
+    const bool fused = m->i64[7] > 0; // the kernel applies the carries: no fix-up launch
     csr_merge_kernel<loader<P>><<<(unsigned)tiles, MERGE_THREADS, 0, s>>>(
         rows, rp, ci, va, x, alpha, beta, y, (const int64_t *)m->d[SLOT_TILE_ROW],
-        (const int64_t *)m->d[SLOT_TILE_NZ], (double *)m->d[SLOT_CARRY]);
+        (const int64_t *)m->d[SLOT_TILE_NZ], (double *)m->d[SLOT_CARRY],
+        fused ? (const int32_t *)m->d[SLOT_TILE_RUN] : NULL,
+        fused ? (const int64_t *)m->d[SLOT_RUN_ROW] : NULL,
+        fused ? (unsigned *)m->d[SLOT_COUNTER] : NULL);
     MSP_CUDA_CHECK_LAUNCH("csr_merge_kernel");
+    if (fused) break;
     if (nruns > 0) {
       csr_merge_fixup<<<msp__cuda_blocks(nruns, FIXUP_THREADS), FIXUP_THREADS, 0, s>>>(
           nruns, (const int64_t *)m->d[SLOT_RUNS], (const double *)m->d[SLOT_CARRY], alpha, y);
