@@ -259,10 +259,10 @@ typedef struct {
   double max_fill;         // refuse ELL/DIA/HLL/HDIA larger than max_fill x CSR bytes (default 3)
   int cpms_segments;       // CPMS segments read by products (0: all)
   // BDMP
-  double bdmp_f;      // threshold factor f (default 0.5)
-  double bdmp_lambda; // fixed threshold when > 0
-  int bdmp_digits;    // > 0: error-bounded mode with D digits
-  int allow_atomics;  // permit floating-point atomics (non-deterministic order) for speed
+  double bdmp_f;       // threshold factor f (default 0.5)
+  double bdmp_lambda;  // fixed threshold when > 0
+  int bdmp_digits;     // > 0: error-bounded mode with D digits
+  int allow_atomics;   // permit floating-point atomics (non-deterministic order) for speed
   int bdmp_paper_rule; // 1: the paper's precision rule alone; 0 (default): tiles whose values
                        // fp32 holds exactly go to fp32 too (no error, fewer bytes)
 } msp_convert_options;
@@ -280,10 +280,10 @@ msp_status msp_matrix_convert(msp_context ctx, const msp_matrix A, const msp_con
 
 // BDMP matrices (formats bdmp-pbp, bdmp-tcki): what the per-tile precision selection did.
 typedef struct {
-  double lambda;  // threshold used (threshold mode; 0 in the error-bounded mode)
-  int digits;     // error-bounded mode D (0: threshold mode)
-  double bound;   // guaranteed: for every x and row i, the fp32 storage changes y_i by at most
-                  // bound * (sum_j |a_ij|) * max|x| (storage rounding only; fp64 arithmetic)
+  double lambda; // threshold used (threshold mode; 0 in the error-bounded mode)
+  int digits;    // error-bounded mode D (0: threshold mode)
+  double bound;  // guaranteed: for every x and row i, the fp32 storage changes y_i by at most
+                 // bound * (sum_j |a_ij|) * max|x| (storage rounding only; fp64 arithmetic)
   int64_t tiles, tiles_f32; // nonempty 16x16 tiles, of which stored in fp32
   int64_t nnz_f32, nnz_f64; // nonzeros stored in fp32 / fp64
   int64_t tile_formats[4];  // TCKI: tiles stored as COO, ELL, CSR, HYB (0 for PBP)
@@ -301,7 +301,7 @@ typedef struct {
   int64_t hist[MSP_ACCURACY_BINS]; // entries by significant digits
   double ratio;                    // share of entries with >= 7 digits (Eq. 9)
   double min_digits, mean_digits;
-  double max_rel_error;            // max |y_i - ref_i| / |ref_i| over ref_i != 0
+  double max_rel_error; // max |y_i - ref_i| / |ref_i| over ref_i != 0
 } msp_accuracy;
 int msp_significant_digits(double y, double ref);
 // Compare n host values; MSP_ERR_INVALID_ARGUMENT for NULL arrays (n > 0) or n < 0.

@@ -681,8 +681,7 @@ static void test_auto_tune(void) {
 
   test_csr_powerlaw(&m, 20000, 20000, 5000, 20);
   f = auto_format(&m, "power law");
-  CHECK(f == MSP_FORMAT_COO, "power law (skewed): AUTO chose %s, expected coo",
-        msp_format_name(f));
+  CHECK(f == MSP_FORMAT_COO, "power law (skewed): AUTO chose %s, expected coo", msp_format_name(f));
   test_csr_free(&m);
 
   {
@@ -721,8 +720,8 @@ static void test_auto_tune(void) {
   s.hyb_fill = 0.1;
   s.hyb_coo_share = 0.1;
   f = msp__choose_format(&s, why, sizeof why);
-  CHECK(f == MSP_FORMAT_CSR && strstr(why, "irregular"), "stats rule (AUTO never picks hyb): %s (%s)",
-        msp_format_name(f), why);
+  CHECK(f == MSP_FORMAT_CSR && strstr(why, "irregular"),
+        "stats rule (AUTO never picks hyb): %s (%s)", msp_format_name(f), why);
   s.skewness = 12;
   f = msp__choose_format(&s, why, sizeof why);
   CHECK(f == MSP_FORMAT_COO && strstr(why, "skewness"), "stats rule: %s (%s)", msp_format_name(f),

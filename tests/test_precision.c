@@ -476,75 +476,6 @@ static void test_all_precisions(void) {
 }
 
 // ---- matrices of every format with values in every precision (CPU backend)
-// ----------------------- The decoded matrix in CSR: the format's value array decoded (k segments
-// for CPMS), put in place of the fp64 array for the format's own to_csr, then restored.
-static int decoded_csr(msp_matrix B, int segments, test_csr *d) {
-  memset(d, 0, sizeof *d);
-  int64_t n = B->pval->n;
-  double *buf = malloc((size_t)(n > 0 ? n : 1) * sizeof *buf);
-  if (!buf) return -1;
-  msp__prec_decode(B->pval, segments, buf);
-  double **slot = NULL, **slot2 = NULL, *save = NULL, *save2 = NULL;
-  switch (B->format) {
-  case MSP_FORMAT_CSR:
-    slot = &B->val;
-    break;
-  case MSP_FORMAT_COO:
-    slot = &((msp__coo *)B->fmt)->val;
-    break;
-  case MSP_FORMAT_ELL:
-    slot = &((msp__ell *)B->fmt)->val;
-    break;
-  case MSP_FORMAT_HLL:
-    slot = &((msp__hll *)B->fmt)->val;
-    break;
-  case MSP_FORMAT_DIA:
-    slot = &((msp__dia *)B->fmt)->val;
-    break;
-  case MSP_FORMAT_HDIA:
-    slot = &((msp__hdia *)B->fmt)->val;
-    break;
-  case MSP_FORMAT_HYB:
-    slot = &((msp__hyb *)B->fmt)->ell.val;
-    slot2 = &((msp__hyb *)B->fmt)->coo.val;
-    break;
-  default:
-    free(buf);
-    return -1;
-  }
-  save = *slot;
-  *slot = buf;
-  if (slot2) {
-    save2 = *slot2;
-    *slot2 = buf + B->rows * ((msp__hyb *)B->fmt)->ell.width;
-  }
-  int64_t *rp = NULL;
-  int32_t *ci = NULL;
-  double *v = NULL;
-  msp_status st = msp__format_to_csr(B, &rp, &ci, &v);
-  *slot = save;
-  if (slot2) *slot2 = save2;
-  free(buf);
-  if (st != MSP_SUCCESS) return -1;
-  d->rows = B->rows;
-  d->cols = B->cols;
-  d->nnz = rp[B->rows];
-  d->rowptr = malloc((size_t)(d->rows + 1) * sizeof *d->rowptr);
-  d->colind = malloc((size_t)(d->nnz ? d->nnz : 1) * sizeof *d->colind);
-  d->val = malloc((size_t)(d->nnz ? d->nnz : 1) * sizeof *d->val);
-  int rc = d->rowptr && d->colind && d->val ? 0 : -1;
-  if (rc == 0) {
-    memcpy(d->rowptr, rp, (size_t)(d->rows + 1) * sizeof *rp);
-    if (d->nnz) {
-      memcpy(d->colind, ci, (size_t)d->nnz * sizeof *ci);
-      memcpy(d->val, v, (size_t)d->nnz * sizeof *v);
-    }
-  }
-  msp__free(rp);
-  msp__free(ci);
-  msp__free(v);
-  return rc;
-}
 
 // The product reads the encoded values and computes in fp64: it must match the long-double oracle
 // of the decoded matrix within the fp64 bound, and each decoded value must be within the
@@ -607,7 +538,7 @@ static void test_format_precisions(void) {
             test_csr_free(&d);
             continue;
           }
-        } else if (decoded_csr(B, k, &d) != 0) {
+        } else if (test_csr_decoded(B, k, &d) != 0) {
           CHECK(0, "%s %s: decoding", fname, pname);
           test_csr_free(&d);
           continue;

@@ -1,6 +1,10 @@
 // testlib.c: checks, seeded generator, long-double oracle and matrix helpers for the tests.
 #include "testlib.h"
 
+#include "formats.h"
+#include "internal.h"
+#include "precision.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,8 +195,7 @@ const char *test_matrices_dir(void) {
 
 // Eligible matrices of INDEX.tsv (complex left out, nnz <= max_nnz when max_nnz > 0); with
 // stride > 1 only every stride-th eligible one is visited. Returns the number visited.
-static int scan_index(const char *dir, int64_t max_nnz, int stride, test_matrix_fn fn,
-                      void *user) {
+static int scan_index(const char *dir, int64_t max_nnz, int stride, test_matrix_fn fn, void *user) {
   char path[4096], line[8192];
   snprintf(path, sizeof path, "%s/INDEX.tsv", dir);
   FILE *f = fopen(path, "r");
@@ -206,8 +209,7 @@ static int scan_index(const char *dir, int64_t max_nnz, int stride, test_matrix_
     }
     char name[1024], sym[64], field[64];
     long long rows, cols, nnz;
-    if (sscanf(line, "%1023s %lld %lld %lld %63s %63s", name, &rows, &cols, &nnz, sym, field) !=
-        6)
+    if (sscanf(line, "%1023s %lld %lld %lld %63s %63s", name, &rows, &cols, &nnz, sym, field) != 6)
       continue;
     if (strcmp(field, "complex") == 0) continue;
     if (max_nnz > 0 && nnz > max_nnz) continue;
@@ -239,4 +241,74 @@ int test_for_each_matrix(int64_t max_nnz, test_matrix_fn fn, void *user) {
            stride, total);
   }
   return scan_index(dir, max_nnz, stride, fn, user);
+}
+
+// The format's value array decoded (k segments for CPMS) is put in place of the fp64 array for
+// the format's own to_csr, then restored.
+int test_csr_decoded(msp_matrix B, int segments, test_csr *d) {
+  memset(d, 0, sizeof *d);
+  int64_t n = B->pval->n;
+  double *buf = malloc((size_t)(n > 0 ? n : 1) * sizeof *buf);
+  if (!buf) return -1;
+  msp__prec_decode(B->pval, segments, buf);
+  double **slot = NULL, **slot2 = NULL, *save = NULL, *save2 = NULL;
+  switch (B->format) {
+  case MSP_FORMAT_CSR:
+    slot = &B->val;
+    break;
+  case MSP_FORMAT_COO:
+    slot = &((msp__coo *)B->fmt)->val;
+    break;
+  case MSP_FORMAT_ELL:
+    slot = &((msp__ell *)B->fmt)->val;
+    break;
+  case MSP_FORMAT_HLL:
+    slot = &((msp__hll *)B->fmt)->val;
+    break;
+  case MSP_FORMAT_DIA:
+    slot = &((msp__dia *)B->fmt)->val;
+    break;
+  case MSP_FORMAT_HDIA:
+    slot = &((msp__hdia *)B->fmt)->val;
+    break;
+  case MSP_FORMAT_HYB:
+    slot = &((msp__hyb *)B->fmt)->ell.val;
+    slot2 = &((msp__hyb *)B->fmt)->coo.val;
+    break;
+  default:
+    free(buf);
+    return -1;
+  }
+  save = *slot;
+  *slot = buf;
+  if (slot2) {
+    save2 = *slot2;
+    *slot2 = buf + B->rows * ((msp__hyb *)B->fmt)->ell.width;
+  }
+  int64_t *rp = NULL;
+  int32_t *ci = NULL;
+  double *v = NULL;
+  msp_status st = msp__format_to_csr(B, &rp, &ci, &v);
+  *slot = save;
+  if (slot2) *slot2 = save2;
+  free(buf);
+  if (st != MSP_SUCCESS) return -1;
+  d->rows = B->rows;
+  d->cols = B->cols;
+  d->nnz = rp[B->rows];
+  d->rowptr = malloc((size_t)(d->rows + 1) * sizeof *d->rowptr);
+  d->colind = malloc((size_t)(d->nnz ? d->nnz : 1) * sizeof *d->colind);
+  d->val = malloc((size_t)(d->nnz ? d->nnz : 1) * sizeof *d->val);
+  int rc = d->rowptr && d->colind && d->val ? 0 : -1;
+  if (rc == 0) {
+    memcpy(d->rowptr, rp, (size_t)(d->rows + 1) * sizeof *rp);
+    if (d->nnz) {
+      memcpy(d->colind, ci, (size_t)d->nnz * sizeof *ci);
+      memcpy(d->val, v, (size_t)d->nnz * sizeof *v);
+    }
+  }
+  msp__free(rp);
+  msp__free(ci);
+  msp__free(v);
+  return rc;
 }

@@ -64,6 +64,11 @@ int test_csr_from_matrix(test_csr *m, msp_matrix A);
 // Make a library matrix from a test_csr on ctx.
 msp_status test_csr_to_matrix(const test_csr *m, msp_context ctx, msp_matrix *A);
 
+// The matrix as stored by a converted matrix B with values in a reduced precision (B->pval set),
+// in CSR with the decoded values (`segments` read for CPMS): both backends must compute its
+// fp64 product. Returns 0, or -1 on allocation failure.
+int test_csr_decoded(msp_matrix B, int segments, test_csr *d);
+
 // ---- oracle: y = alpha*A*x + beta*y0, accumulated in long double over the triples ------------
 void test_oracle_spmv(const test_csr *m, double alpha, const double *x, double beta,
                       const double *y0, double *y);

@@ -260,7 +260,8 @@ msp_format msp__choose_format(const msp_matrix_stats *s, char *reason, size_t n)
              (long long)s->rows, MSP__AUTO_MIN_ROWS);
   } else {
     f = MSP_FORMAT_CSR;
-    snprintf(buf, sizeof buf, "irregular: dia_fill %.3g, hdia_fill %.3g, ell_fill %.3g, hll_fill %.3g: csr",
+    snprintf(buf, sizeof buf,
+             "irregular: dia_fill %.3g, hdia_fill %.3g, ell_fill %.3g, hll_fill %.3g: csr",
              s->dia_fill, s->hdia_fill, s->ell_fill, s->hll_fill);
   }
   if (reason && n) snprintf(reason, n, "%s", buf);

@@ -218,9 +218,9 @@ void msp__matrix_prec_free(msp_matrix A);
 msp_status msp__cpu_csr_prec_spmv(msp_context, double, const msp_matrix, msp_vector, double,
                                   msp_vector);
 // src/cpu/prec_formats.c: the other formats' precision kernels (values in A->pval)
-#define MSP__CPU_PREC_DECL_(fmt)                                                                 \
-  msp_status msp__cpu_##fmt##_prec_spmv(msp_context, double, const msp_matrix, msp_vector,      \
-                                        double, msp_vector);
+#define MSP__CPU_PREC_DECL_(fmt)                                                                   \
+  msp_status msp__cpu_##fmt##_prec_spmv(msp_context, double, const msp_matrix, msp_vector, double, \
+                                        msp_vector);
 MSP__CPU_PREC_DECL_(coo)
 MSP__CPU_PREC_DECL_(ell)
 MSP__CPU_PREC_DECL_(hll)

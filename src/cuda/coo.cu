@@ -63,16 +63,15 @@ __device__ __forceinline__ void coo_load8(const double *p, double (&v)[MSP__COO_
   }
 }
 
-template <typename V, int BLOCK>
-__global__ void __launch_bounds__(BLOCK)
-    coo_tiles_kernel(int64_t ntiles, const int32_t *__restrict__ row,
-                     const int32_t *__restrict__ col, const V *__restrict__ val,
-                     const double *__restrict__ x, double alpha, double beta,
-                     double *__restrict__ y, double *__restrict__ head, double *__restrict__ tail) {
+// Tile t (< ntiles) by the calling warp.
+template <typename V>
+__device__ __forceinline__ void coo_tile(int64_t t, int64_t ntiles, const int32_t *__restrict__ row,
+                                         const int32_t *__restrict__ col,
+                                         const V *__restrict__ val, const double *__restrict__ x,
+                                         double alpha, double beta, double *__restrict__ y,
+                                         double *head, double *tail) {
   const unsigned full = 0xffffffffu;
   const int lane = threadIdx.x & 31;
-  const int64_t t = (int64_t)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
-  if (t >= ntiles) return; // the whole warp leaves together
   const int64_t base = t * MSP__COO_TILE;
   // Does the tile's first row start in an earlier tile? Which row follows the tile?
   const int32_t first_row = msp__ld(row + base);
@@ -135,6 +134,17 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
+template <typename V, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    coo_tiles_kernel(int64_t ntiles, const int32_t *__restrict__ row,
+                     const int32_t *__restrict__ col, const V *__restrict__ val,
+                     const double *__restrict__ x, double alpha, double beta,
+                     double *__restrict__ y, double *__restrict__ head, double *__restrict__ tail) {
+  const int64_t t = (int64_t)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
+  if (t >= ntiles) return; // the whole warp leaves together
+  coo_tile(t, ntiles, row, col, val, x, alpha, beta, y, head, tail);
+}
+
 // One thread per straddling row of a short span: tail[t0] + head[t0+1] + ... + head[t1].
 __global__ void __launch_bounds__(MSP__FMT_BLOCK)
     coo_fix_short_kernel(int64_t nfix, const int64_t *__restrict__ fix,
@@ -187,6 +197,135 @@ __global__ void __launch_bounds__(MSP__FMT_BLOCK)
   const int64_t k = (int64_t)blockIdx.x * MSP__FMT_BLOCK + threadIdx.x;
   if (k >= n) return;
   msp__y_update(y, msp__ld(rows + k), 0.0, 0.0, beta);
+}
+
+// ---- COO format, variant 1 (default; MSP_COO_VARIANT=0 selects the launches above) --------------
+// One launch instead of up to four: the tiles as coo_tiles_kernel, the empty rows (a grid-stride
+// share per thread), and, when the fix-up has at most COO_FUSE_ITEMS terms in a grid of at most
+// COO_FUSE_BLOCKS blocks, the fix-up by the last block to finish. Every block makes its head and
+// tail stores visible (__threadfence) before taking a ticket from the integer counter; the block
+// with the last ticket fences again, gathers the terms from L2 (__ldcg), sums each straddling
+// row's terms (tail[t0], head[t0+1..t1]: contiguous in the term list built at upload) by a
+// segmented reduction in a fixed order, and resets the counter for the next launch. No
+// floating-point atomics: deterministic (the order differs from the fix-up kernels' sequential
+// one, so the bits may differ from variant 0).
+#define COO_FUSE_CHUNK 8 // terms per thread
+#define COO_FUSE_ITEMS (MSP__FMT_BLOCK * COO_FUSE_CHUNK)
+#define COO_FUSE_BLOCKS 1024 // one same-address integer atomic per block: keep it cheap
+__device__ __forceinline__ int coo_pad(int k) {
+  return k + k / COO_FUSE_CHUNK; // a thread reads COO_FUSE_CHUNK consecutive slots
+}
+
+template <int BLOCK>
+__device__ __forceinline__ void coo_fixup_last(int64_t ntiles, int nterms,
+                                               const int32_t *__restrict__ term_src,
+                                               const int32_t *__restrict__ term_fix,
+                                               const int32_t *__restrict__ fix_row,
+                                               const double *head, const double *tail,
+                                               double alpha, double beta, double *y,
+                                               unsigned *counter) {
+  __shared__ int s_key[BLOCK * COO_FUSE_CHUNK + BLOCK];
+  __shared__ double s_val[BLOCK * COO_FUSE_CHUNK + BLOCK];
+  __shared__ int w_key[BLOCK / 32];
+  __shared__ double w_val[BLOCK / 32];
+  __shared__ unsigned s_ticket;
+  const int t = threadIdx.x;
+  __threadfence(); // this thread's head / tail stores, device-wide, before the ticket
+  __syncthreads();
+  if (t == 0) s_ticket = atomicAdd(counter, 1u);
+  __syncthreads();
+  if (s_ticket != gridDim.x - 1u) return; // block-uniform
+  __threadfence(); // acquire: the other blocks' stores are visible from here on
+  for (int k = t; k < nterms; k += BLOCK) {
+    const int src = __ldg(term_src + k);
+    s_key[coo_pad(k)] = __ldg(term_fix + k);
+    s_val[coo_pad(k)] = src < ntiles ? __ldcg(head + src) : __ldcg(tail + (src - ntiles));
+  }
+  __syncthreads();
+  const int C = (nterms + BLOCK - 1) / BLOCK; // <= COO_FUSE_CHUNK
+  const int a = t * C < nterms ? t * C : nterms, e = a + C < nterms ? a + C : nterms;
+  // This thread's terms [a, e): the first segment (may continue earlier threads' rows), inner
+  // segments (complete: applied here), the trailing one (scanned over the threads).
+  int cur = -1, fk = -1;
+  bool first_done = false;
+  double cs = 0.0, fv = 0.0;
+  for (int i = a; i < e; i++) {
+    const int k = s_key[coo_pad(i)];
+    const double c = s_val[coo_pad(i)];
+    if (i == a) {
+      cur = k;
+      cs = c;
+    } else if (k == cur) {
+      cs += c;
+    } else {
+      if (!first_done) {
+        first_done = true;
+        fk = cur;
+        fv = cs;
+      } else {
+        msp__y_update(y, __ldg(fix_row + cur), alpha, cs, beta);
+      }
+      cur = k;
+      cs = c;
+    }
+  }
+  // Inclusive segmented scan of the trailing segments (keys: straddling-row ids, contiguous).
+  const int lane = t & 31, warp = t >> 5;
+  double v = cs;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const double vo = __shfl_up_sync(0xffffffffu, v, off);
+    const int ko = __shfl_up_sync(0xffffffffu, cur, off);
+    if (lane >= off && ko == cur) v = vo + v;
+  }
+  if (lane == 31) {
+    w_key[warp] = cur;
+    w_val[warp] = v;
+  }
+  double ev = __shfl_up_sync(0xffffffffu, v, 1);
+  int ek = __shfl_up_sync(0xffffffffu, cur, 1);
+  __syncthreads();
+  int pk = -1;
+  double pv = 0.0;
+  for (int w = 0; w < warp; w++) {
+    const int kw = w_key[w];
+    pv = kw == pk ? pv + w_val[w] : w_val[w];
+    pk = kw;
+  }
+  if (lane == 0) {
+    ek = pk;
+    ev = pv;
+  } else if (ek == pk) {
+    ev = pv + ev;
+  }
+  if (pk == cur) v = pv + v; // inclusive, over the whole block
+  if (first_done && fk >= 0)
+    msp__y_update(y, __ldg(fix_row + fk), alpha, ek == fk ? ev + fv : fv, beta);
+  // The trailing row ends here unless the next thread's terms start with it.
+  if (a < e && cur >= 0 && (e >= nterms || s_key[coo_pad(e)] != cur))
+    msp__y_update(y, __ldg(fix_row + cur), alpha, v, beta);
+  if (t == 0) *counter = 0u; // no block of this launch reads it again
+}
+
+// counter == NULL: no fused fix-up (the fix-up kernels follow, or there is nothing to fix).
+template <typename V, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    coo_fused_kernel(int64_t ntiles, const int32_t *__restrict__ row,
+                     const int32_t *__restrict__ col, const V *__restrict__ val,
+                     const double *__restrict__ x, double alpha, double beta,
+                     double *__restrict__ y, double *head, double *tail, int64_t nempty,
+                     const int32_t *__restrict__ empty, int nterms,
+                     const int32_t *__restrict__ term_src, const int32_t *__restrict__ term_fix,
+                     const int32_t *__restrict__ fix_row, unsigned *counter) {
+  const int64_t t = (int64_t)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
+  if (t < ntiles) coo_tile(t, ntiles, row, col, val, x, alpha, beta, y, head, tail);
+  // Empty rows (not rows of any tile): y_i = beta * y_i, y not read when beta == 0.
+  const int64_t stride = (int64_t)gridDim.x * BLOCK;
+  for (int64_t k = (int64_t)blockIdx.x * BLOCK + threadIdx.x; k < nempty; k += stride)
+    msp__y_update(y, msp__ld(empty + k), 0.0, 0.0, beta);
+  if (counter)
+    coo_fixup_last<BLOCK>(ntiles, nterms, term_src, term_fix, fix_row, head, tail, alpha, beta,
+                          y, counter);
 }
 
 // ---- the COO part (shared with HYB) -------------------------------------------------------------

@@ -8,17 +8,16 @@
 
 // Map a CUDA error to a status: allocation failures to MSP_ERR_OUT_OF_MEMORY, the rest to
 // MSP_ERR_DEVICE, with the call, file and line in the message.
-extern "C" msp_status msp__cuda_status(cudaError_t e, const char *call, const char *file,
-                                        int line);
+extern "C" msp_status msp__cuda_status(cudaError_t e, const char *call, const char *file, int line);
 
 // Jump to `exit` with st set when a CUDA runtime call fails (the function's one exit label).
-#define MSP_CUDA_TRY(call)                                                                       \
-  do {                                                                                           \
-    cudaError_t e_ = (call);                                                                     \
-    if (e_ != cudaSuccess) {                                                                     \
-      st = msp__cuda_status(e_, #call, __FILE__, __LINE__);                                      \
-      goto exit;                                                                                 \
-    }                                                                                            \
+#define MSP_CUDA_TRY(call)                                                                         \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
+      st = msp__cuda_status(e_, #call, __FILE__, __LINE__);                                        \
+      goto exit;                                                                                   \
+    }                                                                                              \
   } while (0)
 // After a launch: check the launch itself (no synchronisation).
 #define MSP_CUDA_CHECK_LAUNCH(name) MSP_CUDA_TRY(cudaPeekAtLastError())
@@ -29,14 +28,16 @@ typedef struct {
   cudaStream_t aux_stream; // second stream (BDMP-PBP runs its two parts concurrently)
   cudaEvent_t fork, join;
   int sm_count;
-  double *d_scratch;       // reduction scratch (partial sums + result), MSP__CUDA_SCRATCH doubles
-  double *h_result;        // pinned host slot for reduction results
+  double *d_scratch; // reduction scratch (partial sums + result), MSP__CUDA_SCRATCH doubles
+  double *h_result;  // pinned host slot for reduction results
 } msp__cuda_ctx;
 
 #define MSP__CUDA_SCRATCH 8192
 #define MSP__CUDA_RESULTS 8 // doubles in the pinned h_result slot
 
-static inline msp__cuda_ctx *msp__cuda(msp_context ctx) { return (msp__cuda_ctx *)ctx->impl; }
+static inline msp__cuda_ctx *msp__cuda(msp_context ctx) {
+  return (msp__cuda_ctx *)ctx->impl;
+}
 
 // A matrix's device data: up to MSP__CUDA_MAX_ARRAYS device arrays owned by the matrix (freed
 // by the backend's matrix_free), plus small per-format facts. Each format's upload fills the
@@ -101,13 +102,13 @@ msp_status msp__cuda_bdmp_pbp_upload(msp_context ctx, msp_matrix A);
 msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                                    double beta, msp_vector y);
 msp_status msp__cuda_bdmp_tcki_upload(msp_context ctx, msp_matrix A);
-msp_status msp__cuda_bdmp_tcki_spmv(msp_context ctx, double alpha, const msp_matrix A,
-                                    msp_vector x, double beta, msp_vector y);
+msp_status msp__cuda_bdmp_tcki_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                                    double beta, msp_vector y);
 
 // COO, ELL, HLL, DIA, HDIA, HYB with values in another precision than f64 (prec_formats.cu).
-#define MSP__CUDA_PREC_DECL_(fmt)                                                                \
-  msp_status msp__cuda_##fmt##_prec_upload(msp_context ctx, msp_matrix A);                      \
-  msp_status msp__cuda_##fmt##_prec_spmv(msp_context ctx, double alpha, const msp_matrix A,     \
+#define MSP__CUDA_PREC_DECL_(fmt)                                                                  \
+  msp_status msp__cuda_##fmt##_prec_upload(msp_context ctx, msp_matrix A);                         \
+  msp_status msp__cuda_##fmt##_prec_spmv(msp_context ctx, double alpha, const msp_matrix A,        \
                                          msp_vector x, double beta, msp_vector y);
 MSP__CUDA_PREC_DECL_(coo)
 MSP__CUDA_PREC_DECL_(ell)
