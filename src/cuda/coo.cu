@@ -1,4 +1,4 @@
-// coo.cu: COO on CUDA: upload and a deterministic segmented-reduction SpMV (no atomics).
+// coo.cu: COO on CUDA: upload and a deterministic segmented-reduction SpMV (no FP atomics).
 //
 // The triples (sorted by row, then column) are cut into tiles of MSP__COO_TILE = 256 triples, one
 // tile per warp, so every warp gets the same work whatever the row lengths (the point of COO for
@@ -27,9 +27,17 @@
 //   4 tail  f64   [tiles]        scratch: partial sums of rows going on in a later tile
 //   5 fix   int64 [3 * fixes]    (row, t0, t1) of each straddling row, short spans first
 //   6 empty int32 [empties]      rows without entries
-// Scalars: i64[0] tiles, i64[1] short fix-ups, i64[2] long fix-ups, i64[3] empty rows.
+//   7..10                        COO format, variant 1: the fused fix-up plan and block counter
+//                                (see coo_fused_kernel and the COO_*_SLOT defines)
+// Scalars: i64[0] tiles, i64[1] short fix-ups, i64[2] long fix-ups, i64[3] empty rows,
+// i64[4..6] variant 1 (MSP_COO_VARIANT, fused fix-up terms, fused grid).
+// The COO format runs variant 1 by default: one launch (coo_fused_kernel: tiles, empty rows and,
+// for small fix-ups, the fix-up by the last block), the fix-up kernels only for large fix-ups.
+// MSP_COO_VARIANT=0 at upload selects the separate launches (benchmark A/B only). HYB's COO part
+// always uses the separate launches (msp__cuda_coo_part_spmv).
 #include "formats.cuh"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define MSP__COO_SHORT_SPAN 32 // straddling rows over at most this many tiles: one thread each
@@ -38,38 +46,48 @@ enum { COO_ROW = 0, COO_COL, COO_VAL, COO_HEAD, COO_TAIL, COO_FIX, COO_NSLOTS };
 enum { COO_Q_TILES = 0, COO_Q_SHORT, COO_Q_LONG, COO_NQ };
 #define COO_EMPTY_SLOT 6
 #define COO_EMPTY_Q 3
+// COO format, variant 1 (coo_fused_kernel): fused fix-up plan and the block counter.
+#define COO_TERM_SRC_SLOT 7 // int32 [terms] head[t] as t, tail[t] as tiles + t
+#define COO_TERM_FIX_SLOT 8 // int32 [terms] straddling-row id of each term
+#define COO_FIX_ROW_SLOT 9  // int32 [ids]   row of each id
+#define COO_COUNTER_SLOT 10 // unsigned [1]  blocks done in the current launch (0 between)
+#define COO_VARIANT_Q 4     // MSP_COO_VARIANT (coo_variant)
+#define COO_NTERMS_Q 5      // fused fix-up terms (0: the fix-up kernels run, if any)
+#define COO_BLOCKS_Q 6      // grid of coo_fused_kernel
 
 // ---- kernels ------------------------------------------------------------------------------------
 // 8 consecutive int32 / f64 items of one lane with 16-byte loads (the tile base and l*8 keep them
-// 32- and 64-byte aligned: cudaMalloc returns 256-byte aligned arrays).
+// 32- and 64-byte aligned: cudaMalloc returns 256-byte aligned arrays). STREAM: evict-first loads
+// (read once), so that x keeps its place in L2.
+template <bool STREAM>
 __device__ __forceinline__ void coo_load8(const int32_t *p, int32_t (&r)[MSP__COO_ITEMS]) {
   const int4 *q = reinterpret_cast<const int4 *>(p);
 #pragma unroll
   for (int c = 0; c < MSP__COO_ITEMS / 4; c++) {
-    int4 u = __ldg(q + c);
+    int4 u = STREAM ? __ldcs(q + c) : __ldg(q + c);
     r[4 * c] = u.x;
     r[4 * c + 1] = u.y;
     r[4 * c + 2] = u.z;
     r[4 * c + 3] = u.w;
   }
 }
+template <bool STREAM>
 __device__ __forceinline__ void coo_load8(const double *p, double (&v)[MSP__COO_ITEMS]) {
   const double2 *q = reinterpret_cast<const double2 *>(p);
 #pragma unroll
   for (int c = 0; c < MSP__COO_ITEMS / 2; c++) {
-    double2 u = __ldg(q + c);
+    double2 u = STREAM ? __ldcs(q + c) : __ldg(q + c);
     v[2 * c] = u.x;
     v[2 * c + 1] = u.y;
   }
 }
 
 // Tile t (< ntiles) by the calling warp.
-template <typename V>
+template <typename V, bool STREAM>
 __device__ __forceinline__ void coo_tile(int64_t t, int64_t ntiles, const int32_t *__restrict__ row,
-                                         const int32_t *__restrict__ col,
-                                         const V *__restrict__ val, const double *__restrict__ x,
-                                         double alpha, double beta, double *__restrict__ y,
-                                         double *head, double *tail) {
+                                         const int32_t *__restrict__ col, const V *__restrict__ val,
+                                         const double *__restrict__ x, double alpha, double beta,
+                                         double *__restrict__ y, double *head, double *tail) {
   const unsigned full = 0xffffffffu;
   const int lane = threadIdx.x & 31;
   const int64_t base = t * MSP__COO_TILE;
@@ -81,9 +99,9 @@ __device__ __forceinline__ void coo_tile(int64_t t, int64_t ntiles, const int32_
   int32_t r[MSP__COO_ITEMS], c[MSP__COO_ITEMS];
   V v[MSP__COO_ITEMS];
   const int64_t mine = base + (int64_t)lane * MSP__COO_ITEMS;
-  coo_load8(row + mine, r);
-  coo_load8(col + mine, c);
-  coo_load8(val + mine, v);
+  coo_load8<STREAM>(row + mine, r);
+  coo_load8<STREAM>(col + mine, c);
+  coo_load8<STREAM>(val + mine, v);
   double p[MSP__COO_ITEMS];
 #pragma unroll
   for (int k = 0; k < MSP__COO_ITEMS; k++)
@@ -142,7 +160,7 @@ __global__ void __launch_bounds__(BLOCK)
                      double *__restrict__ y, double *__restrict__ head, double *__restrict__ tail) {
   const int64_t t = (int64_t)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
   if (t >= ntiles) return; // the whole warp leaves together
-  coo_tile(t, ntiles, row, col, val, x, alpha, beta, y, head, tail);
+  coo_tile<V, false>(t, ntiles, row, col, val, x, alpha, beta, y, head, tail);
 }
 
 // One thread per straddling row of a short span: tail[t0] + head[t0+1] + ... + head[t1].
@@ -200,7 +218,8 @@ __global__ void __launch_bounds__(MSP__FMT_BLOCK)
 }
 
 // ---- COO format, variant 1 (default; MSP_COO_VARIANT=0 selects the launches above) --------------
-// One launch instead of up to four: the tiles as coo_tiles_kernel, the empty rows (a grid-stride
+// One launch instead of up to four: the tiles as coo_tiles_kernel (with evict-first loads of the
+// triples, so that x stays in L2), the empty rows (a grid-stride
 // share per thread), and, when the fix-up has at most COO_FUSE_ITEMS terms in a grid of at most
 // COO_FUSE_BLOCKS blocks, the fix-up by the last block to finish. Every block makes its head and
 // tail stores visible (__threadfence) before taking a ticket from the integer counter; the block
@@ -217,13 +236,11 @@ __device__ __forceinline__ int coo_pad(int k) {
 }
 
 template <int BLOCK>
-__device__ __forceinline__ void coo_fixup_last(int64_t ntiles, int nterms,
-                                               const int32_t *__restrict__ term_src,
-                                               const int32_t *__restrict__ term_fix,
-                                               const int32_t *__restrict__ fix_row,
-                                               const double *head, const double *tail,
-                                               double alpha, double beta, double *y,
-                                               unsigned *counter) {
+__device__ __forceinline__ void
+coo_fixup_last(int64_t ntiles, int nterms, const int32_t *__restrict__ term_src,
+               const int32_t *__restrict__ term_fix, const int32_t *__restrict__ fix_row,
+               const double *head, const double *tail, double alpha, double beta, double *y,
+               unsigned *counter) {
   __shared__ int s_key[BLOCK * COO_FUSE_CHUNK + BLOCK];
   __shared__ double s_val[BLOCK * COO_FUSE_CHUNK + BLOCK];
   __shared__ int w_key[BLOCK / 32];
@@ -308,6 +325,8 @@ __device__ __forceinline__ void coo_fixup_last(int64_t ntiles, int nterms,
 }
 
 // counter == NULL: no fused fix-up (the fix-up kernels follow, or there is nothing to fix).
+// 48 registers (5 blocks of 256 per SM, coo_tiles_kernel has 6): a cap for 6 spills, and 5 blocks
+// still have over 150 KB of loads in flight per SM (8 triples per lane in 16-byte loads).
 template <typename V, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
     coo_fused_kernel(int64_t ntiles, const int32_t *__restrict__ row,
@@ -318,14 +337,14 @@ __global__ void __launch_bounds__(BLOCK)
                      const int32_t *__restrict__ term_src, const int32_t *__restrict__ term_fix,
                      const int32_t *__restrict__ fix_row, unsigned *counter) {
   const int64_t t = (int64_t)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
-  if (t < ntiles) coo_tile(t, ntiles, row, col, val, x, alpha, beta, y, head, tail);
+  if (t < ntiles) coo_tile<V, true>(t, ntiles, row, col, val, x, alpha, beta, y, head, tail);
   // Empty rows (not rows of any tile): y_i = beta * y_i, y not read when beta == 0.
   const int64_t stride = (int64_t)gridDim.x * BLOCK;
   for (int64_t k = (int64_t)blockIdx.x * BLOCK + threadIdx.x; k < nempty; k += stride)
     msp__y_update(y, msp__ld(empty + k), 0.0, 0.0, beta);
   if (counter)
-    coo_fixup_last<BLOCK>(ntiles, nterms, term_src, term_fix, fix_row, head, tail, alpha, beta,
-                          y, counter);
+    coo_fixup_last<BLOCK>(ntiles, nterms, term_src, term_fix, fix_row, head, tail, alpha, beta, y,
+                          counter);
 }
 
 // ---- the COO part (shared with HYB) -------------------------------------------------------------
@@ -442,11 +461,68 @@ msp_status msp__cuda_coo_part_spmv(cudaStream_t s, const msp__cuda_matrix *m, in
 }
 
 // ---- the COO format -----------------------------------------------------------------------------
+// Kernel variant, read once per upload from the environment: MSP_COO_VARIANT=0 selects the
+// previous launches (tiles, fix-ups, empty rows: up to four), anything else or unset the fused
+// kernel. For benchmarking (A/B on one build) only: both compute the same products
+// deterministically, they differ in speed (and possibly in the last bits of straddling rows).
+static int coo_variant(void) {
+  const char *v = getenv("MSP_COO_VARIANT");
+  return v && v[0] == '0' && v[1] == '\0' ? 0 : 1;
+}
+
+// Variant 1's fused fix-up plan: the terms of each straddling row in summation order (tail[t0],
+// head[t0+1], ..., head[t1]; source index t for head[t], tiles + t for tail[t]), each term's row
+// id, and each id's row. Left out (*nterms = 0) when there is nothing to fix or when the terms
+// or the blocks exceed what one block may finish (the fix-up kernels run instead).
+static msp_status coo_fuse_plan(msp_context ctx, msp__cuda_matrix *m, int64_t nnz,
+                                const int32_t *row, int64_t blocks, int64_t *nterms) {
+  msp_status st = MSP_SUCCESS;
+  int32_t *src = NULL, *key = NULL, *frow = NULL;
+  const int64_t T = MSP__COO_TILE, tiles = (nnz + T - 1) / T;
+  int64_t n = 0, nfix = 0;
+  *nterms = 0;
+  if (tiles < 2 || blocks > COO_FUSE_BLOCKS) return MSP_SUCCESS;
+  // Count first: a straddling row over tiles t0..t1 has t1 - t0 + 1 terms.
+  for (int64_t t = 0; t + 1 < tiles; t++) {
+    const int64_t b = (t + 1) * T;
+    if (row[b - 1] != row[b]) continue;
+    n += (t == 0 || row[t * T - 1] != row[b]) ? 2 : 1; // a new row: tail[t] and head[t + 1]
+    if (n > COO_FUSE_ITEMS) return MSP_SUCCESS;
+  }
+  if (n == 0) return MSP_SUCCESS;
+  MSP_TRY(MSP_ALLOC(src, n, "COO fused fix-up terms"));
+  MSP_TRY(MSP_ALLOC(key, n, "COO fused fix-up terms"));
+  MSP_TRY(MSP_ALLOC(frow, n, "COO fused fix-up rows"));
+  n = 0;
+  for (int64_t t = 0; t + 1 < tiles; t++) {
+    const int64_t b = (t + 1) * T;
+    if (row[b - 1] != row[b]) continue;
+    if (t == 0 || row[t * T - 1] != row[b]) { // the row starts in tile t (or earlier: not a fix)
+      frow[nfix++] = row[b];
+      src[n] = (int32_t)(tiles + t);
+      key[n++] = (int32_t)(nfix - 1);
+    }
+    src[n] = (int32_t)(t + 1);
+    key[n++] = (int32_t)(nfix - 1);
+  }
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, COO_TERM_SRC_SLOT, src, (size_t)n * sizeof(int32_t)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, COO_TERM_FIX_SLOT, key, (size_t)n * sizeof(int32_t)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, COO_FIX_ROW_SLOT, frow, (size_t)nfix * sizeof(int32_t)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, COO_COUNTER_SLOT, NULL, sizeof(unsigned)));
+  *nterms = n;
+exit:
+  msp__free(src);
+  msp__free(key);
+  msp__free(frow);
+  return st;
+}
+
 extern "C" msp_status msp__cuda_coo_upload(msp_context ctx, msp_matrix A) {
   msp_status st = MSP_SUCCESS;
   msp__cuda_matrix *m = NULL;
   int32_t *empty = NULL;
   int64_t nempty = 0;
+  const int variant = coo_variant();
   MSP_TRY(msp__fmt_check(A, "coo"));
   {
     const msp__coo *c = (const msp__coo *)A->fmt;
@@ -463,6 +539,18 @@ extern "C" msp_status msp__cuda_coo_upload(msp_context ctx, msp_matrix A) {
     MSP_TRY(msp__cuda_matrix_put(ctx, m, COO_EMPTY_SLOT, empty, (size_t)nempty * sizeof(int32_t)));
   }
   m->i64[COO_EMPTY_Q] = nempty;
+  m->i64[COO_VARIANT_Q] = variant;
+  m->i64[COO_NTERMS_Q] = 0;
+  if (variant != 0) {
+    // Grid of the fused kernel: a warp per tile, and at most 4 empty rows per thread.
+    const int64_t tiles = m->i64[COO_Q_TILES], wpb = MSP__FMT_BLOCK / 32;
+    const int64_t eb = (nempty + 4 * MSP__FMT_BLOCK - 1) / (4 * MSP__FMT_BLOCK);
+    int64_t blocks = (tiles + wpb - 1) / wpb;
+    blocks = blocks > eb ? blocks : eb;
+    m->i64[COO_BLOCKS_Q] = blocks > 0 ? blocks : 1;
+    MSP_TRY(coo_fuse_plan(ctx, m, A->nnz, ((const msp__coo *)A->fmt)->row, m->i64[COO_BLOCKS_Q],
+                          &m->i64[COO_NTERMS_Q]));
+  }
 exit:
   // On failure backend.cu frees what A->dev holds.
   msp__free(empty);
@@ -475,6 +563,34 @@ extern "C" msp_status msp__cuda_coo_spmv(msp_context ctx, double alpha, const ms
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
   cudaStream_t s = msp__cuda(ctx)->stream;
   const int64_t nempty = m->i64[COO_EMPTY_Q];
+  if (m->i64[COO_VARIANT_Q] != 0) {
+    const int64_t tiles = m->i64[COO_Q_TILES], nshort = m->i64[COO_Q_SHORT],
+                  nlong = m->i64[COO_Q_LONG], nterms = m->i64[COO_NTERMS_Q];
+    double *head = (double *)m->d[COO_HEAD], *tail = (double *)m->d[COO_TAIL];
+    const int64_t *fix = (const int64_t *)m->d[COO_FIX];
+    if (tiles == 0 && nempty == 0) goto exit;
+    coo_fused_kernel<double, MSP__FMT_BLOCK>
+        <<<(unsigned)m->i64[COO_BLOCKS_Q], MSP__FMT_BLOCK, 0, s>>>(
+            tiles, (const int32_t *)m->d[COO_ROW], (const int32_t *)m->d[COO_COL],
+            (const double *)m->d[COO_VAL], x->d_data, alpha, beta, y->d_data, head, tail, nempty,
+            (const int32_t *)m->d[COO_EMPTY_SLOT], (int)nterms,
+            (const int32_t *)m->d[COO_TERM_SRC_SLOT], (const int32_t *)m->d[COO_TERM_FIX_SLOT],
+            (const int32_t *)m->d[COO_FIX_ROW_SLOT],
+            nterms > 0 ? (unsigned *)m->d[COO_COUNTER_SLOT] : NULL);
+    MSP_CUDA_CHECK_LAUNCH("coo_fused_kernel");
+    if (nterms > 0) goto exit;
+    if (nshort > 0) {
+      coo_fix_short_kernel<<<msp__cuda_blocks(nshort, MSP__FMT_BLOCK), MSP__FMT_BLOCK, 0, s>>>(
+          nshort, fix, head, tail, alpha, beta, y->d_data);
+      MSP_CUDA_CHECK_LAUNCH("coo_fix_short_kernel");
+    }
+    if (nlong > 0) {
+      coo_fix_long_kernel<MSP__FMT_BLOCK><<<(unsigned)nlong, MSP__FMT_BLOCK, 0, s>>>(
+          fix + 3 * nshort, head, tail, alpha, beta, y->d_data);
+      MSP_CUDA_CHECK_LAUNCH("coo_fix_long_kernel");
+    }
+    goto exit;
+  }
   MSP_TRY(msp__cuda_coo_part_spmv(s, m, 0, 0, alpha, x->d_data, beta, y->d_data));
   if (nempty > 0) {
     coo_empty_kernel<<<msp__cuda_blocks(nempty, MSP__FMT_BLOCK), MSP__FMT_BLOCK, 0, s>>>(

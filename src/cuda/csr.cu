@@ -23,6 +23,10 @@
 // precision, reading through the accessors of src/common/precision.h; arithmetic is fp64.
 // Everything the merge-path kernel needs (tile coordinates, fix-up plan, carry scratch) is made
 // here, once, so a product only enqueues kernels: no allocation, no host synchronisation.
+// Variants (MSP_CSR_VARIANT, read once at upload, for benchmark A/B only): 1, the default, runs
+// csr_vector2_kernel and, for at most MERGE_FUSE_TILES tiles, the merge path in one launch (the
+// last block applies the carries); 0 runs csr_vector_kernel and the separate fix-up launches.
+// Scalar is the same in both.
 #include "cuda_internal.cuh"
 #include "precision.h"
 
@@ -186,15 +190,9 @@ __global__ void __launch_bounds__(VECTOR_THREADS, VECTOR_MIN_BLOCKS)
 // butterfly: deterministic.
 // Slots per lane and row and step: 2 for f64 and f32; the decoding loaders of the other
 // precisions need the registers (2 spills there under the 64-register cap, -Xptxas -v).
-template <typename L> struct vector2_unroll {
-  static constexpr int value = 1;
-};
-template <> struct vector2_unroll<loader<MSP_PRECISION_F64>> {
-  static constexpr int value = 2;
-};
-template <> struct vector2_unroll<loader<MSP_PRECISION_F32>> {
-  static constexpr int value = 2;
-};
+template <typename L> struct vector2_unroll { static constexpr int value = 1; };
+template <> struct vector2_unroll<loader<MSP_PRECISION_F64>> { static constexpr int value = 2; };
+template <> struct vector2_unroll<loader<MSP_PRECISION_F32>> { static constexpr int value = 2; };
 template <typename L, int G>
 __global__ void __launch_bounds__(VECTOR_THREADS, VECTOR_MIN_BLOCKS)
     csr_vector2_kernel(int64_t rows, const int64_t *__restrict__ rowptr,
@@ -279,8 +277,8 @@ __device__ __forceinline__ int pad(int k) {
 #define MERGE_FUSE_TILES MERGE_TILE // the carries and run ids fit in s_prod and s_end
 __device__ __forceinline__ void merge_fixup_last(unsigned *counter, const int32_t *tile_run,
                                                  const int64_t *run_row, const double *carry,
-                                                 double alpha, double *y, int *s_key,
-                                                 double *s_val, unsigned *s_ticket) {
+                                                 double alpha, double *y, int *s_key, double *s_val,
+                                                 unsigned *s_ticket) {
   const int t = threadIdx.x, T = (int)gridDim.x;
   __threadfence(); // this thread's y stores and carry, device-wide, before the ticket
   __syncthreads(); // s_end / s_prod are free again after this
@@ -369,8 +367,9 @@ __device__ __forceinline__ void merge_fixup_last(unsigned *counter, const int32_
 // locally, row ends are s_end[0..R] (clamped to the tile's nonzeros) and nonzeros 0..N-1.
 // Rows that end in the tile are written by the thread that consumes their end; the partial sums
 // that threads carry across their boundaries are combined by a segmented scan in a fixed order;
-// the tile's own carry-out (row r1, unfinished) goes to carry[b] for csr_merge_fixup. No
-// floating-point atomics: every sum has a fixed order.
+// the tile's own carry-out (row r1, unfinished) goes to carry[b] for csr_merge_fixup, or, with
+// counter (fused plan), to merge_fixup_last. No floating-point atomics: every sum has a fixed
+// order. stream (variant 1): columns and values read evict-first, so that x stays in L2.
 template <typename L>
 __global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
     csr_merge_kernel(int64_t rows, const int64_t *__restrict__ rowptr,
@@ -378,7 +377,7 @@ __global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
                      double alpha, double beta, double *__restrict__ y,
                      const int64_t *__restrict__ tile_row, const int64_t *__restrict__ tile_nz,
                      double *carry, const int32_t *__restrict__ tile_run,
-                     const int64_t *__restrict__ run_row, unsigned *counter) {
+                     const int64_t *__restrict__ run_row, unsigned *counter, bool stream) {
   __shared__ int s_end[MERGE_TILE + MERGE_THREADS + 1];
   __shared__ double s_prod[MERGE_TILE + MERGE_THREADS];
   __shared__ int s_wkey[MERGE_THREADS / 32];
@@ -403,7 +402,9 @@ __global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
 #pragma unroll
   for (int i = 0; i < MERGE_IPT; i++) {
     const int k = t + i * MERGE_THREADS;
-    if (k < N) s_prod[pad(k)] = val(n0 + k) * __ldg(x + __ldg(colind + n0 + k));
+    if (k < N)
+      s_prod[pad(k)] = stream ? val.stream(n0 + k) * __ldg(x + __ldcs(colind + n0 + k))
+                              : val(n0 + k) * __ldg(x + __ldg(colind + n0 + k));
   }
   __syncthreads();
 
@@ -474,7 +475,8 @@ __global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
   if (first_row >= 0)
     store_row(y, r0 + first_row, alpha, ek == first_row ? ev + first_val : first_val, beta);
   if (t == MERGE_THREADS - 1) carry[blockIdx.x] = pk == key ? pv + v : v; // key == R here
-  if (counter) merge_fixup_last(counter, tile_run, run_row, carry, alpha, y, s_end, s_prod, &s_ticket);
+  if (counter)
+    merge_fixup_last(counter, tile_run, run_row, carry, alpha, y, s_end, s_prod, &s_ticket);
 }
 
 // Add each split row's carries, in tile order, to the value its last tile wrote. One thread per
@@ -779,7 +781,7 @@ static msp_status launch(msp_context ctx, double alpha, const msp_matrix A, cons
         (const int64_t *)m->d[SLOT_TILE_NZ], (double *)m->d[SLOT_CARRY],
         fused ? (const int32_t *)m->d[SLOT_TILE_RUN] : NULL,
         fused ? (const int64_t *)m->d[SLOT_RUN_ROW] : NULL,
-        fused ? (unsigned *)m->d[SLOT_COUNTER] : NULL);
+        fused ? (unsigned *)m->d[SLOT_COUNTER] : NULL, m->i64[6] != 0);
     MSP_CUDA_CHECK_LAUNCH("csr_merge_kernel");
     if (fused) break;
     if (nruns > 0) {
