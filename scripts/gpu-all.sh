@@ -7,7 +7,7 @@ final=${OUT:-gpu-out}
 out=/tmp/gpu-logs
 rm -rf "$out"; mkdir -p "$out" "$final"
 # The device tool returns at most 8 files: everything is packed into one archive at exit.
-trap 'tar czf "$final/gpu-logs.tgz" -C /tmp gpu-logs; cp "$out"/*.png "$out"/bench.csv "$final"/ 2>/dev/null' EXIT
+trap 'tar czf "$final/gpu-logs.tgz" -C /tmp gpu-logs; cp "$out"/*.png "$out"/*.csv "$final"/ 2>/dev/null' EXIT
 mat=${MSP_MATRICES_DIR:-$PWD/matrices-local}
 stage=${1:-all}
 export MSP_MATRICES_DIR=$mat
@@ -44,4 +44,24 @@ if [ "$stage" = quick ]; then
     --csv "$out/bench.csv" --json "$out/bench.json" > "$out/bench-quick.txt" 2>&1
   tail -70 "$out/bench-quick.txt"
   echo "quick bench done: $(( $(date +%s) - t0 )) s"
+fi
+if [ "$stage" = ab ]; then
+  echo "== CUDA tests, default kernels"
+  (cd build-gpu && ctest -R "cuda_|readme|cli_golden" --output-on-failure -j 5 --timeout 400) > "$out/ctest-cuda.log" 2>&1
+  grep -E "Test +#|tests passed|tests failed" "$out/ctest-cuda.log"
+  echo "== CUDA CSR/COO tests with the old kernels (MSP_CSR_VARIANT=0 MSP_COO_VARIANT=0)"
+  (cd build-gpu && MSP_CSR_VARIANT=0 MSP_COO_VARIANT=0 ctest -R "cuda_csr|cuda_formats" -j 2 --timeout 400) > "$out/ctest-old.log" 2>&1
+  grep -E "Test +#|tests passed" "$out/ctest-old.log"
+  echo "ctest done: $(( $(date +%s) - t0 )) s"
+  echo "== compute-sanitizer (default kernels)"
+  GPU_CHECK_NO_PLAIN=1 timeout 300 ./scripts/gpu-check.sh build-gpu > "$out/gpu-check.log" 2>&1
+  grep -E "^(PASS|FAIL)|gpu-check:" "$out/gpu-check.log"
+  echo "sanitizer done: $(( $(date +%s) - t0 )) s"
+  for v in new old; do
+    if [ $v = old ]; then export MSP_CSR_VARIANT=0 MSP_COO_VARIANT=0; else unset MSP_CSR_VARIANT MSP_COO_VARIANT; fi
+    timeout 200 ./build-gpu/bench/mixsparse-bench --formats csr,coo,cusparse --precisions f64 --reps 30 \
+      --dir "$mat" --min-nnz 100001 --csv "$out/ab-$v.csv" > "$out/ab-$v.txt" 2>&1
+    echo "ab $v done: $(( $(date +%s) - t0 )) s"
+  done
+  unset MSP_CSR_VARIANT MSP_COO_VARIANT
 fi
