@@ -115,6 +115,11 @@ static void kernel_rule(void) {
   s.row_mean = 3.9;
   s.skewness = 50;
   CHECK(msp_choose_kernel(&s, NULL, 0) == MSP_KERNEL_SCALAR, "mean < 4 -> scalar");
+  s.row_mean = 5;
+  s.skewness = 1.2;
+  CHECK(msp_choose_kernel(&s, NULL, 0) == MSP_KERNEL_SCALAR, "short uniform rows -> scalar");
+  s.skewness = 2;
+  CHECK(msp_choose_kernel(&s, NULL, 0) == MSP_KERNEL_VECTOR, "short, less uniform -> vector");
   s.row_mean = 16;
   s.skewness = 9.9;
   CHECK(msp_choose_kernel(&s, NULL, 0) == MSP_KERNEL_VECTOR, "balanced -> vector");
