@@ -344,8 +344,7 @@ msp_status msp_scale(msp_context ctx, double alpha, msp_vector x);
 msp_status msp_copy(msp_context ctx, msp_vector x, msp_vector y);
 
 // Bytes one SpMV moves under the library's byte model: the format's arrays once (padding
-// counted), x once per column it touches (at most cols * 8), y once (rows * 8; twice when beta
-// != 0).
+// counted), x once (cols * 8), y once (rows * 8; twice when beta != 0).
 double msp_spmv_bytes(const msp_matrix A, int beta_nonzero);
 
 #ifdef __cplusplus
