@@ -295,11 +295,8 @@ static void shared_matrix(const char *path, const char *name, void *user) {
 int main(void) {
   env e;
   memset(&e, 0, sizeof e);
-  msp_status s = msp_context_create(MSP_BACKEND_CUDA, 0, &e.gpu);
-  if (s == MSP_ERR_NO_DEVICE || s == MSP_ERR_NOT_BUILT)
-    return msp_test_skip(NAME, s == MSP_ERR_NOT_BUILT ? "the CUDA backend is not built"
-                                                      : "no usable CUDA device");
-  CHECK_OK(s);
+  int rc_ = test_cuda_context(NAME, &e.gpu);
+  if (rc_ >= 0) return rc_;
   CHECK_OK(msp_context_create(MSP_BACKEND_CPU, 0, &e.cpu));
   if (!e.gpu || !e.cpu) {
     msp_context_destroy(&e.gpu);

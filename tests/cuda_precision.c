@@ -129,15 +129,8 @@ exit:
 int main(void) {
   const char *q = getenv("MSP_TEST_QUICK");
   quick = q && *q;
-  msp_status st = msp_context_create(MSP_BACKEND_CUDA, 0, &gpu);
-  if (st == MSP_ERR_NOT_BUILT) return msp_test_skip("cuda_precision", "CUDA backend not built");
-  if (st == MSP_ERR_NO_DEVICE) {
-    char why[512];
-    snprintf(why, sizeof why, "no CUDA device (%s)", msp_last_error());
-    return msp_test_skip("cuda_precision", why);
-  }
-  CHECK(st == MSP_SUCCESS, "msp_context_create(cuda): %s", msp_last_error());
-  if (st != MSP_SUCCESS) return msp_test_finish("cuda_precision");
+  int rc_ = test_cuda_context("cuda_precision", &gpu);
+  if (rc_ >= 0) return rc_;
   CHECK_OK(msp_context_create(MSP_BACKEND_CPU, 0, &cpu));
   struct {
     int64_t rows, cols;

@@ -279,16 +279,8 @@ static void out_of_memory(void) {
 }
 
 int main(void) {
-  msp_status st = msp_context_create(MSP_BACKEND_CUDA, 0, &gpu);
-  if (st == MSP_ERR_NOT_BUILT) return msp_test_skip("cuda_vector", "CUDA backend not built");
-  if (st == MSP_ERR_NO_DEVICE) {
-    char why[512];
-    snprintf(why, sizeof why, "no CUDA device (%s)", msp_last_error());
-    return msp_test_skip("cuda_vector", why);
-  }
-  CHECK(st == MSP_SUCCESS, "msp_context_create(cuda): %s: %s", msp_status_name(st),
-        msp_last_error());
-  if (st != MSP_SUCCESS) return msp_test_finish("cuda_vector");
+  int rc_ = test_cuda_context("cuda_vector", &gpu);
+  if (rc_ >= 0) return rc_;
   CHECK_OK(msp_context_create(MSP_BACKEND_CPU, 0, &cpu));
   if (cpu) {
     device_facts();

@@ -17,6 +17,20 @@ int msp_test_finish(const char *name) {
   return msp_test_failures ? 1 : 0;
 }
 
+int test_cuda_context(const char *name, msp_context *gpu) {
+  msp_status st = msp_context_create(MSP_BACKEND_CUDA, 0, gpu);
+  if (st == MSP_SUCCESS) return -1;
+  if (st == MSP_ERR_NOT_BUILT) return msp_test_skip(name, "CUDA backend not built");
+  if (st == MSP_ERR_NO_DEVICE) {
+    char why[512];
+    snprintf(why, sizeof why, "no CUDA device (%s)", msp_last_error());
+    return msp_test_skip(name, why);
+  }
+  CHECK(st == MSP_SUCCESS, "msp_context_create(cuda): %s: %s", msp_status_name(st),
+        msp_last_error());
+  return msp_test_finish(name);
+}
+
 int msp_test_skip(const char *name, const char *why) {
   printf("%s: SKIPPED: %s\n", name, why);
   return MSP_TEST_SKIP;

@@ -38,6 +38,11 @@ int msp_test_finish(const char *name);
 // Print "SKIPPED: why" and return MSP_TEST_SKIP.
 int msp_test_skip(const char *name, const char *why);
 
+// Create a CUDA context on device 0 for test `name`. Returns -1 when it was made; otherwise the
+// exit code the test returns: MSP_TEST_SKIP (saying why) when CUDA is not built or no device is
+// usable, or the failure code after a failed check.
+int test_cuda_context(const char *name, msp_context *gpu);
+
 // ---- seeded random numbers (splitmix64: same sequence on every platform) ---------------------
 typedef struct {
   uint64_t s;
