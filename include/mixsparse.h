@@ -313,11 +313,34 @@ msp_status msp_accuracy_compare(int64_t n, const double *y, const double *ref, m
 // ---------------------------------------------------------------------------------------------
 typedef struct msp_vector_s *msp_vector;
 
-// A zero vector of length n on ctx's backend.
+// A zero vector of length n on ctx's backend, values stored in f64.
 msp_status msp_vector_create(msp_context ctx, int64_t n, msp_vector *v);
+// A zero vector of length n on ctx's backend whose values are stored in `prec` (in): the host
+// and device copies hold the encoded values (n * bytes per value, plus one fixed-point scale
+// for the whole vector; CPMS in 128-byte banks), and transfers move those bytes. msp_vector_set
+// and every operation that writes the vector round by the store (nearest for f32/f16/bf16;
+// fixed point to nearest with scale max|v| / (2^(bits-1) - 1) taken anew at each write, a
+// result with Inf/NaN making every entry NaN; CPMS keeps all segments). Reads (operations and
+// msp_vector_get) decode, CPMS with the segments of msp_vector_set_cpms_segments; arithmetic
+// is fp64. Operations decode into an fp64 work copy that the vector keeps for the purpose (on
+// the computing side; allocated here, so operations never allocate). *v (out) is NULL on
+// failure. MSP_ERR_INVALID_ARGUMENT (NULL ctx or v, n < 0, unknown precision),
+// MSP_ERR_OUT_OF_MEMORY (host or device).
+msp_status msp_vector_create_precision(msp_context ctx, int64_t n, msp_precision prec,
+                                       msp_vector *v);
 void msp_vector_destroy(msp_vector *v);
 int64_t msp_vector_length(const msp_vector v);
+// The storage precision of v (f64 for NULL).
+msp_precision msp_vector_precision(const msp_vector v);
+// Bytes of v's stored values: n * bytes per value, plus 8 for the scale of fixed point (the
+// fp64 work copy of a reduced-precision vector is not counted). 0 for NULL.
+size_t msp_vector_bytes(const msp_vector v);
+// CPMS vectors: the number of segments (1..S, 0 = all) that operations and msp_vector_get read
+// from now on; the stored bytes are not touched (writes keep every segment). MSP_ERR_NOT_SUPPORTED
+// when v is not CPMS, MSP_ERR_INVALID_ARGUMENT for NULL v or a count outside 0..S.
+msp_status msp_vector_set_cpms_segments(msp_vector v, int segments);
 // Copy n = length host values in (host becomes current; the device copy is refreshed lazily).
+// Reduced precision: encoded on the host; MSP_ERR_NONFINITE for Inf/NaN in fixed point.
 msp_status msp_vector_set(msp_vector v, const double *host);
 // Fill every entry with `value`.
 msp_status msp_vector_fill(msp_vector v, double value);

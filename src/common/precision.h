@@ -169,6 +169,14 @@ MSP_HD double msp_fx_scale(double absmax, double qmax) {
   return s;
 }
 
+// The one scale of a fixed-point vector from max |v| (CPU and CUDA alike): a vector holding Inf
+// or NaN gets a NaN scale, so every entry reads NaN (the non-finite result stays visible instead
+// of being quantised away); otherwise msp_fx_scale.
+MSP_HD double msp_fx_vector_scale(double absmax, double qmax) {
+  if (!(absmax <= 1.7976931348623157e308)) return msp_bits_f64(UINT64_C(0x7ff8000000000000));
+  return msp_fx_scale(absmax, qmax);
+}
+
 MSP_HD double msp__fx_quantize(double v, double scale, double qmax) {
   if (!(scale > 0)) return 0.0;
   double q = rint(v / scale);

@@ -154,6 +154,18 @@ struct msp_vector_s {
   double *d_data; // CUDA only
   int sync;       // MSP__SYNC_*: which copy is current (BOTH: both are)
   int64_t transfers;
+  // Storage precision. For f64 the fields below are unused and h_data / d_data hold the values.
+  // Otherwise the values live encoded: `enc` on the host (one fixed-point scale for the whole
+  // vector, CPMS-i with 128-byte banks), d_enc / d_scales on the device (the same bytes), and
+  // `sync` tells which encoded copy is current; transfers move the encoded bytes. h_data /
+  // d_data are then fp64 work copies (allocated at creation, never on the hot path): the core
+  // decodes into them before an operation and encodes back after one that writes the vector,
+  // so every existing f64 kernel serves every precision unchanged.
+  msp_precision prec;
+  int segments;                  // CPMS: segments read by operations and msp_vector_get (0: all)
+  struct msp__prec_array_s *enc; // NULL for f64
+  void *d_enc;                   // CUDA, not f64: n * bytes-per-value bytes (at least 1)
+  double *d_scales;              // CUDA, not f64: the one fixed-point scale (1 double)
 };
 
 // ---- backend dispatch table -------------------------------------------------------------------
@@ -176,6 +188,11 @@ struct msp__backend {
   void (*vector_free)(msp_vector v);
   msp_status (*vector_to_device)(msp_vector v);
   msp_status (*vector_to_host)(msp_vector v);
+  // vectors whose precision is not f64: decode the encoded copy on the backend's side into the
+  // fp64 work copy / encode the work copy back (rounding store; fixed point takes its one scale
+  // from max |work|, NaN when that is not finite, so the whole vector reads NaN)
+  msp_status (*vector_decode)(msp_vector v);
+  msp_status (*vector_encode)(msp_vector v);
   // operations (vectors are made current on the backend's side by the core before calling)
   msp__spmv_fn spmv[MSP_FORMAT_COUNT];
   // the same for matrices whose precision is not f64 (values read from A->pval)
@@ -280,6 +297,15 @@ msp_status msp__matrix_read_mtx_mem(msp_context ctx, const char *name, const voi
 // Finish a matrix whose CSR arrays are filled (sorted, no duplicates): analyse, choose the
 // kernel, upload. On failure *A is destroyed.
 msp_status msp__matrix_finish(msp_matrix *A);
+// Reduced-precision vectors on the host (src/cpu/vector_prec.c): decode v->enc into h_data /
+// encode h_data into v->enc (the CPU backend's vector_decode / vector_encode), and encode the
+// caller's array src (n values) into v->enc: MSP_ERR_NONFINITE for Inf/NaN in fixed point.
+msp_status msp__cpu_vector_decode(msp_vector v);
+msp_status msp__cpu_vector_encode(msp_vector v);
+msp_status msp__vector_encode_from(msp_vector v, const double *src);
+// Bring the values current on the host and, when not f64, decoded into h_data (for readers such
+// as msp_vector_write_mtx).
+msp_status msp__vector_host_values(msp_vector v);
 // Make the vector's data current on the host / on ctx's device.
 msp_status msp__vector_on_host(msp_vector v);
 msp_status msp__vector_on_device(msp_vector v);

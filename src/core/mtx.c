@@ -872,7 +872,7 @@ msp_status msp_vector_write_mtx(msp_vector v, const char *path) {
   FILE *f = NULL;
   MSP_CHECK_ARG(v, "msp_vector_write_mtx: v is NULL");
   MSP_CHECK_ARG(path, "msp_vector_write_mtx: path is NULL");
-  MSP_TRY(msp__vector_on_host(v));
+  MSP_TRY(msp__vector_host_values(v));
   f = fopen(path, "w");
   if (!f) return msp__error(MSP_ERR_IO, "cannot open %s for writing: %s", path, strerror(errno));
   // printf writes the locale's decimal separator; the file format wants '.'.

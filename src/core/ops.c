@@ -15,15 +15,27 @@ static int same_place(msp_context ctx, msp_context other) {
                   "%s: vector %s belongs to a context on another backend or device", fn, name);    \
   } while (0)
 
-// Make the vector's data current where ctx computes.
+// Make the vector's data current where ctx computes. A vector stored in a reduced precision
+// has its encoded bytes made current there, then decoded into its fp64 work copy, which the
+// operation reads (f64 vectors: no extra step, no extra copy).
 static msp_status make_current(msp_context ctx, msp_vector v) {
-  return ctx->backend->vector_to_device ? msp__vector_on_device(v) : msp__vector_on_host(v);
+  msp_status st =
+      ctx->backend->vector_to_device ? msp__vector_on_device(v) : msp__vector_on_host(v);
+  if (st == MSP_SUCCESS && v->prec != MSP_PRECISION_F64) st = ctx->backend->vector_decode(v);
+  return st;
 }
-static void written(msp_context ctx, msp_vector v) {
+// After an operation wrote v (its work copy when not f64): encode back, rounding by the store,
+// then mark the side that computed as current.
+static msp_status written(msp_context ctx, msp_vector v) {
+  if (v->prec != MSP_PRECISION_F64) {
+    msp_status st = ctx->backend->vector_encode(v);
+    if (st != MSP_SUCCESS) return st;
+  }
   if (ctx->backend->vector_to_device)
     msp__vector_device_written(v);
   else
     msp__vector_host_written(v);
+  return MSP_SUCCESS;
 }
 
 msp_status msp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x, double beta,
@@ -54,7 +66,7 @@ msp_status msp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vecto
   // With beta == 0, y is write-only: its stale copy need not travel.
   if (beta != 0.0) MSP_TRY(make_current(ctx, y));
   MSP_TRY(f(ctx, alpha, A, x, beta, y));
-  written(ctx, y);
+  MSP_TRY(written(ctx, y));
 exit:
   return st;
 }
@@ -104,7 +116,7 @@ msp_status msp_axpby(msp_context ctx, double alpha, msp_vector x, double beta, m
   MSP_TRY(make_current(ctx, x));
   MSP_TRY(make_current(ctx, y));
   MSP_TRY(ctx->backend->axpby(ctx, alpha, x, beta, y));
-  written(ctx, y);
+  MSP_TRY(written(ctx, y));
 exit:
   return st;
 }
@@ -116,7 +128,7 @@ msp_status msp_scale(msp_context ctx, double alpha, msp_vector x) {
   CHECK_VEC(x, "x");
   MSP_TRY(make_current(ctx, x));
   MSP_TRY(ctx->backend->scale(ctx, alpha, x));
-  written(ctx, x);
+  MSP_TRY(written(ctx, x));
 exit:
   return st;
 }
@@ -133,7 +145,7 @@ msp_status msp_copy(msp_context ctx, msp_vector x, msp_vector y) {
   if (x == y) return MSP_SUCCESS;
   MSP_TRY(make_current(ctx, x));
   MSP_TRY(ctx->backend->copy(ctx, x, y));
-  written(ctx, y);
+  MSP_TRY(written(ctx, y));
 exit:
   return st;
 }
@@ -143,7 +155,7 @@ msp_status msp_vector_fill(msp_vector v, double value) {
   MSP_CHECK_ARG(v, "msp_vector_fill: v is NULL");
   msp_context ctx = v->ctx;
   MSP_TRY(ctx->backend->fill(ctx, v, value));
-  written(ctx, v);
+  MSP_TRY(written(ctx, v));
 exit:
   return st;
 }

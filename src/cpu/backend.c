@@ -34,6 +34,8 @@ static const msp__backend cpu_backend = {
             [MSP_FORMAT_HDIA] = msp__cpu_hdia_prec_spmv,
             [MSP_FORMAT_HYB] = msp__cpu_hyb_prec_spmv,
         },
+    .vector_decode = msp__cpu_vector_decode,
+    .vector_encode = msp__cpu_vector_encode,
     .dot = msp__cpu_dot,
     .nrm2 = msp__cpu_nrm2,
     .nrm1 = msp__cpu_nrm1,

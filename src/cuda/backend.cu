@@ -1,5 +1,6 @@
 // backend.cu: the CUDA backend's dispatch table: contexts, device arrays, vectors, device queries.
 #include "cuda_internal.cuh"
+#include "precision.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -168,6 +169,23 @@ exit:
 }
 
 // ---- vectors ------------------------------------------------------------------------------------
+// Device allocation of `bytes` for a vector of v->n entries into *p, with a message saying the
+// size.
+static msp_status vector_malloc(msp_vector v, size_t bytes, const char *what, void **p) {
+  cudaError_t e = cudaMalloc(p, bytes);
+  if (e != cudaSuccess) {
+    *p = NULL;
+    msp_status st = msp__cuda_status(e, "cudaMalloc", __FILE__, __LINE__);
+    return msp__error(st,
+                      "CUDA backend: cannot allocate %zu bytes of device memory for %s of %lld "
+                      "entries (%s)",
+                      bytes, what, (long long)v->n, cudaGetErrorString(e));
+  }
+  return MSP_SUCCESS;
+}
+
+// f64: d_data holds the values. Other precisions: d_enc / d_scales hold them encoded and d_data
+// is the fp64 work copy. What is allocated before a failure is released by cuda_vector_free.
 static msp_status cuda_vector_alloc(msp_vector v) {
   msp_status st = MSP_SUCCESS;
   // At least one element so that a length-0 vector still has a valid device pointer.
@@ -175,39 +193,50 @@ static msp_status cuda_vector_alloc(msp_vector v) {
   if ((uint64_t)n > SIZE_MAX / sizeof(double))
     return msp__error(MSP_ERR_OUT_OF_MEMORY, "CUDA backend: a vector of %lld doubles is too large",
                       (long long)v->n);
-  size_t bytes = (size_t)n * sizeof(double);
   MSP_CUDA_TRY(cudaSetDevice(v->ctx->device));
   {
     void *p = NULL;
-    cudaError_t e = cudaMalloc(&p, bytes);
-    if (e != cudaSuccess) {
-      st = msp__cuda_status(e, "cudaMalloc", __FILE__, __LINE__);
-      return msp__error(st,
-                        "CUDA backend: cannot allocate %zu bytes of device memory for a "
-                        "vector of %lld entries (%s)",
-                        bytes, (long long)v->n, cudaGetErrorString(e));
-    }
+    MSP_TRY(vector_malloc(v, (size_t)n * sizeof(double), "a vector", &p));
     v->d_data = (double *)p;
+  }
+  if (v->prec != MSP_PRECISION_F64) {
+    void *p = NULL;
+    MSP_TRY(vector_malloc(v, (size_t)n * msp__prec_bytes(v->prec), "an encoded vector", &p));
+    v->d_enc = p;
+    MSP_TRY(vector_malloc(v, sizeof(double), "a vector's scale", &p));
+    v->d_scales = (double *)p;
   }
 exit:
   return st;
 }
 
 static void cuda_vector_free(msp_vector v) {
-  if (!v->d_data) return;
   (void)cudaSetDevice(v->ctx->device);
-  (void)cudaFree(v->d_data);
+  if (v->d_data) (void)cudaFree(v->d_data);
+  if (v->d_enc) (void)cudaFree(v->d_enc);
+  if (v->d_scales) (void)cudaFree(v->d_scales);
   (void)cudaGetLastError();
   v->d_data = NULL;
+  v->d_enc = NULL;
+  v->d_scales = NULL;
 }
 
 static msp_status cuda_vector_to_device(msp_vector v) {
   msp_status st = MSP_SUCCESS;
+  cudaStream_t s = msp__cuda(v->ctx)->stream;
   // Pageable source: the call returns once the data is staged, so the host copy may change
   // right after; kernels queued later on the same stream see the new device data.
-  if (v->n > 0)
+  if (v->prec != MSP_PRECISION_F64) {
+    // the encoded bytes and the scale, never the fp64 work copy
+    if (v->n > 0)
+      MSP_CUDA_TRY(cudaMemcpyAsync(v->d_enc, v->enc->data, (size_t)v->n * msp__prec_bytes(v->prec),
+                                   cudaMemcpyHostToDevice, s));
+    MSP_CUDA_TRY(
+        cudaMemcpyAsync(v->d_scales, v->enc->scales, sizeof(double), cudaMemcpyHostToDevice, s));
+  } else if (v->n > 0) {
     MSP_CUDA_TRY(cudaMemcpyAsync(v->d_data, v->h_data, (size_t)v->n * sizeof(double),
-                                 cudaMemcpyHostToDevice, msp__cuda(v->ctx)->stream));
+                                 cudaMemcpyHostToDevice, s));
+  }
 exit:
   return st;
 }
@@ -215,9 +244,16 @@ exit:
 static msp_status cuda_vector_to_host(msp_vector v) {
   msp_status st = MSP_SUCCESS;
   cudaStream_t s = msp__cuda(v->ctx)->stream;
-  if (v->n > 0)
+  if (v->prec != MSP_PRECISION_F64) {
+    if (v->n > 0)
+      MSP_CUDA_TRY(cudaMemcpyAsync(v->enc->data, v->d_enc, (size_t)v->n * msp__prec_bytes(v->prec),
+                                   cudaMemcpyDeviceToHost, s));
+    MSP_CUDA_TRY(
+        cudaMemcpyAsync(v->enc->scales, v->d_scales, sizeof(double), cudaMemcpyDeviceToHost, s));
+  } else if (v->n > 0) {
     MSP_CUDA_TRY(cudaMemcpyAsync(v->h_data, v->d_data, (size_t)v->n * sizeof(double),
                                  cudaMemcpyDeviceToHost, s));
+  }
   MSP_CUDA_TRY(cudaStreamSynchronize(s));
 exit:
   return st;
@@ -287,6 +323,8 @@ static cuda_tables make_tables(void) {
   b.vector_free = cuda_vector_free;
   b.vector_to_device = cuda_vector_to_device;
   b.vector_to_host = cuda_vector_to_host;
+  b.vector_decode = msp__cuda_vector_decode;
+  b.vector_encode = msp__cuda_vector_encode;
   b.dot = msp__cuda_dot;
   b.nrm2 = msp__cuda_nrm2;
   b.nrm1 = msp__cuda_nrm1;

@@ -127,6 +127,11 @@ msp_status msp__cuda_axpby(msp_context ctx, double a, msp_vector x, double b, ms
 msp_status msp__cuda_scale(msp_context ctx, double a, msp_vector x);
 msp_status msp__cuda_copy(msp_context ctx, msp_vector x, msp_vector y);
 msp_status msp__cuda_fill(msp_context ctx, msp_vector x, double value);
+// Vectors stored in a reduced precision (vector_prec.cu): decode d_enc into the work copy
+// d_data / encode d_data into d_enc (fixed point: the scale from a device max reduction, kept
+// on the device). Only enqueue.
+msp_status msp__cuda_vector_decode(msp_vector v);
+msp_status msp__cuda_vector_encode(msp_vector v);
 #ifdef __cplusplus
 }
 #endif

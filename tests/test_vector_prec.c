@@ -1,0 +1,467 @@
+// test_vector_prec.c: vectors stored in a reduced precision on the CPU: round trips, SpMV and
+// vector operations against fp64 on the decoded values, footprint, allocation failures,
+// determinism over thread counts.
+#include "testlib.h"
+
+#include "precision.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+static msp_context cpu;
+
+static int is_fixed(msp_precision p) {
+  return p == MSP_PRECISION_FX32 || p == MSP_PRECISION_FX16;
+}
+static int segments_of(msp_precision p) {
+  return p == MSP_PRECISION_CPMS2 ? 2 : p == MSP_PRECISION_CPMS4 ? 4 : 1;
+}
+
+// What a vector of precision p holds after storing in[0..n) and reading k CPMS segments (0:
+// all), computed from the scalar conversions alone (not through the library's vector code).
+static void store_ref(msp_precision p, int k, const double *in, int64_t n, double *out) {
+  double scale = 0.0;
+  if (is_fixed(p)) {
+    double m = 0.0;
+    for (int64_t i = 0; i < n; i++)
+      m = (fabs(in[i]) > m || isnan(in[i])) ? fabs(in[i]) : m;
+    scale = msp_fx_vector_scale(m, p == MSP_PRECISION_FX32 ? MSP_FX32_MAX : MSP_FX16_MAX);
+  }
+  for (int64_t i = 0; i < n; i++) {
+    double v = in[i];
+    switch (p) {
+    case MSP_PRECISION_F32:
+      out[i] = (double)msp_f32_from_double(v);
+      break;
+    case MSP_PRECISION_F16:
+      out[i] = msp_f16_to_double(msp_f16_from_double(v));
+      break;
+    case MSP_PRECISION_BF16:
+      out[i] = msp_bf16_to_double(msp_bf16_from_double(v));
+      break;
+    case MSP_PRECISION_FX32:
+      out[i] = msp_fx32_to_double(msp_fx32_from_double(v, scale), scale);
+      break;
+    case MSP_PRECISION_FX16:
+      out[i] = msp_fx16_to_double(msp_fx16_from_double(v, scale), scale);
+      break;
+    case MSP_PRECISION_CPMS2:
+    case MSP_PRECISION_CPMS4:
+      out[i] = k ? msp_cpms_truncate(v, segments_of(p), k) : v;
+      break;
+    default:
+      out[i] = v;
+    }
+  }
+}
+
+static int64_t bits_differ(const double *a, const double *b, int64_t n) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; i++)
+    bad += memcmp(a + i, b + i, sizeof *a) != 0;
+  return bad;
+}
+
+static void fill_random(double *v, int64_t n, uint64_t seed) {
+  msp_rng r = {seed};
+  for (int64_t i = 0; i < n; i++)
+    v[i] = 2.0 * msp_rng_uniform(&r) - 1.0;
+}
+
+// Set/get: the stored value is the store of the input (bit for bit), within the storage's unit
+// roundoff; small integers exact where the precision holds them; CPMS reads k segments.
+static void round_trip(msp_precision p, int64_t n) {
+  const char *tag = msp_precision_name(p);
+  double *h = malloc((size_t)(n + 1) * sizeof *h), *got = malloc((size_t)(n + 1) * sizeof *got);
+  double *ref = malloc((size_t)(n + 1) * sizeof *ref);
+  msp_vector v = NULL;
+  CHECK(h && got && ref, "allocation");
+  CHECK_OK(msp_vector_create_precision(cpu, n, p, &v));
+  if (!h || !got || !ref || !v) goto exit;
+  CHECK(msp_vector_precision(v) == p, "%s: precision %d", tag, (int)msp_vector_precision(v));
+  CHECK(msp_vector_bytes(v) == (size_t)n * msp__prec_bytes(p) + (is_fixed(p) ? 8u : 0u),
+        "%s: footprint %zu bytes for n = %lld", tag, msp_vector_bytes(v), (long long)n);
+  if (p != MSP_PRECISION_F64 && segments_of(p) == 1 && n >= 64)
+    CHECK(msp_vector_bytes(v) < (size_t)n * 8, "%s: footprint %zu not below fp64's %lld", tag,
+          msp_vector_bytes(v), (long long)n * 8);
+  // a new vector reads zeros
+  CHECK_OK(msp_vector_get(v, got));
+  int64_t nz = 0;
+  for (int64_t i = 0; i < n; i++)
+    nz += got[i] != 0.0;
+  CHECK(nz == 0, "%s: %lld nonzero entries in a new vector", tag, (long long)nz);
+
+  fill_random(h, n, 7 + (uint64_t)p);
+  CHECK_OK(msp_vector_set(v, h));
+  CHECK_OK(msp_vector_get(v, got));
+  store_ref(p, 0, h, n, ref);
+  CHECK(bits_differ(got, ref, n) == 0, "%s n=%lld: set/get differs from the store", tag,
+        (long long)n);
+  double u = msp__prec_unit_roundoff(p), scale = 0.0, mx = 0.0;
+  for (int64_t i = 0; i < n; i++)
+    mx = fabs(h[i]) > mx ? fabs(h[i]) : mx;
+  if (is_fixed(p)) scale = msp_fx_scale(mx, p == MSP_PRECISION_FX32 ? MSP_FX32_MAX : MSP_FX16_MAX);
+  int64_t out = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double err = fabs(got[i] - h[i]);
+    double bound = is_fixed(p)              ? 0.5 * scale
+                   : p == MSP_PRECISION_F16 ? u * fabs(h[i]) + 0.5 * MSP_F16_MIN_SUBNORMAL
+                                            : u * fabs(h[i]);
+    out += !(err <= bound);
+  }
+  CHECK(out == 0, "%s n=%lld: %lld entries beyond the unit roundoff", tag, (long long)n,
+        (long long)out);
+  // small integers: exact in every precision here (fixed point: integers up to 100 with
+  // scale 100 / qmax are exact only for fx32, so fx16 is checked against scale / 2 above)
+  for (int64_t i = 0; i < n; i++)
+    h[i] = (double)((i % 201) - 100);
+  CHECK_OK(msp_vector_set(v, h));
+  CHECK_OK(msp_vector_get(v, got));
+  if (!is_fixed(p)) CHECK(bits_differ(got, h, n) == 0, "%s: small integers not exact", tag);
+  // CPMS: k segments read the truncated mantissa; the stored bytes are untouched (0 = all again)
+  if (segments_of(p) > 1) {
+    fill_random(h, n, 99);
+    CHECK_OK(msp_vector_set(v, h));
+    for (int k = 1; k <= segments_of(p); k++) {
+      CHECK_OK(msp_vector_set_cpms_segments(v, k));
+      CHECK_OK(msp_vector_get(v, got));
+      store_ref(p, k, h, n, ref);
+      CHECK(bits_differ(got, ref, n) == 0, "%s: %d segments differ from the truncation", tag, k);
+    }
+    CHECK_OK(msp_vector_set_cpms_segments(v, 0));
+    CHECK_OK(msp_vector_get(v, got));
+    CHECK(bits_differ(got, h, n) == 0, "%s: all segments not exact", tag);
+    CHECK_STATUS(msp_vector_set_cpms_segments(v, segments_of(p) + 1), MSP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(msp_vector_set_cpms_segments(v, -1), MSP_ERR_INVALID_ARGUMENT);
+  } else {
+    CHECK_STATUS(msp_vector_set_cpms_segments(v, 1), MSP_ERR_NOT_SUPPORTED);
+  }
+  if (is_fixed(p) && n > 0) {
+    // Inf/NaN cannot be given a scale: refused on set, a NaN scale from an operation
+    h[n / 2] = NAN;
+    CHECK_STATUS(msp_vector_set(v, h), MSP_ERR_NONFINITE);
+    CHECK_OK(msp_vector_fill(v, INFINITY));
+    CHECK_OK(msp_vector_get(v, got));
+    CHECK(isnan(got[0]) && isnan(got[n - 1]), "%s: Inf stored in fixed point reads %g", tag,
+          got[0]);
+  }
+exit:
+  msp_vector_destroy(&v);
+  free(h);
+  free(got);
+  free(ref);
+}
+
+// SpMV: x reduced against the long-double oracle on the decoded x; y reduced equals the store of
+// the fp64 product bit for bit (the same f64 kernel on the same decoded inputs).
+static void spmv_case(msp_precision px, msp_precision py, const test_csr *m, msp_matrix A,
+                      int cpms_k) {
+  char label[96];
+  snprintf(label, sizeof label, "spmv x %s (k %d) y %s", msp_precision_name(px), cpms_k,
+           msp_precision_name(py));
+  int64_t rows = m->rows, cols = m->cols;
+  double *hx = malloc((size_t)cols * sizeof *hx), *xd = malloc((size_t)cols * sizeof *xd);
+  double *y0 = malloc((size_t)rows * sizeof *y0), *y0d = malloc((size_t)rows * sizeof *y0d);
+  double *got = malloc((size_t)rows * sizeof *got), *ref = malloc((size_t)rows * sizeof *ref);
+  double *f = malloc((size_t)rows * sizeof *f);
+  msp_vector x = NULL, y = NULL, xf = NULL, yf = NULL;
+  CHECK(hx && xd && y0 && y0d && got && ref && f, "allocation");
+  CHECK_OK(msp_vector_create_precision(cpu, cols, px, &x));
+  CHECK_OK(msp_vector_create_precision(cpu, rows, py, &y));
+  CHECK_OK(msp_vector_create(cpu, cols, &xf));
+  CHECK_OK(msp_vector_create(cpu, rows, &yf));
+  if (!hx || !xd || !y0 || !y0d || !got || !ref || !f || !x || !y || !xf || !yf) goto exit;
+  fill_random(hx, cols, 31);
+  fill_random(y0, rows, 32);
+  CHECK_OK(msp_vector_set(x, hx));
+  if (segments_of(px) > 1) CHECK_OK(msp_vector_set_cpms_segments(x, cpms_k));
+  CHECK_OK(msp_vector_get(x, xd));
+  CHECK_OK(msp_vector_set(y, y0));
+  CHECK_OK(msp_vector_get(y, y0d));
+  CHECK_OK(msp_vector_set(xf, xd));
+  CHECK_OK(msp_vector_set(yf, y0d));
+  CHECK_OK(msp_spmv(cpu, 1.25, A, x, -0.5, y));
+  CHECK_OK(msp_spmv(cpu, 1.25, A, xf, -0.5, yf));
+  CHECK_OK(msp_vector_get(y, got));
+  CHECK_OK(msp_vector_get(yf, f));
+  test_oracle_spmv(m, 1.25, xd, -0.5, y0d, ref);
+  CHECK(test_compare_rows(m, 1.25, xd, -0.5, y0d, f, ref, label) == 0,
+        "%s: fp64 product on the decoded x outside the row bound", label);
+  store_ref(py, 0, f, rows, ref);
+  CHECK(bits_differ(got, ref, rows) == 0, "%s: y differs from the store of the fp64 product",
+        label);
+  // beta == 0: y is write-only
+  CHECK_OK(msp_spmv(cpu, 2.0, A, x, 0.0, y));
+  CHECK_OK(msp_spmv(cpu, 2.0, A, xf, 0.0, yf));
+  CHECK_OK(msp_vector_get(y, got));
+  CHECK_OK(msp_vector_get(yf, f));
+  store_ref(py, 0, f, rows, ref);
+  CHECK(bits_differ(got, ref, rows) == 0, "%s, beta 0: y differs from the store", label);
+exit:
+  msp_vector_destroy(&x);
+  msp_vector_destroy(&y);
+  msp_vector_destroy(&xf);
+  msp_vector_destroy(&yf);
+  free(hx);
+  free(xd);
+  free(y0);
+  free(y0d);
+  free(got);
+  free(ref);
+  free(f);
+}
+
+// dot, nrm2, nrm1 equal fp64 on the decoded values bit for bit; axpby, scale, copy, fill give
+// the store of the fp64 result.
+static void ops_case(msp_precision p, msp_precision q, int64_t n) {
+  const char *tp = msp_precision_name(p), *tq = msp_precision_name(q);
+  size_t sz = (size_t)(n ? n : 1);
+  double *hx = malloc(sz * sizeof *hx), *hy = malloc(sz * sizeof *hy);
+  double *a = malloc(sz * sizeof *a), *b = malloc(sz * sizeof *b), *ref = malloc(sz * sizeof *ref);
+  msp_vector x = NULL, y = NULL, xf = NULL, yf = NULL;
+  CHECK(hx && hy && a && b && ref, "allocation");
+  CHECK_OK(msp_vector_create_precision(cpu, n, p, &x));
+  CHECK_OK(msp_vector_create_precision(cpu, n, q, &y));
+  CHECK_OK(msp_vector_create(cpu, n, &xf));
+  CHECK_OK(msp_vector_create(cpu, n, &yf));
+  if (!hx || !hy || !a || !b || !ref || !x || !y || !xf || !yf) goto exit;
+  fill_random(hx, n, 5);
+  fill_random(hy, n, 6);
+  CHECK_OK(msp_vector_set(x, hx));
+  CHECK_OK(msp_vector_set(y, hy));
+  CHECK_OK(msp_vector_get(x, a));
+  CHECK_OK(msp_vector_get(y, b));
+  CHECK_OK(msp_vector_set(xf, a));
+  CHECK_OK(msp_vector_set(yf, b));
+  double r1 = 0, r2 = 0;
+  CHECK_OK(msp_dot(cpu, x, y, &r1));
+  CHECK_OK(msp_dot(cpu, xf, yf, &r2));
+  CHECK(memcmp(&r1, &r2, sizeof r1) == 0, "%s.%s n=%lld dot %.17g, fp64 %.17g", tp, tq,
+        (long long)n, r1, r2);
+  CHECK_OK(msp_nrm2(cpu, x, &r1));
+  CHECK_OK(msp_nrm2(cpu, xf, &r2));
+  CHECK(memcmp(&r1, &r2, sizeof r1) == 0, "%s n=%lld nrm2 %.17g, fp64 %.17g", tp, (long long)n, r1,
+        r2);
+  CHECK_OK(msp_nrm1(cpu, x, &r1));
+  CHECK_OK(msp_nrm1(cpu, xf, &r2));
+  CHECK(memcmp(&r1, &r2, sizeof r1) == 0, "%s n=%lld nrm1 %.17g, fp64 %.17g", tp, (long long)n, r1,
+        r2);
+  // axpby into y (precision q)
+  CHECK_OK(msp_axpby(cpu, 1.5, x, -0.75, y));
+  CHECK_OK(msp_axpby(cpu, 1.5, xf, -0.75, yf));
+  CHECK_OK(msp_vector_get(y, a));
+  CHECK_OK(msp_vector_get(yf, b));
+  store_ref(q, 0, b, n, ref);
+  CHECK(bits_differ(a, ref, n) == 0, "%s -> %s n=%lld axpby differs from the store", tp, tq,
+        (long long)n);
+  CHECK_OK(msp_vector_set(yf, a)); // keep yf equal to the decoded y
+  // scale x (precision p)
+  CHECK_OK(msp_scale(cpu, -3.25, x));
+  CHECK_OK(msp_scale(cpu, -3.25, xf));
+  CHECK_OK(msp_vector_get(x, a));
+  CHECK_OK(msp_vector_get(xf, b));
+  store_ref(p, 0, b, n, ref);
+  CHECK(bits_differ(a, ref, n) == 0, "%s n=%lld scale differs from the store", tp, (long long)n);
+  CHECK_OK(msp_vector_set(xf, a));
+  // copy x (p) into y (q)
+  CHECK_OK(msp_copy(cpu, x, y));
+  CHECK_OK(msp_vector_get(y, a));
+  store_ref(q, 0, ref, n, b);
+  CHECK(bits_differ(a, b, n) == 0, "%s -> %s n=%lld copy differs from the store", tp, tq,
+        (long long)n);
+  // fill
+  CHECK_OK(msp_vector_fill(y, 0.3));
+  CHECK_OK(msp_vector_get(y, a));
+  for (int64_t i = 0; i < n; i++)
+    hy[i] = 0.3;
+  store_ref(q, 0, hy, n, b);
+  CHECK(bits_differ(a, b, n) == 0, "%s n=%lld fill differs from the store", tq, (long long)n);
+exit:
+  msp_vector_destroy(&x);
+  msp_vector_destroy(&y);
+  msp_vector_destroy(&xf);
+  msp_vector_destroy(&yf);
+  free(hx);
+  free(hy);
+  free(a);
+  free(b);
+  free(ref);
+}
+
+// ---- allocation failures --------------------------------------------------------------------
+static long fail_at = -1, calls = 0, live = 0;
+static void *t_malloc(size_t n) {
+  if (fail_at >= 0 && calls++ == fail_at) return NULL;
+  void *p = malloc(n);
+  if (p) live++;
+  return p;
+}
+static void *t_realloc(void *p, size_t n) {
+  if (fail_at >= 0 && calls++ == fail_at) return NULL;
+  void *q = realloc(p, n);
+  if (q && !p) live++;
+  return q;
+}
+static void t_free(void *p) {
+  if (p) live--;
+  free(p);
+}
+
+static msp_status alloc_scenario(const test_csr *m, msp_precision p) {
+  msp_context c = NULL;
+  msp_matrix A = NULL;
+  msp_vector x = NULL, y = NULL;
+  msp_status st;
+  double h[64], r = 0;
+  for (int i = 0; i < 64; i++)
+    h[i] = 0.01 * i - 0.2;
+  if ((st = msp_context_create(MSP_BACKEND_CPU, 0, &c))) goto exit;
+  if ((st = test_csr_to_matrix(m, c, &A))) goto exit;
+  if ((st = msp_vector_create_precision(c, m->cols, p, &x))) goto exit;
+  if ((st = msp_vector_create_precision(c, m->rows, p, &y))) goto exit;
+  if ((st = msp_vector_set(x, h))) goto exit;
+  if ((st = msp_spmv(c, 1.0, A, x, 0.0, y))) goto exit;
+  if ((st = msp_axpby(c, 1.0, x, 0.5, y))) goto exit;
+  if ((st = msp_nrm2(c, y, &r))) goto exit;
+  if ((st = msp_vector_get(y, h))) goto exit;
+exit:
+  msp_matrix_destroy(&A);
+  msp_vector_destroy(&x);
+  msp_vector_destroy(&y);
+  msp_context_destroy(&c);
+  return st;
+}
+
+static void alloc_failures(void) {
+  test_csr m;
+  CHECK(test_csr_random(&m, 64, 64, 4, 3) == 0, "generator");
+  msp_allocator al = {t_malloc, t_realloc, t_free};
+  static const msp_precision precs[] = {MSP_PRECISION_F16, MSP_PRECISION_FX16, MSP_PRECISION_CPMS4};
+  for (size_t k = 0; k < sizeof precs / sizeof precs[0]; k++) {
+    CHECK_OK(msp_set_allocator(&al));
+    fail_at = -1;
+    calls = 0;
+    live = 0;
+    msp_status st = alloc_scenario(&m, precs[k]);
+    CHECK(st == MSP_SUCCESS && live == 0, "%s: scenario without failures: %s, %ld live",
+          msp_precision_name(precs[k]), msp_status_name(st), live);
+    // count the allocations of a full run, then fail each in turn
+    fail_at = 1L << 40;
+    calls = 0;
+    alloc_scenario(&m, precs[k]);
+    long total = calls;
+    for (long i = 0; i < total; i++) {
+      fail_at = i;
+      calls = 0;
+      live = 0;
+      st = alloc_scenario(&m, precs[k]);
+      CHECK(st == MSP_ERR_OUT_OF_MEMORY, "%s: allocation %ld of %ld failing gave %s",
+            msp_precision_name(precs[k]), i, total, msp_status_name(st));
+      CHECK(live == 0, "%s: allocation %ld failing leaked %ld blocks", msp_precision_name(precs[k]),
+            i, live);
+    }
+    CHECK(total > 0, "no allocations counted");
+    CHECK_OK(msp_set_allocator(NULL));
+  }
+  test_csr_free(&m);
+}
+
+// ---- determinism ----------------------------------------------------------------------------
+static void run_threads(msp_precision p, msp_matrix A, const test_csr *m, int threads, double *out,
+                        double *red) {
+  omp_set_num_threads(threads);
+  msp_vector x = NULL, y = NULL;
+  double *h = malloc((size_t)m->cols * sizeof *h);
+  CHECK_OK(msp_vector_create_precision(cpu, m->cols, p, &x));
+  CHECK_OK(msp_vector_create_precision(cpu, m->rows, p, &y));
+  if (!h || !x || !y) goto exit;
+  fill_random(h, m->cols, 77);
+  CHECK_OK(msp_vector_set(x, h));
+  CHECK_OK(msp_spmv(cpu, 1.5, A, x, 0.0, y));
+  CHECK_OK(msp_axpby(cpu, 0.3, x, -0.7, y));
+  CHECK_OK(msp_dot(cpu, x, y, &red[0]));
+  CHECK_OK(msp_nrm2(cpu, y, &red[1]));
+  CHECK_OK(msp_vector_get(y, out));
+exit:
+  msp_vector_destroy(&x);
+  msp_vector_destroy(&y);
+  free(h);
+}
+
+static void determinism(void) {
+  const int64_t n = 100003;
+  test_csr m;
+  msp_matrix A = NULL;
+  double *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
+  CHECK(test_csr_random(&m, n, n, 10, 12) == 0, "generator");
+  CHECK_OK(test_csr_to_matrix(&m, cpu, &A));
+  int saved = omp_get_max_threads();
+  if (a && b && A) {
+    for (int p = 1; p < MSP_PRECISION_COUNT; p++) {
+      double r1[2], r4[2];
+      run_threads((msp_precision)p, A, &m, 1, a, r1);
+      run_threads((msp_precision)p, A, &m, 4, b, r4);
+      CHECK(bits_differ(a, b, n) == 0 && memcmp(r1, r4, sizeof r1) == 0,
+            "%s: 1 and 4 threads differ", msp_precision_name((msp_precision)p));
+    }
+  }
+  omp_set_num_threads(saved);
+  msp_matrix_destroy(&A);
+  test_csr_free(&m);
+  free(a);
+  free(b);
+}
+
+int main(void) {
+  CHECK_OK(msp_context_create(MSP_BACKEND_CPU, 0, &cpu));
+  if (!cpu) return msp_test_finish("test_vector_prec");
+  msp_vector bad = NULL;
+  CHECK_STATUS(msp_vector_create_precision(cpu, 4, MSP_PRECISION_COUNT, &bad),
+               MSP_ERR_INVALID_ARGUMENT);
+  CHECK(bad == NULL, "a vector was returned for an unknown precision");
+  CHECK(msp_vector_precision(NULL) == MSP_PRECISION_F64, "precision of NULL");
+  static const int64_t sizes[] = {0, 1, 63, 64, 1000, 4097};
+  for (int p = 0; p < MSP_PRECISION_COUNT; p++)
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+      round_trip((msp_precision)p, sizes[s]);
+
+  test_csr m;
+  msp_matrix A = NULL, Af16 = NULL;
+  CHECK(test_csr_random(&m, 1000, 777, 9, 21) == 0, "generator");
+  CHECK_OK(test_csr_to_matrix(&m, cpu, &A));
+  if (A) {
+    for (int p = 0; p < MSP_PRECISION_COUNT; p++) {
+      spmv_case((msp_precision)p, MSP_PRECISION_F64, &m, A, 0);
+      spmv_case(MSP_PRECISION_F64, (msp_precision)p, &m, A, 0);
+      spmv_case((msp_precision)p, (msp_precision)p, &m, A, 0);
+    }
+    spmv_case(MSP_PRECISION_CPMS2, MSP_PRECISION_F32, &m, A, 1);
+    spmv_case(MSP_PRECISION_CPMS4, MSP_PRECISION_BF16, &m, A, 2);
+    // a matrix with f16 values and reduced-precision vectors: the oracle on its decoded values
+    msp_convert_options o = msp_convert_options_default();
+    o.format = MSP_FORMAT_CSR;
+    o.precision = MSP_PRECISION_F16;
+    CHECK_OK(msp_matrix_convert(cpu, A, &o, &Af16));
+    test_csr d;
+    if (Af16 && test_csr_decoded(Af16, 0, &d) == 0) {
+      spmv_case(MSP_PRECISION_F16, MSP_PRECISION_FX32, &d, Af16, 0);
+      test_csr_free(&d);
+    }
+  }
+  for (int p = 0; p < MSP_PRECISION_COUNT; p++) {
+    ops_case((msp_precision)p, (msp_precision)p, 5000);
+    ops_case((msp_precision)p, MSP_PRECISION_F64, 333);
+    ops_case(MSP_PRECISION_F64, (msp_precision)p, 333);
+    ops_case((msp_precision)p, (msp_precision)((p + 3) % MSP_PRECISION_COUNT), 0);
+    ops_case((msp_precision)p, (msp_precision)((p + 5) % MSP_PRECISION_COUNT), 129);
+  }
+  msp_matrix_destroy(&A);
+  msp_matrix_destroy(&Af16);
+  test_csr_free(&m);
+  determinism();
+  alloc_failures();
+  msp_context_destroy(&cpu);
+  return msp_test_finish("test_vector_prec");
+}
