@@ -205,6 +205,9 @@ static msp_status cuda_vector_alloc(msp_vector v) {
     v->d_enc = p;
     MSP_TRY(vector_malloc(v, sizeof(double), "a vector's scale", &p));
     v->d_scales = (double *)p;
+    // Zero, as the host's: only fixed point writes the scale, and the other precisions must not
+    // carry an undefined one back to the host.
+    MSP_CUDA_TRY(cudaMemset(v->d_scales, 0, sizeof(double)));
   }
 exit:
   return st;
