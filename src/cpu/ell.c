@@ -1,6 +1,8 @@
 // ell.c: CPU ELL SpMV (blocks of rows over OpenMP threads, slots in column-major order).
 #include "internal.h"
 
+#include "ell_block.h"
+
 // Rows per block: the block's partial sums stay in registers/L1 while the slots stream by.
 #define ELL_BLOCK 64
 
@@ -18,16 +20,8 @@ msp_status msp__cpu_ell_spmv(msp_context ctx, double alpha, const msp_matrix A, 
   for (int64_t b = 0; b < nblocks; b++) {
     int64_t r0 = b * ELL_BLOCK, n = rows - r0 < ELL_BLOCK ? rows - r0 : ELL_BLOCK;
     double t[ELL_BLOCK];
-    for (int64_t r = 0; r < n; r++)
-      t[r] = 0.0;
-    for (int64_t k = 0; k < width; k++) {
-      const int32_t *c = col + k * rows + r0;
-      const double *v = val + k * rows + r0;
-      for (int64_t r = 0; r < n; r++)
-        t[r] += v[r] * xv[c[r]];
-    }
-    for (int64_t r = 0; r < n; r++)
-      yv[r0 + r] = beta == 0.0 ? alpha * t[r] : alpha * t[r] + beta * yv[r0 + r];
+    msp__cpu_ell_rows(col + r0, val + r0, rows, width, n, xv, t);
+    msp__cpu_store_rows(yv + r0, t, n, alpha, beta);
   }
   return MSP_SUCCESS;
 }

@@ -1,6 +1,8 @@
 // hll.c: CPU hacked-ELL SpMV (hacks over OpenMP threads, column-major slots inside a hack).
 #include "internal.h"
 
+#include "ell_block.h"
+
 // Rows summed together inside a hack (hack sizes are multiples of 32).
 #define HLL_BLOCK 32
 
@@ -19,16 +21,8 @@ msp_status msp__cpu_hll_spmv(msp_context ctx, double alpha, const msp_matrix A, 
       int64_t i0 = h * hack + r0;
       int64_t n = rows - i0 < HLL_BLOCK ? rows - i0 : HLL_BLOCK;
       double t[HLL_BLOCK];
-      for (int64_t r = 0; r < n; r++)
-        t[r] = 0.0;
-      for (int64_t k = 0; k < width; k++) {
-        const int32_t *c = H->col + H->off[h] + k * hack + r0;
-        const double *v = H->val + H->off[h] + k * hack + r0;
-        for (int64_t r = 0; r < n; r++)
-          t[r] += v[r] * xv[c[r]];
-      }
-      for (int64_t r = 0; r < n; r++)
-        yv[i0 + r] = beta == 0.0 ? alpha * t[r] : alpha * t[r] + beta * yv[i0 + r];
+      msp__cpu_ell_rows(H->col + H->off[h] + r0, H->val + H->off[h] + r0, hack, width, n, xv, t);
+      msp__cpu_store_rows(yv + i0, t, n, alpha, beta);
     }
   }
   return MSP_SUCCESS;

@@ -1,6 +1,8 @@
 // hyb.c: CPU HYB SpMV: per block of rows, the ELL part then the row's COO entries (no atomics).
 #include "internal.h"
 
+#include "ell_block.h"
+
 #define HYB_BLOCK 64
 
 // First COO entry whose row is >= r (the COO part is sorted by row).
@@ -31,18 +33,10 @@ msp_status msp__cpu_hyb_spmv(msp_context ctx, double alpha, const msp_matrix A, 
   for (int64_t b = 0; b < nblocks; b++) {
     int64_t r0 = b * HYB_BLOCK, n = rows - r0 < HYB_BLOCK ? rows - r0 : HYB_BLOCK;
     double t[HYB_BLOCK];
-    for (int64_t r = 0; r < n; r++)
-      t[r] = 0.0;
-    for (int64_t k = 0; k < width; k++) {
-      const int32_t *c = col + k * rows + r0;
-      const double *v = val + k * rows + r0;
-      for (int64_t r = 0; r < n; r++)
-        t[r] += v[r] * xv[c[r]];
-    }
+    msp__cpu_ell_rows(col + r0, val + r0, rows, width, n, xv, t);
     for (int64_t p = coo_lower_bound(crow, cn, r0); p < cn && crow[p] < r0 + n; p++)
       t[crow[p] - r0] += cval[p] * xv[ccol[p]];
-    for (int64_t r = 0; r < n; r++)
-      yv[r0 + r] = beta == 0.0 ? alpha * t[r] : alpha * t[r] + beta * yv[r0 + r];
+    msp__cpu_store_rows(yv + r0, t, n, alpha, beta);
   }
   return MSP_SUCCESS;
 }
