@@ -18,11 +18,16 @@ struct bench_row {
   std::string kind;   // "generated" or "real"
   int64_t rows = 0, cols = 0, nnz = 0;
   std::string variant;   // ours:csr-scalar, ours:ell, cusparse:csr-default, ...
-  std::string precision; // f64, f32
-  std::string status;    // ok, wrong (error above the limit), n/a, error
-  std::string note;      // why n/a or error; what AUTO/TUNE chose
-  std::string choice;    // kernel or format chosen (csr-auto, auto, tune), else empty
-  double ms = -1;        // median time of the timed runs
+  std::string format;    // csr, ell, auto, tune, ... (cuSPARSE: csr, coo, sell)
+  std::string kernel;    // CSR kernel (scalar, vector, merge, auto), cuSPARSE algorithm; else ""
+  std::string precision; // storage precision of the values, CPMS with the segments read
+                         // (f64, f32, f16, cpms4:2, ...; "mixed" for BDMP)
+  std::string vprec = "f64"; // storage precision of x and y (CPMS: segments x is read with);
+                             // cuSPARSE f16 values with x in f16 and y in f32: "f16/f32"
+  std::string status;        // ok, wrong (error above the limit), n/a, error
+  std::string note;          // why n/a or error; what AUTO/TUNE chose
+  std::string choice;        // kernel or format chosen (csr-auto, auto, tune), else empty
+  double ms = -1;            // median time of the timed runs
   double ms_min = -1, ms_max = -1;
   double bytes = 0; // byte model of the variant
   double gbs = 0, pct_read = 0, gflops = 0;
@@ -39,6 +44,14 @@ struct bench_row {
   double bound = -1;                                  // msp_bdmp_report.bound (digits mode)
   double prep_spmv = -1; // setup_ms / our CSR f64 SpMV time (SpMV-equivalents)
   double speedup_cusp64 = -1, speedup_cusp32 = -1; // t(cuSPARSE CSR f64 / f32) / t(this)
+  // Issue 8 (storage and vector precisions): error limit of the row (<= 0: by precision tag),
+  // speedup over the same variant with f64 values and f64 vectors in the same run, the speedup
+  // the byte ratio asks for (0.9 x bytes(f64 row) / bytes(this row)), and the cuSPARSE peer of
+  // the storage precision (the fastest cuSPARSE variant in it) with t(peer) / t(this).
+  double err_limit = -1;
+  double speedup_f64 = -1, target_speedup = -1;
+  std::string peer;
+  double peer_ms = -1, peer_speedup = -1;
 };
 
 // Timing options shared by every variant.
@@ -87,15 +100,21 @@ struct bench_matrix {
   int64_t x_entries = 0;          // entries of x the byte model counts (as msp_spmv_bytes does)
 };
 
-// Run every cuSPARSE variant in `precisions` (tags f64 / f32) on M, appending one row each.
-// A failing variant is reported as n/a with the cuSPARSE status; never aborts.
+// The storage precisions cuSPARSE is run in as a peer (the others have none): f64 and f32
+// (values, x, y and compute alike; every variant), f16 and bf16 (CSR only: values in
+// CUDA_R_16F / CUDA_R_16BF, x and y in fp32, compute fp32, or the nearest combination the
+// installed cuSPARSE accepts; the row's vector precision and note say which ran).
+bool bench_cusparse_has_peer(const std::string &precision);
+// Run every cuSPARSE variant in each of `precisions` that has a peer (tags as above; the others
+// are ignored) on M, appending one row each. A failing variant is reported as n/a with the
+// cuSPARSE status; never aborts.
 void bench_cusparse_run(const bench_timing &ts, const bench_matrix &M,
                         const std::vector<std::string> &precisions, double read_gbs,
                         std::vector<bench_row> *out);
 
 // Fill the derived columns of a row (GB/s, % of read bandwidth, GFLOP/s) from ms and bytes, and
-// mark an "ok" row "wrong" when its error is above 1e-8 (f64) / 1e-2 (f32): timed, but left out
-// of every fastest-variant and speedup figure.
+// mark an "ok" row "wrong" when its error is above its limit (err_limit when set; else 1e-8
+// for f64, 1e-2 otherwise): timed, but left out of every fastest-variant and speedup figure.
 void bench_row_derive(bench_row *r, double read_gbs);
 
 #endif

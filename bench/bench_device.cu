@@ -245,10 +245,10 @@ void bench_row_derive(bench_row *r, double read_gbs) {
   // near 1e-16 per unit of (|A||x|)_i; fp32 values, x and sums at most ~1e-7 x the row length);
   // a wrong kernel lands near 1 or at inf.
   // (f32 and mixed, the BDMP rows, store values in fp32: their limit is fp32's.)
-  const double limit = r->precision == "f64" ? 1e-8 : 1e-2;
+  const double limit = r->err_limit > 0 ? r->err_limit : r->precision == "f64" ? 1e-8 : 1e-2;
   if (r->status == "ok" && !(r->err <= limit)) {
     char b[120];
-    snprintf(b, sizeof b, "max error %.2e above %.0e: excluded from the summaries", r->err, limit);
+    snprintf(b, sizeof b, "max error %.2e above %.1e: excluded from the summaries", r->err, limit);
     r->status = "wrong";
     r->note = r->note.empty() ? std::string(b) : std::string(b) + "; " + r->note;
   }

@@ -3,6 +3,7 @@
 #include "bench.h"
 
 #include "cuda_internal.cuh"
+#include "precision.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -29,9 +30,102 @@ const char *const kSuite[] = {"laplace2d:3000", "stencil27:160",     "random:400
 const char *const kQuickSuite[] = {"laplace2d:1000", "stencil27:64",     "random:500000:16",
                                    "rmat:18:16",     "banded:200000:64", "random:2000000:2"};
 
-// Our formats besides CSR, in report order (tags as msp_format_name spells them).
-const msp_format kFormats[] = {MSP_FORMAT_COO,  MSP_FORMAT_ELL, MSP_FORMAT_HLL,  MSP_FORMAT_DIA,
-                               MSP_FORMAT_HDIA, MSP_FORMAT_HYB, MSP_FORMAT_AUTO, MSP_FORMAT_TUNE};
+// The formats the precision loop runs: every entry of MSP_FORMAT_LIST (so a new format is
+// benchmarked with no edit here; the list's third column, when present, is not needed) except
+// the BDMP formats, which choose fp32 or fp64 per tile themselves and have rows of their own
+// (--formats bdmp); then AUTO and TUNE.
+#define BENCH_FORMAT_(name, tag, ...) MSP_FORMAT_##name,
+const msp_format kListFormats[] = {MSP_FORMAT_LIST(BENCH_FORMAT_)};
+#undef BENCH_FORMAT_
+bool has_own_rows(msp_format f) {
+  return f == MSP_FORMAT_BDMP_PBP || f == MSP_FORMAT_BDMP_TCKI;
+}
+const char *const kExtraFormats[] = {"auto", "tune", "cusparse", "bdmp"};
+
+// Every --formats token: the list's formats, then auto, tune, cusparse, bdmp.
+std::vector<std::string> format_tokens() {
+  std::vector<std::string> t;
+  for (msp_format f : kListFormats)
+    if (!has_own_rows(f)) t.push_back(msp_format_name(f));
+  t.insert(t.end(), std::begin(kExtraFormats), std::end(kExtraFormats));
+  return t;
+}
+
+// A storage precision as the benchmark reads it: the precision and, for CPMS, the segments read
+// (0: all). Tags as printed in every row: f64, f16, cpms4 (all segments), cpms4:2.
+struct prec_spec {
+  msp_precision p = MSP_PRECISION_F64;
+  int segments = 0;
+  std::string tag = "f64";
+};
+
+// Parse "TAG" or "cpmsS:K" (K = 1..S segments read). false with a message.
+bool parse_prec(const std::string &s, prec_spec *out, std::string *why) {
+  size_t c = s.find(':');
+  std::string base = s.substr(0, c);
+  prec_spec r;
+  if (msp_precision_parse(base.c_str(), &r.p) != MSP_SUCCESS) {
+    *why = msp_last_error();
+    return false;
+  }
+  r.tag = base;
+  if (c != std::string::npos) {
+    const int all = msp__prec_segments(r.p);
+    char *end = nullptr;
+    long k = strtol(s.c_str() + c + 1, &end, 10);
+    if (all == 1 || !*(s.c_str() + c + 1) || *end || k < 1 || k > all) {
+      *why = "'" + s + "': segments are for CPMS only, 1.." + std::to_string(all);
+      return false;
+    }
+    r.segments = (int)k;
+    r.tag = s;
+  }
+  *out = r;
+  return true;
+}
+
+// "all": every entry of MSP_PRECISION_LIST, CPMS with each count of segments read.
+std::vector<prec_spec> every_precision() {
+  std::vector<prec_spec> v;
+#define BENCH_PREC_(name, tag, ...) MSP_PRECISION_##name,
+  const msp_precision list[] = {MSP_PRECISION_LIST(BENCH_PREC_)};
+#undef BENCH_PREC_
+  for (msp_precision p : list) {
+    const int all = msp__prec_segments(p);
+    for (int k = all > 1 ? 1 : 0; k <= (all > 1 ? all : 0); k++) {
+      prec_spec r;
+      r.p = p;
+      r.segments = k;
+      r.tag = std::string(msp_precision_name(p)) + (k ? ":" + std::to_string(k) : "");
+      v.push_back(r);
+    }
+  }
+  return v;
+}
+
+bool parse_prec_list(const char *opt, const std::vector<std::string> &items,
+                     std::vector<prec_spec> *out) {
+  out->clear();
+  for (const std::string &it : items) {
+    if (it == "all") {
+      for (const prec_spec &p : every_precision())
+        out->push_back(p);
+      continue;
+    }
+    prec_spec p;
+    std::string why;
+    if (!parse_prec(it, &p, &why)) {
+      fprintf(stderr, "mixsparse-bench: %s: %s\n", opt, why.c_str());
+      return false;
+    }
+    out->push_back(p);
+  }
+  if (out->empty()) {
+    fprintf(stderr, "mixsparse-bench: %s: empty list\n", opt);
+    return false;
+  }
+  return true;
+}
 
 struct options {
   bool quick = false, generated = true, flush_l2 = true;
@@ -41,10 +135,10 @@ struct options {
   int64_t min_nnz = 0; // --dir files below this are skipped
   std::string dir, json, csv, png, plot_script;
   std::vector<std::string> files, gen_specs;
-  std::vector<std::string> formats = {"csr", "coo",  "ell",  "hll",      "dia", "hdia",
-                                      "hyb", "auto", "tune", "cusparse", "bdmp"};
+  std::vector<std::string> formats = format_tokens();
   double bdmp_budget_s = -1; // issue-5 rows stop after this much of their own time (-1: budget/2)
-  std::vector<std::string> precisions = {"f64", "f32"};
+  std::vector<prec_spec> precisions;  // storage precisions of the values (default f64, f32)
+  std::vector<prec_spec> vprecisions; // of x and y (default f64)
   std::string command_line;
 };
 
@@ -99,8 +193,10 @@ void usage(FILE *f) {
       f,
       "usage: mixsparse-bench [options] [FILE.mtx[.gz] ...]\n"
       "  Times our SpMV (CSR scalar/vector/merge/auto kernels; COO, ELL, HLL, DIA, HDIA, HYB,\n"
-      "  AUTO, TUNE formats; fp64 and fp32 storage) against cuSPARSE (CSR default and ALG2,\n"
-      "  COO ALG1 and ALG2, sliced ELL) on one GPU, after measuring its read bandwidth.\n"
+      "  AUTO, TUNE formats) in every storage precision asked for, with x and y in every\n"
+      "  vector precision asked for, against cuSPARSE (CSR default and ALG2, COO ALG1 and\n"
+      "  ALG2, sliced ELL in f64 and f32; CSR with f16 / bf16 values) on one GPU, after\n"
+      "  measuring its read bandwidth.\n"
       "options:\n"
       "  --quick            smaller generated suite\n"
       "  --no-generated     skip the generated suite\n"
@@ -109,16 +205,22 @@ void usage(FILE *f) {
       "  --min-nnz N        skip --dir matrices with fewer than N nonzeros\n"
       "  --reps N           timed runs per variant (median reported; default 50)\n"
       "  --warmup N         untimed runs first (default 5)\n"
-      "  --formats LIST     of csr,coo,ell,hll,dia,hdia,hyb,auto,tune,cusparse,bdmp (default\n"
-      "                     all); bdmp: the issue-5 rows (CSR f64/f32, BDMP-PBP, BDMP-TCKI,\n"
-      "                     TCKI with >= 7, 8, 10 digits: accuracy, footprint, fp32 share) on\n"
+      "  --formats LIST     of the format tags (csr,coo,ell,...), auto,tune,cusparse,bdmp\n"
+      "                     (default all); bdmp: the issue-5 rows (CSR f64/f32, BDMP-PBP,\n"
+      "                     BDMP-TCKI, TCKI with >= 7, 8, 10 digits: accuracy, footprint,\n"
+      "                     fp32 share) on\n"
       "                     matrices with >= 1e6 nonzeros and real ones with >= 1e5\n"
       "  --bdmp-budget S    the bdmp rows stop after S seconds of their own (default half\n"
       "                     of --budget; their time does not count against --budget)\n"
-      "  --precisions LIST  of f64,f32 (default both)\n"
+      "  --precisions LIST  storage precisions of the values: tags of f64,f32,f16,bf16,fx32,\n"
+      "                     fx16,cpms2,cpms4; CPMS as cpmsS:K to read K of the S segments;\n"
+      "                     'all' for every precision and segment count (default f64,f32)\n"
+      "  --vector-precisions LIST  storage precisions of x and y, same tags (CPMS: the\n"
+      "                     segments x is read with); default f64\n"
       "  --warm-l2          do not flush L2 before each timed run\n"
-      "  --budget SECONDS   past this, fp32 only for CSR and AUTO; past 1.4x, fp64 only\n"
-      "                     for the CSR kernels, AUTO and TUNE (cuSPARSE always runs)\n"
+      "  --budget SECONDS   past this, precisions other than f64 (values or vectors) only\n"
+      "                     for csr-auto and AUTO; past 1.4x, only csr-auto, AUTO and TUNE\n"
+      "                     in f64 (cuSPARSE always runs)\n"
       "  --bw-gib G         bandwidth test buffer in GiB (default 2)\n"
       "  --device N         GPU ordinal (default 0)\n"
       "  --json FILE, --csv FILE   write all rows and summaries\n"
@@ -127,6 +229,9 @@ void usage(FILE *f) {
 }
 
 bool parse_args(int argc, char **argv, options *o) {
+  if (!parse_prec_list("--precisions", {"f64", "f32"}, &o->precisions) ||
+      !parse_prec_list("--vector-precisions", {"f64"}, &o->vprecisions))
+    return false;
   for (int i = 0; i < argc; i++) {
     if (i) o->command_line += ' ';
     o->command_line += argv[i];
@@ -203,24 +308,22 @@ bool parse_args(int argc, char **argv, options *o) {
     } else if (a == "--formats") {
       if (!(s = need("a list"))) return false;
       o->formats = split_list(s);
-      static const char *ok[] = {"csr", "coo",  "ell",  "hll",      "dia", "hdia",
-                                 "hyb", "auto", "tune", "cusparse", "bdmp"};
+      const std::vector<std::string> ok = format_tokens();
       for (const std::string &f : o->formats)
-        if (std::none_of(std::begin(ok), std::end(ok), [&](const char *t) { return f == t; })) {
-          fprintf(stderr,
-                  "mixsparse-bench: --formats: unknown '%s' "
-                  "(csr,coo,ell,hll,dia,hdia,hyb,auto,tune,cusparse,bdmp)\n",
-                  f.c_str());
+        if (!has(ok, f)) {
+          std::string all;
+          for (const std::string &t : ok)
+            all += (all.empty() ? "" : ",") + t;
+          fprintf(stderr, "mixsparse-bench: --formats: unknown '%s' (%s)\n", f.c_str(),
+                  all.c_str());
           return false;
         }
     } else if (a == "--precisions") {
       if (!(s = need("a list"))) return false;
-      o->precisions = split_list(s);
-      for (const std::string &p : o->precisions)
-        if (p != "f64" && p != "f32") {
-          fprintf(stderr, "mixsparse-bench: --precisions: unknown '%s' (f64,f32)\n", p.c_str());
-          return false;
-        }
+      if (!parse_prec_list("--precisions", split_list(s), &o->precisions)) return false;
+    } else if (a == "--vector-precisions") {
+      if (!(s = need("a list"))) return false;
+      if (!parse_prec_list("--vector-precisions", split_list(s), &o->vprecisions)) return false;
     } else if (!a.empty() && a[0] == '-') {
       fprintf(stderr, "mixsparse-bench: unknown option %s\n", a.c_str());
       usage(stderr);
@@ -299,19 +402,27 @@ bench_row make_row(const bench_matrix &M, const std::string &variant, const std:
   return r;
 }
 
-// Check and time msp_spmv(1, B, x, 0, y) on the GPU context; fills r.
-// With y_out, the checked y is handed back (empty when the product failed).
+// Check and time msp_spmv(1, B, x, 0, y) on the GPU context; fills r (bytes by the byte model
+// with x and y in their own precision). With y_out, the checked y is handed back (empty when
+// the product failed).
 void run_ours(bench_state &S, const bench_matrix &M, msp_matrix B, msp_vector xv, msp_vector yv,
               bench_row *r, std::vector<double> *y_out = nullptr,
               const bench_timing *timing = nullptr) {
   std::string why;
   std::vector<double> y((size_t)std::max<int64_t>(M.rows, 1));
-  r->bytes = msp_spmv_bytes(B, 0);
-  // Poison y (beta = 0: every entry must be written); NaN, or a huge value if fill refuses NaN.
+  r->bytes = msp_spmv_bytes_vectors(B, xv, yv, 0);
+  // Poison y (beta = 0: every entry must be written): NaN, which every precision stores (fixed
+  // point as a NaN scale); a huge value if fill refuses NaN.
   msp_status st = msp_vector_fill(yv, NAN);
-  if (st == MSP_ERR_INVALID_ARGUMENT) st = msp_vector_fill(yv, 1e300);
+  if (st != MSP_SUCCESS) st = msp_vector_fill(yv, 1e300);
   if (st == MSP_SUCCESS) st = msp_spmv(S.gpu, 1.0, B, xv, 0.0, yv);
   if (st == MSP_SUCCESS) st = msp_vector_get(yv, y.data());
+  if (st == MSP_ERR_RANGE) {
+    // Results beyond y's precision were saturated and counted; y was still copied out, so the
+    // row is timed and its error shows what the saturation cost.
+    r->note = status_text(st);
+    st = MSP_SUCCESS;
+  }
   if (st != MSP_SUCCESS) {
     r->status = (st == MSP_ERR_NOT_SUPPORTED) ? "n/a" : "error";
     r->note = status_text(st);
@@ -336,8 +447,9 @@ void run_ours(bench_state &S, const bench_matrix &M, msp_matrix B, msp_vector xv
   }
 }
 
-// Budget level now: 0 run everything; 1 (past --budget) fp32 only for CSR and AUTO; 2 (past
-// 1.4x the budget) also fp64 only the CSR kernels, AUTO and TUNE. Checked before every variant.
+// Budget level now: 0 run everything; 1 (past --budget) precisions other than f64 only for
+// csr-auto and AUTO; 2 (past 1.4x the budget) only csr-auto, AUTO and TUNE (f64). Checked before
+// every variant.
 // The issue-5 rows have their own allowance (--bdmp-budget), so their time is left out here.
 int budget_level(const bench_state &S) {
   const options &o = S.opt;
@@ -489,123 +601,267 @@ void bdmp_speedups(std::vector<bench_row> &rows, size_t from) {
   }
 }
 
+// Unit roundoff of values stored as `s` and read as it says: relative for the IEEE types, 2^-m
+// for CPMS read with m mantissa bits (truncation), relative to the block's largest value for
+// fixed point. 2^-53 for f64 and CPMS read whole.
+double unit_of(const prec_spec &s) {
+  switch (s.p) {
+  case MSP_PRECISION_F32:
+    return std::ldexp(1.0, -24);
+  case MSP_PRECISION_F16:
+    return std::ldexp(1.0, -11);
+  case MSP_PRECISION_BF16:
+    return std::ldexp(1.0, -8);
+  case MSP_PRECISION_FX32:
+    return std::ldexp(1.0, -31);
+  case MSP_PRECISION_FX16:
+    return std::ldexp(1.0, -15);
+  case MSP_PRECISION_CPMS2:
+  case MSP_PRECISION_CPMS4: {
+    const int all = msp__prec_segments(s.p);
+    const int k = s.segments > 0 && s.segments < all ? s.segments : all;
+    const int bits = k * (64 / all) - 12; // sign and exponent come first
+    return bits >= 52 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -bits);
+  }
+  default:
+    return std::ldexp(1.0, -53);
+  }
+}
+
+// The error limit of a row (bench_row_derive): 1e-8 when everything is f64-exact; otherwise
+// 8 x (the values' roundoff + x's + y's), at least 1e-2. Rounding stays below it; a wrong
+// kernel lands near 1 or at inf.
+double error_limit(const prec_spec &a, const prec_spec &v) {
+  const double u = unit_of(a) + 2.0 * unit_of(v);
+  return u <= std::ldexp(1.0, -50) ? 1e-8 : std::max(1e-2, 8.0 * u);
+}
+
+// Rows kept past the budget: csr-auto and AUTO in every precision, TUNE in f64.
+bool essential(msp_format f, msp_kernel k, bool all_f64) {
+  return f == MSP_FORMAT_AUTO || (f == MSP_FORMAT_CSR && k == MSP_KERNEL_AUTO) ||
+         (f == MSP_FORMAT_TUNE && all_f64);
+}
+
+std::string format_tag(msp_format f) {
+  return f == MSP_FORMAT_AUTO ? "auto" : f == MSP_FORMAT_TUNE ? "tune" : msp_format_name(f);
+}
+
+// Every format x storage precision x (CSR: kernel) x vector precision asked for. One conversion
+// per format and precision serves its CPMS segment counts (msp_matrix_set_cpms_segments), its
+// kernels (msp_matrix_set_kernel) and every vector precision; CSR in f64 is the uploaded matrix.
 void run_ours_all(bench_state &S, const bench_matrix &M) {
   const options &o = S.opt;
+  const size_t nv = o.vprecisions.size();
   msp_matrix A = nullptr;
-  msp_vector xv = nullptr, yv = nullptr;
+  std::vector<msp_vector> xs(nv, nullptr), ys(nv, nullptr);
   double t0 = now_s();
   msp_status st = msp_matrix_from_csr(S.gpu, M.rows, M.cols, M.rowptr, M.colind, M.val, 0, &A);
   double upload_ms = 1e3 * (now_s() - t0);
-  if (st == MSP_SUCCESS) st = msp_vector_create(S.gpu, M.cols, &xv);
-  if (st == MSP_SUCCESS) st = msp_vector_create(S.gpu, M.rows, &yv);
-  if (st == MSP_SUCCESS) st = msp_vector_set(xv, M.x);
+  for (size_t v = 0; v < nv && st == MSP_SUCCESS; v++) {
+    const prec_spec &vp = o.vprecisions[v];
+    st = msp_vector_create_precision(S.gpu, M.cols, vp.p, &xs[v]);
+    if (st == MSP_SUCCESS) st = msp_vector_create_precision(S.gpu, M.rows, vp.p, &ys[v]);
+    if (st == MSP_SUCCESS) st = msp_vector_set(xs[v], M.x);
+    // x is read with the segments asked for; y is read back whole, so that the row's error is
+    // the product's and not the truncation of the read-back.
+    if (st == MSP_SUCCESS && vp.segments) st = msp_vector_set_cpms_segments(xs[v], vp.segments);
+  }
   std::string setup_why = st == MSP_SUCCESS ? "" : status_text(st);
 
-  auto refuse = [&](const std::string &variant, const std::string &prec, const std::string &why) {
-    bench_row r = make_row(M, variant, prec);
-    r.status = "n/a";
-    r.note = why;
-    S.rows.push_back(r);
-  };
+  // Formats in list order (those named by --formats), then AUTO and TUNE.
+  std::vector<msp_format> fl;
+  for (msp_format f : kListFormats)
+    if (!has_own_rows(f) && has(o.formats, msp_format_name(f))) fl.push_back(f);
+  if (has(o.formats, "auto")) fl.push_back(MSP_FORMAT_AUTO);
+  if (has(o.formats, "tune")) fl.push_back(MSP_FORMAT_TUNE);
+  // Storage precisions grouped by precision, in the order first named.
+  std::vector<msp_precision> bases;
+  for (const prec_spec &p : o.precisions)
+    if (std::find(bases.begin(), bases.end(), p.p) == bases.end()) bases.push_back(p.p);
+  // CSR: every kernel of the enum, the rule's choice (AUTO) last.
+  std::vector<msp_kernel> csr_kernels;
+  for (int k = 0; k < MSP_KERNEL_COUNT; k++)
+    if (k != MSP_KERNEL_AUTO) csr_kernels.push_back((msp_kernel)k);
+  csr_kernels.push_back(MSP_KERNEL_AUTO);
+  const std::vector<msp_kernel> no_kernel = {MSP_KERNEL_AUTO};
 
-  // CSR kernels, fp64, on the one uploaded matrix.
-  if (has(o.formats, "csr") && has(o.precisions, "f64")) {
-    const msp_kernel ks[] = {MSP_KERNEL_SCALAR, MSP_KERNEL_VECTOR, MSP_KERNEL_MERGE,
-                             MSP_KERNEL_AUTO};
-    for (msp_kernel k : ks) {
-      std::string variant = std::string("ours:csr-") + msp_kernel_name(k);
-      if (!setup_why.empty() || bench_device_broken()) {
-        refuse(variant, "f64",
-               setup_why.empty() ? "skipped: an earlier sticky device error" : setup_why);
-        continue;
+  for (msp_format f : fl) {
+    const std::string ftag = format_tag(f);
+    const std::vector<msp_kernel> &kernels = f == MSP_FORMAT_CSR ? csr_kernels : no_kernel;
+    for (msp_precision base : bases) {
+      // The rows of this conversion, and whether any of them runs under the budget now.
+      struct job {
+        const prec_spec *p;
+        msp_kernel k;
+        size_t v;
+        bench_row r;
+        bool skip;
+      };
+      std::vector<job> jobs;
+      const int level = budget_level(S);
+      bool any = false;
+      for (const prec_spec &p : o.precisions) {
+        if (p.p != base) continue;
+        for (msp_kernel k : kernels)
+          for (size_t v = 0; v < nv; v++) {
+            const prec_spec &vp = o.vprecisions[v];
+            const bool all_f64 = p.p == MSP_PRECISION_F64 && vp.p == MSP_PRECISION_F64;
+            std::string variant =
+                "ours:" + ftag + (f == MSP_FORMAT_CSR ? "-" + std::string(msp_kernel_name(k)) : "");
+            job j{&p, k, v, make_row(M, variant, p.tag), false};
+            j.r.format = ftag;
+            if (f == MSP_FORMAT_CSR) j.r.kernel = msp_kernel_name(k);
+            j.r.vprec = vp.tag;
+            j.r.err_limit = error_limit(p, vp);
+            j.skip = !essential(f, k, all_f64) && ((level >= 1 && !all_f64) || level >= 2);
+            any = any || !j.skip;
+            jobs.push_back(j);
+          }
       }
-      bench_row r = make_row(M, variant, "f64");
-      r.setup_ms = upload_ms;
-      msp_status ks_st = msp_matrix_set_kernel(A, k);
-      if (ks_st != MSP_SUCCESS) {
-        r.status = "n/a";
-        r.note = status_text(ks_st);
-      } else {
-        if (k == MSP_KERNEL_AUTO) {
-          r.choice = msp_kernel_name(msp_matrix_kernel(A));
-          r.note = msp_matrix_choice_reason(A);
+      auto refuse_all = [&](const std::string &why) {
+        for (job &j : jobs) {
+          j.r.status = "n/a";
+          j.r.note = why;
+          S.rows.push_back(j.r);
         }
-        run_ours(S, M, A, xv, yv, &r);
-      }
-      S.rows.push_back(r);
-    }
-  }
-
-  // Converted copies: CSR in fp32, then every other format and AUTO / TUNE in each precision.
-  for (const std::string &prec : o.precisions) {
-    std::vector<msp_format> fl;
-    if (prec == "f32" && has(o.formats, "csr")) fl.push_back(MSP_FORMAT_CSR);
-    for (msp_format f : kFormats)
-      if (has(o.formats, f == MSP_FORMAT_AUTO   ? "auto"
-                         : f == MSP_FORMAT_TUNE ? "tune"
-                                                : msp_format_name(f)))
-        fl.push_back(f);
-    for (msp_format f : fl) {
-      std::string tag = f == MSP_FORMAT_AUTO   ? "auto"
-                        : f == MSP_FORMAT_TUNE ? "tune"
-                                               : msp_format_name(f);
-      std::string variant = "ours:" + tag + (f == MSP_FORMAT_CSR ? "-auto" : "");
+      };
       if (!setup_why.empty()) {
-        refuse(variant, prec, setup_why);
+        refuse_all(setup_why);
         continue;
       }
       if (bench_device_broken()) {
-        refuse(variant, prec, "skipped: an earlier sticky device error");
+        refuse_all("skipped: an earlier sticky device error");
         continue;
       }
-      const bool essential =
-          f == MSP_FORMAT_AUTO || f == MSP_FORMAT_CSR || (f == MSP_FORMAT_TUNE && prec == "f64");
-      const int level = budget_level(S);
-      if ((level >= 1 && prec == "f32" && !essential) || (level >= 2 && !essential)) {
-        refuse(variant, prec, "skipped: past the --budget time");
+      if (!any) {
+        refuse_all("skipped: past the --budget time");
         continue;
       }
-      bench_row r = make_row(M, variant, prec);
-      msp_convert_options co = msp_convert_options_default();
-      co.format = f;
-      co.kernel = MSP_KERNEL_AUTO;
-      co.precision = prec == "f32" ? MSP_PRECISION_F32 : MSP_PRECISION_F64;
       msp_matrix B = nullptr;
-      double c0 = now_s();
-      msp_status cst = msp_matrix_convert(S.gpu, A, &co, &B);
-      r.setup_ms = 1e3 * (now_s() - c0);
-      if (cst != MSP_SUCCESS) {
-        r.status = "n/a";
-        r.note = status_text(cst);
-        if (cst == MSP_ERR_DEVICE)
-          bench_cuda_ok(cudaDeviceSynchronize(), "after msp_matrix_convert", nullptr);
-      } else {
-        msp_format bf = msp_matrix_format(B);
-        r.choice = msp_format_name(bf) ? msp_format_name(bf) : "?";
-        if (bf == MSP_FORMAT_CSR)
-          r.choice += std::string("/") + msp_kernel_name(msp_matrix_kernel(B));
-        if (f == MSP_FORMAT_AUTO || f == MSP_FORMAT_TUNE || f == MSP_FORMAT_CSR)
-          r.note = msp_matrix_choice_reason(B);
-        run_ours(S, M, B, xv, yv, &r);
+      double setup_ms = upload_ms;
+      const bool uploaded = f == MSP_FORMAT_CSR && base == MSP_PRECISION_F64;
+      if (!uploaded) {
+        msp_convert_options co = msp_convert_options_default();
+        co.format = f;
+        co.kernel = MSP_KERNEL_AUTO;
+        co.precision = base;
+        double c0 = now_s();
+        msp_status cst = msp_matrix_convert(S.gpu, A, &co, &B);
+        setup_ms = 1e3 * (now_s() - c0);
+        if (cst != MSP_SUCCESS) {
+          if (cst == MSP_ERR_DEVICE)
+            bench_cuda_ok(cudaDeviceSynchronize(), "after msp_matrix_convert", nullptr);
+          refuse_all(status_text(cst));
+          continue;
+        }
+      }
+      msp_matrix C = uploaded ? A : B;
+      for (job &j : jobs) {
+        bench_row &r = j.r;
+        r.setup_ms = setup_ms;
+        msp_status cst = MSP_SUCCESS;
+        if (j.skip) {
+          cst = MSP_ERR_NOT_SUPPORTED;
+          r.note = "skipped: past the --budget time";
+        } else if (bench_device_broken()) {
+          cst = MSP_ERR_DEVICE;
+          r.note = "skipped: an earlier sticky device error";
+        } else {
+          if (msp__prec_segments(base) > 1) cst = msp_matrix_set_cpms_segments(C, j.p->segments);
+          if (cst == MSP_SUCCESS && f == MSP_FORMAT_CSR) cst = msp_matrix_set_kernel(C, j.k);
+          if (cst != MSP_SUCCESS) r.note = status_text(cst);
+        }
+        if (cst != MSP_SUCCESS) {
+          r.status = "n/a";
+          S.rows.push_back(r);
+          continue;
+        }
+        msp_format bf = msp_matrix_format(C);
+        if (f == MSP_FORMAT_CSR) {
+          if (j.k == MSP_KERNEL_AUTO) {
+            r.choice = msp_kernel_name(msp_matrix_kernel(C));
+            r.note = msp_matrix_choice_reason(C);
+          }
+        } else if (f == MSP_FORMAT_AUTO || f == MSP_FORMAT_TUNE) {
+          r.choice = msp_format_name(bf) ? msp_format_name(bf) : "?";
+          if (bf == MSP_FORMAT_CSR)
+            r.choice += std::string("/") + msp_kernel_name(msp_matrix_kernel(C));
+          r.note = msp_matrix_choice_reason(C);
+        }
+        run_ours(S, M, C, xs[j.v], ys[j.v], &r);
+        S.rows.push_back(r);
       }
       msp_matrix_destroy(&B);
-      S.rows.push_back(r);
     }
   }
   if (has(o.formats, "bdmp") && setup_why.empty() && !bench_device_broken()) {
+    // The issue-5 rows take x and y in f64: the f64 pair if one was made, else a pair of their own.
+    msp_vector xd = nullptr, yd = nullptr;
+    bool own = true;
+    for (size_t v = 0; v < nv; v++)
+      if (o.vprecisions[v].p == MSP_PRECISION_F64) {
+        xd = xs[v];
+        yd = ys[v];
+        own = false;
+        break;
+      }
+    msp_status vst = MSP_SUCCESS;
+    if (own) {
+      vst = msp_vector_create(S.gpu, M.cols, &xd);
+      if (vst == MSP_SUCCESS) vst = msp_vector_create(S.gpu, M.rows, &yd);
+      if (vst == MSP_SUCCESS) vst = msp_vector_set(xd, M.x);
+    }
     double b0 = now_s();
-    run_bdmp(S, M, A, xv, yv);
+    if (vst == MSP_SUCCESS) run_bdmp(S, M, A, xd, yd);
     S.bdmp_spent += now_s() - b0;
+    if (own) {
+      msp_vector_destroy(&xd);
+      msp_vector_destroy(&yd);
+    }
   }
-  msp_vector_destroy(&xv);
-  msp_vector_destroy(&yv);
+  for (size_t v = 0; v < nv; v++) {
+    msp_vector_destroy(&xs[v]);
+    msp_vector_destroy(&ys[v]);
+  }
   msp_matrix_destroy(&A);
+}
+
+// The issue-8 columns of our rows, once cuSPARSE has run: speedup over the same variant with
+// f64 values and f64 vectors, the speedup the byte ratio asks for, and the peer (the fastest
+// cuSPARSE variant in the row's storage precision).
+void precision_speedups(std::vector<bench_row> &rows, size_t from) {
+  for (size_t i = from; i < rows.size(); i++) {
+    bench_row &r = rows[i];
+    if (r.variant.rfind("ours:", 0) != 0 || r.status != "ok" || !(r.ms > 0)) continue;
+    for (size_t j = from; j < rows.size(); j++) {
+      const bench_row &b = rows[j];
+      if (b.variant == r.variant && b.precision == "f64" && b.vprec == "f64" && b.status == "ok" &&
+          b.ms > 0) {
+        r.speedup_f64 = b.ms / r.ms;
+        if (r.bytes > 0) r.target_speedup = 0.9 * b.bytes / r.bytes;
+        break;
+      }
+    }
+    if (!bench_cusparse_has_peer(r.precision)) continue;
+    for (size_t j = from; j < rows.size(); j++) {
+      const bench_row &c = rows[j];
+      if (c.variant.rfind("cusparse:", 0) != 0 || c.precision != r.precision || c.status != "ok" ||
+          !(c.ms > 0))
+        continue;
+      if (r.peer_ms < 0 || c.ms < r.peer_ms) {
+        r.peer_ms = c.ms;
+        r.peer = c.variant + " " + c.precision + " x,y " + c.vprec;
+      }
+    }
+    if (r.peer_ms > 0) r.peer_speedup = r.peer_ms / r.ms;
+  }
 }
 
 const bench_row *find_row(const std::vector<bench_row> &rows, size_t from, const char *variant,
                           const char *prec) {
   for (size_t i = from; i < rows.size(); i++)
-    if (rows[i].variant == variant && rows[i].precision == prec && rows[i].status == "ok")
+    if (rows[i].variant == variant && rows[i].precision == prec && rows[i].vprec == "f64" &&
+        rows[i].status == "ok")
       return &rows[i];
   return nullptr;
 }
@@ -621,7 +877,10 @@ matrix_summary summarize(const std::vector<bench_row> &rows, size_t from, const 
   s.load_s = load_s;
   for (size_t i = from; i < rows.size(); i++) {
     const bench_row &r = rows[i];
+    // The issue-3/4 figures are about f64 (and f32) values with x and y in f64 (cuSPARSE: in
+    // the values' precision).
     if (r.status != "ok") continue;
+    if (r.variant.rfind("ours:", 0) == 0 && r.vprec != "f64") continue;
     if (r.variant.rfind("cusparse:", 0) == 0) {
       if (r.precision == "f64" && (s.best_cusp_ms < 0 || r.ms < s.best_cusp_ms)) {
         s.best_cusp_ms = r.ms;
@@ -693,15 +952,26 @@ matrix_summary summarize(const std::vector<bench_row> &rows, size_t from, const 
 }
 
 void print_rows(const std::vector<bench_row> &rows, size_t from) {
-  printf("  %-22s %-4s %9s %9s %6s %8s %9s %9s  %s\n", "variant", "prec", "ms", "GB/s", "%read",
-         "GFLOP/s", "max err", "setup ms", "choice / note");
+  printf("  %-22s %-8s %-7s %9s %9s %6s %8s %6s %6s %7s %9s %9s  %s\n", "variant", "prec", "x,y",
+         "ms", "GB/s", "%read", "GFLOP/s", "x f64", "target", "x peer", "max err", "setup ms",
+         "choice / note");
+  auto num = [](double v, const char *fmt) {
+    char b[32];
+    if (v > 0)
+      snprintf(b, sizeof b, fmt, v);
+    else
+      snprintf(b, sizeof b, "-");
+    return std::string(b);
+  };
   for (size_t i = from; i < rows.size(); i++) {
     const bench_row &r = rows[i];
     std::string note =
         r.choice.empty() ? r.note : (r.note.empty() ? r.choice : r.choice + ": " + r.note);
     if (r.status == "ok" || r.status == "wrong") {
-      printf("  %-22s %-4s %9.4f %9.1f %6.1f %8.1f %9.2e %9.1f  %s%s\n", r.variant.c_str(),
-             r.precision.c_str(), r.ms, r.gbs, r.pct_read, r.gflops, r.err, r.setup_ms,
+      printf("  %-22s %-8s %-7s %9.4f %9.1f %6.1f %8.1f %6s %6s %7s %9.2e %9.1f  %s%s\n",
+             r.variant.c_str(), r.precision.c_str(), r.vprec.c_str(), r.ms, r.gbs, r.pct_read,
+             r.gflops, num(r.speedup_f64, "%.2f").c_str(), num(r.target_speedup, "%.2f").c_str(),
+             num(r.peer_speedup, "%.2f").c_str(), r.err, r.setup_ms,
              r.status == "wrong" ? "WRONG: " : "", note.c_str());
       if (r.has_acc) {
         // The issue-5 facts of the row, on a line of their own under it.
@@ -715,8 +985,9 @@ void print_rows(const std::vector<bench_row> &rows, size_t from) {
         printf(", vs cuSPARSE csr f64 %.2fx f32 %.2fx\n", r.speedup_cusp64, r.speedup_cusp32);
       }
     } else {
-      printf("  %-22s %-4s %9s %9s %6s %8s %9s %9s  %s\n", r.variant.c_str(), r.precision.c_str(),
-             r.status.c_str(), "", "", "", "", "", note.c_str());
+      printf("  %-22s %-8s %-7s %9s %9s %6s %8s %6s %6s %7s %9s %9s  %s\n", r.variant.c_str(),
+             r.precision.c_str(), r.vprec.c_str(), r.status.c_str(), "", "", "", "", "", "", "", "",
+             note.c_str());
     }
   }
 }
@@ -798,6 +1069,9 @@ struct totals {
   group_stats csr_gen, csr_real, auto_gen, auto_real, tune_gen, tune_real, best_gen, best_real,
       auto32_all;
   int within10 = 0, within10_n = 0, tune5 = 0, tune5_n = 0;
+  // Issue 8: our rows in a precision other than f64 (values or vectors) with an f64 twin, and
+  // how many of them meet t(P) <= t(f64) bytes(P) / bytes(f64) / 0.9.
+  int prec_met = 0, prec_n = 0;
   // Issue 5, over matrices above 1e6 nonzeros: speedups over cuSPARSE CSR fp64, how many reach
   // an accuracy ratio of 0.95; over every matrix with the row: mean footprint reduction against
   // CSR fp64, mean TCKI preprocessing in SpMV-equivalents, mean fp32 share for D = 7, 8, 10.
@@ -806,8 +1080,13 @@ struct totals {
   mean_stats pbp_red, tcki_red, tcki_prep, share_d[3];
 };
 
-totals compute_totals(const std::vector<matrix_summary> &sums) {
+totals compute_totals(const std::vector<matrix_summary> &sums, const std::vector<bench_row> &rows) {
   totals t;
+  for (const bench_row &r : rows)
+    if (r.speedup_f64 > 0 && r.target_speedup > 0 && (r.precision != "f64" || r.vprec != "f64")) {
+      t.prec_n++;
+      t.prec_met += r.speedup_f64 >= r.target_speedup;
+    }
   for (const matrix_summary &s : sums) {
     bool gen = s.kind == "generated";
     bool big_real = !gen && s.nnz > 100000;
@@ -876,6 +1155,16 @@ std::string bdmp_json(const bench_row &r) {
   return o;
 }
 
+// The issue-8 fields of one of our rows (", ..." or empty for the other rows).
+std::string precision_json(const bench_row &r) {
+  if (r.variant.rfind("ours:", 0) != 0) return "";
+  return ", \"err_limit\": " + json_num(r.err_limit) +
+         ", \"speedup_vs_f64\": " + json_num(r.speedup_f64) +
+         ", \"target_speedup\": " + json_num(r.target_speedup) + ", \"peer\": " + json_str(r.peer) +
+         ", \"peer_ms\": " + json_num(r.peer_ms) +
+         ", \"speedup_vs_peer\": " + json_num(r.peer_speedup);
+}
+
 bool write_json(const bench_state &S, const totals &t, const std::string &path) {
   FILE *f = fopen(path.c_str(), "w");
   if (!f) {
@@ -899,18 +1188,21 @@ bool write_json(const bench_state &S, const totals &t, const std::string &path) 
     const bench_row &r = S.rows[i];
     fprintf(f,
             "    {\"matrix\": %s, \"kind\": %s, \"rows\": %lld, \"cols\": %lld, \"nnz\": %lld, "
-            "\"variant\": %s, "
-            "\"precision\": %s, \"status\": %s, \"ms\": %s, \"ms_min\": %s, \"ms_max\": %s, "
+            "\"variant\": %s, \"format\": %s, \"kernel\": %s, "
+            "\"precision\": %s, \"vector_precision\": %s, \"status\": %s, \"ms\": %s, "
+            "\"ms_min\": %s, \"ms_max\": %s, "
             "\"bytes\": %s, "
             "\"gbs\": %s, \"pct_read_bw\": %s, \"gflops\": %s, \"max_err\": %s, \"setup_ms\": %s, "
-            "\"choice\": %s, \"note\": %s%s}%s\n",
+            "\"choice\": %s, \"note\": %s%s%s}%s\n",
             json_str(r.matrix).c_str(), json_str(r.kind).c_str(), (long long)r.rows,
             (long long)r.cols, (long long)r.nnz, json_str(r.variant).c_str(),
-            json_str(r.precision).c_str(), json_str(r.status).c_str(), json_num(r.ms).c_str(),
+            json_str(r.format).c_str(), json_str(r.kernel).c_str(), json_str(r.precision).c_str(),
+            json_str(r.vprec).c_str(), json_str(r.status).c_str(), json_num(r.ms).c_str(),
             json_num(r.ms_min).c_str(), json_num(r.ms_max).c_str(), json_num(r.bytes).c_str(),
             json_num(r.gbs).c_str(), json_num(r.pct_read).c_str(), json_num(r.gflops).c_str(),
             json_num(r.err).c_str(), json_num(r.setup_ms).c_str(), json_str(r.choice).c_str(),
-            json_str(r.note).c_str(), bdmp_json(r).c_str(), i + 1 < S.rows.size() ? "," : "");
+            json_str(r.note).c_str(), precision_json(r).c_str(), bdmp_json(r).c_str(),
+            i + 1 < S.rows.size() ? "," : "");
   }
   fprintf(f, "  ],\n  \"matrices\": [\n");
   for (size_t i = 0; i < S.sums.size(); i++) {
@@ -960,6 +1252,10 @@ bool write_json(const bench_state &S, const totals &t, const std::string &path) 
   fprintf(f, "    \"speedup_best_ours\": {\"generated\": %s, \"real_over_1e5\": %s},\n",
           group_json(t.best_gen).c_str(), group_json(t.best_real).c_str());
   fprintf(f, "    \"speedup_auto_f32\": %s,\n", group_json(t.auto32_all).c_str());
+  fprintf(f,
+          "    \"precision_target_met\": {\"count\": %d, \"of\": %d, \"rule\": \"t(P) <= "
+          "t(f64) bytes(P) / bytes(f64) / 0.9, same variant, same run\"},\n",
+          t.prec_met, t.prec_n);
   fprintf(f, "    \"auto_kernel_within_10pct\": {\"count\": %d, \"of\": %d},\n", t.within10,
           t.within10_n);
   fprintf(f, "    \"tune_within_5pct_of_best\": {\"count\": %d, \"of\": %d},\n", t.tune5,
@@ -994,7 +1290,8 @@ bool write_csv(const bench_state &S, const std::string &path) {
              "read_bw,gflops,"
              "max_err,setup_ms,choice,note,acc_ratio,min_digits,mean_digits,digit_hist,"
              "footprint_bytes,footprint_vs_csr_f64,fp32_share,digits,bound,prep_spmv,"
-             "speedup_cusparse_csr_f64,speedup_cusparse_csr_f32\n");
+             "speedup_cusparse_csr_f64,speedup_cusparse_csr_f32,format,kernel,vector_precision,"
+             "err_limit,speedup_vs_f64,target_speedup,peer,peer_ms,speedup_vs_peer\n");
   for (const bench_row &r : S.rows) {
     std::string hist; // digits 0..7 and >= 8, ';'-separated (one CSV field)
     if (r.has_acc)
@@ -1002,13 +1299,16 @@ bool write_csv(const bench_state &S, const std::string &path) {
         hist += (d ? ";" : "") + std::to_string((long long)r.acc_hist[d]);
     fprintf(f,
             "%s,%s,%lld,%lld,%lld,%s,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.4g,%.6g,%.3e,%.6g,%s,%s,"
-            "%.6g,%.6g,%.6g,%s,%.6g,%.6g,%.6g,%d,%.6g,%.6g,%.6g,%.6g\n",
+            "%.6g,%.6g,%.6g,%s,%.6g,%.6g,%.6g,%d,%.6g,%.6g,%.6g,%.6g,%s,%s,%s,%.3g,%.6g,%.6g,%s,"
+            "%.6g,%.6g\n",
             csv_field(r.matrix).c_str(), r.kind.c_str(), (long long)r.rows, (long long)r.cols,
             (long long)r.nnz, r.variant.c_str(), r.precision.c_str(), r.status.c_str(), r.ms,
             r.ms_min, r.ms_max, r.bytes, r.gbs, r.pct_read, r.gflops, r.err, r.setup_ms,
             csv_field(r.choice).c_str(), csv_field(r.note).c_str(), r.acc_ratio, r.acc_min,
             r.acc_mean, hist.c_str(), r.footprint, r.footprint_ratio, r.fp32_share, r.digits,
-            r.bound, r.prep_spmv, r.speedup_cusp64, r.speedup_cusp32);
+            r.bound, r.prep_spmv, r.speedup_cusp64, r.speedup_cusp32, r.format.c_str(),
+            r.kernel.c_str(), csv_field(r.vprec).c_str(), r.err_limit, r.speedup_f64,
+            r.target_speedup, csv_field(r.peer).c_str(), r.peer_ms, r.peer_speedup);
   }
   bool ok = fclose(f) == 0;
   if (!ok) fprintf(stderr, "mixsparse-bench: error writing %s\n", path.c_str());
@@ -1068,6 +1368,9 @@ void print_totals(const bench_state &S, const totals &t) {
   printf("  auto CSR kernel within 10%% of the fastest of scalar/vector/merge: %d of %d matrices\n",
          t.within10, t.within10_n);
   printf("  TUNE within 5%% of our fastest fixed variant: %d of %d matrices\n", t.tune5, t.tune5_n);
+  printf("  precision rows (values or x,y not f64) meeting t(P) <= t(f64) bytes(P)/bytes(f64)/0.9: "
+         "%d of %d (per matrix and format: scripts/bench-table-precision.py)\n",
+         t.prec_met, t.prec_n);
   int wrong = 0, errors = 0;
   for (const bench_row &r : S.rows) {
     wrong += r.status == "wrong";
@@ -1175,9 +1478,14 @@ void bench_one(bench_state &S, const std::string &name, const std::string &kind,
             level, name.c_str());
   const size_t from = S.rows.size();
   run_ours_all(S, M);
-  if (has(S.opt.formats, "cusparse"))
-    bench_cusparse_run(S.ts, M, S.opt.precisions, S.read_gbs, &S.rows);
+  if (has(S.opt.formats, "cusparse")) {
+    std::vector<std::string> tags;
+    for (const prec_spec &p : S.opt.precisions)
+      if (!has(tags, p.tag)) tags.push_back(p.tag);
+    bench_cusparse_run(S.ts, M, tags, S.read_gbs, &S.rows);
+  }
   bdmp_speedups(S.rows, from);
+  precision_speedups(S.rows, from);
   matrix_summary sum = summarize(S.rows, from, M, load_s);
   S.sums.push_back(sum);
   print_rows(S.rows, from);
@@ -1243,6 +1551,13 @@ int main(int argc, char **argv) {
   printf("timing: median of %d runs after %d warm-up runs, CUDA events on one stream, %s\n", o.reps,
          o.warmup, o.flush_l2 ? "L2 flushed by a read before each run" : "L2 warm");
   printf("error: max_i |y_i - ref_i| / (|A||x|)_i against the CPU backend's fp64 result\n");
+  std::string pl, vl;
+  for (const prec_spec &p : o.precisions)
+    pl += (pl.empty() ? "" : ",") + p.tag;
+  for (const prec_spec &p : o.vprecisions)
+    vl += (vl.empty() ? "" : ",") + p.tag;
+  printf("storage precisions %s; x and y in %s; bytes by msp_spmv_bytes_vectors\n", pl.c_str(),
+         vl.c_str());
   fflush(stdout);
 
   std::vector<std::string> gens;
@@ -1257,7 +1572,7 @@ int main(int argc, char **argv) {
   std::string csv = o.csv;
   if (csv.empty() && !o.png.empty()) csv = o.png + ".csv";
   auto save = [&]() {
-    totals tt = compute_totals(S.sums);
+    totals tt = compute_totals(S.sums, S.rows);
     bool ok = true;
     if (!o.json.empty()) ok = write_json(S, tt, o.json) && ok;
     if (!csv.empty()) ok = write_csv(S, csv) && ok;
@@ -1279,7 +1594,7 @@ int main(int argc, char **argv) {
   if (bench_device_broken())
     printf("\n!! a sticky device error stopped the run; the results above are partial\n");
 
-  totals t = compute_totals(S.sums);
+  totals t = compute_totals(S.sums, S.rows);
   print_totals(S, t);
   int rc = save() ? 0 : 1;
   if (!o.png.empty() && rc == 0) {

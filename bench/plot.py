@@ -20,7 +20,8 @@ def load(path):
             if m not in kind:
                 order.append(m)
                 kind[m] = r["kind"]
-            if r["status"] != "ok" or r["precision"] != "f64":
+            # f64 values with x and y in f64 (rows of --vector-precisions runs are left out)
+            if r["status"] != "ok" or r["precision"] != "f64" or r.get("vector_precision", "f64") != "f64":
                 continue
             ms = float(r["ms"])
             if ms <= 0:

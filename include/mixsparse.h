@@ -38,7 +38,8 @@ extern "C" {
   X(ERR_MM_INDEX, 18, "Matrix Market: index out of range")                                         \
   X(ERR_MM_VALUE, 19, "Matrix Market: non-numeric or truncated value")                             \
   X(ERR_MM_GZIP, 20, "Matrix Market: corrupt gzip stream")                                         \
-  X(ERR_INTERNAL, 21, "internal error")
+  X(ERR_INTERNAL, 21, "internal error")                                                            \
+  X(ERR_RANGE, 22, "value outside the range of the storage precision")
 
 typedef enum {
 #define MSP_STATUS_ENUM_(name, code, text) MSP_##name = code,
@@ -73,20 +74,22 @@ msp_status msp_set_allocator(const msp_allocator *alloc);
 // ---------------------------------------------------------------------------------------------
 typedef enum { MSP_BACKEND_AUTO = 0, MSP_BACKEND_CPU = 1, MSP_BACKEND_CUDA = 2 } msp_backend;
 
-// Storage formats that a matrix can be held in: X(ENUM, tag).
+// Storage formats that a matrix can be held in: X(ENUM, tag, ident). `ident` is the lower-case
+// identifier pasted into the names of the format's record (msp__fmt_<ident>, src/core/<fmt>.c)
+// and kernels; a new format is one row here plus its files (README, "Adding a format").
 #define MSP_FORMAT_LIST(X)                                                                         \
-  X(CSR, "csr")                                                                                    \
-  X(COO, "coo")                                                                                    \
-  X(ELL, "ell")                                                                                    \
-  X(HLL, "hll")                                                                                    \
-  X(DIA, "dia")                                                                                    \
-  X(HDIA, "hdia")                                                                                  \
-  X(HYB, "hyb")                                                                                    \
-  X(BDMP_PBP, "bdmp-pbp")                                                                          \
-  X(BDMP_TCKI, "bdmp-tcki")
+  X(CSR, "csr", csr)                                                                               \
+  X(COO, "coo", coo)                                                                               \
+  X(ELL, "ell", ell)                                                                               \
+  X(HLL, "hll", hll)                                                                               \
+  X(DIA, "dia", dia)                                                                               \
+  X(HDIA, "hdia", hdia)                                                                            \
+  X(HYB, "hyb", hyb)                                                                               \
+  X(BDMP_PBP, "bdmp-pbp", bdmp_pbp)                                                                \
+  X(BDMP_TCKI, "bdmp-tcki", bdmp_tcki)
 
 typedef enum {
-#define MSP_FORMAT_ENUM_(name, tag) MSP_FORMAT_##name,
+#define MSP_FORMAT_ENUM_(name, tag, ident) MSP_FORMAT_##name,
   MSP_FORMAT_LIST(MSP_FORMAT_ENUM_)
 #undef MSP_FORMAT_ENUM_
       MSP_FORMAT_COUNT,
@@ -248,6 +251,22 @@ msp_status msp_matrix_analyze(const msp_matrix A, msp_matrix_stats *stats);
 // the threshold: vector; otherwise merge-path. `reason` (may be NULL) gets a one-line why.
 msp_kernel msp_choose_kernel(const msp_matrix_stats *stats, char *reason, size_t reason_size);
 
+// What msp_matrix_convert does with a finite value that the storage precision cannot hold: one
+// that overflows it (rounds beyond 65504 in f16, beyond FLT_MAX in f32), or a nonzero that it
+// would store as zero (at most half the smallest subnormal of f16 / bf16 / f32 in magnitude; in
+// fixed point, at most half a unit of the scale of its block of 256 stored values). f64 and CPMS
+// hold every double: never out of range. Every policy counts the offending entries
+// (msp_matrix_range_info).
+typedef enum {
+  MSP_RANGE_ERROR = 0,    // default: the conversion fails with MSP_ERR_RANGE, naming the first
+                          // offending entry (row and column, value, precision and its range)
+                          // and how many there are
+  MSP_RANGE_SATURATE = 1, // overflow stores the largest finite value with the value's sign; a
+                          // nonzero that would be stored as zero stores the smallest nonzero
+                          // (fixed point: one unit of its block's scale) with its sign
+  MSP_RANGE_ALLOW = 2     // store what rounding gives (+-Inf, or 0), as IEEE conversion does
+} msp_range_policy;
+
 // Options for msp_matrix_convert. Initialise with msp_convert_options_default().
 typedef struct {
   msp_format format;       // target format, or AUTO / TUNE
@@ -265,6 +284,8 @@ typedef struct {
   int allow_atomics;   // permit floating-point atomics (non-deterministic order) for speed
   int bdmp_paper_rule; // 1: the paper's precision rule alone; 0 (default): tiles whose values
                        // fp32 holds exactly go to fp32 too (no error, fewer bytes)
+  int range;           // msp_range_policy for values outside the precision's range (default
+                       // MSP_RANGE_ERROR)
 } msp_convert_options;
 
 msp_convert_options msp_convert_options_default(void);
@@ -275,8 +296,19 @@ msp_convert_options msp_convert_options_default(void);
 msp_status msp_matrix_set_cpms_segments(msp_matrix A, int segments);
 // Make B, a copy of A in the requested format/precision on ctx's backend (A is unchanged).
 // MSP_ERR_FILL_LIMIT when padding would exceed max_fill, with the size in the message.
+// MSP_ERR_RANGE (policy MSP_RANGE_ERROR) when a value is outside the range of the precision:
+// the message names the first offending entry (row and column 1-based, as in Matrix Market; for
+// fixed point the first in the format's value order), its value, the precision's range and the
+// number of offending entries.
 msp_status msp_matrix_convert(msp_context ctx, const msp_matrix A, const msp_convert_options *opts,
                               msp_matrix *B);
+// How many stored values of A (in) were outside its precision's range when it was converted
+// (see msp_range_policy): *saturated (out) finite values that overflow (stored as +-largest
+// finite under MSP_RANGE_SATURATE, +-Inf under MSP_RANGE_ALLOW), *flushed (out) nonzeros that
+// would be stored as zero (stored as +-smallest nonzero under SATURATE, 0 under ALLOW). Both 0 for
+// f64, CPMS and unconverted matrices. Either pointer may be NULL. MSP_ERR_INVALID_ARGUMENT for a
+// NULL A.
+msp_status msp_matrix_range_info(const msp_matrix A, int64_t *saturated, int64_t *flushed);
 
 // BDMP matrices (formats bdmp-pbp, bdmp-tcki): what the per-tile precision selection did.
 typedef struct {
@@ -366,9 +398,20 @@ msp_status msp_axpby(msp_context ctx, double alpha, msp_vector x, double beta, m
 msp_status msp_scale(msp_context ctx, double alpha, msp_vector x);
 msp_status msp_copy(msp_context ctx, msp_vector x, msp_vector y);
 
-// Bytes one SpMV moves under the library's byte model: the format's arrays once (padding
-// counted), x once (cols * 8), y once (rows * 8; twice when beta != 0).
+// Bytes one SpMV moves under the library's byte model, with x and y stored in f64: the format's
+// arrays once (indices, offsets and padding counted), values in A's storage precision with only
+// the CPMS segments that products read (msp_matrix_set_cpms_segments / cpms_segments, 0 = all)
+// and, for fixed point, one 8-byte scale per block of stored values; x once (cols * 8), y once
+// (rows * 8; twice when beta != 0). 0 for NULL A.
 double msp_spmv_bytes(const msp_matrix A, int beta_nonzero);
+// The same model with x and y counted in their own storage precision (msp_vector_precision;
+// NULL counts as f64). x: cols values of its precision, CPMS with the segments it is read with
+// (msp_vector_set_cpms_segments), fixed point plus one 8-byte scale per 32 values. y: rows
+// values written (CPMS: every segment) plus its scales; when beta_nonzero, y is also read
+// (CPMS: its read segments). The vectors' lengths are not checked here (msp_spmv does): the
+// counts come from A's dimensions. 0 for NULL A.
+double msp_spmv_bytes_vectors(const msp_matrix A, const msp_vector x, const msp_vector y,
+                              int beta_nonzero);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,7 @@ import csv, math, sys, collections
 rows = list(csv.DictReader(open(sys.argv[1])))
 M = collections.OrderedDict()
 for r in rows:
-    if r.get('precision') != 'f64' or r.get('status') != 'ok':
+    if r.get('precision') != 'f64' or r.get('status') != 'ok' or r.get('vector_precision', 'f64') != 'f64':
         continue
     M.setdefault(r['matrix'], {})[r['variant']] = r
 

@@ -7,6 +7,9 @@
 # counts as failed here: this script exists to prove the GPU path on a GPU machine.
 # Sanitizer runs set MSP_TEST_QUICK=1 (small matrices only) and MSP_TEST_SANITIZER=1 (the tests
 # leave out the deliberate out-of-memory calls, which the sanitizer would report as API errors).
+# The cross test (cuda_cross: every format x precision x kernel) runs under both sanitizers with
+# its matrices capped by MSP_CROSS_MAX_NNZ (GPU_CHECK_CROSS_MAX_NNZ, default 20000) and at most
+# GPU_CHECK_MAX_MATRICES of the collection; its plain run crosses everything.
 # Logs: BUILD_DIR/gpu-check-logs/<test>.<mode>.log.
 set -u
 
@@ -72,6 +75,7 @@ for t in "$BUILD"/tests/cuda_*; do
   # Under the sanitizers: small matrices, at most 30 of the collection (spread over it).
   small="MSP_TEST_QUICK=1 MSP_TEST_SANITIZER=1 MSP_TEST_MAX_NNZ=${GPU_CHECK_MAX_NNZ:-30000}"
   small="$small MSP_TEST_MAX_MATRICES=${GPU_CHECK_MAX_MATRICES:-30}"
+  small="$small MSP_CROSS_MAX_NNZ=${GPU_CHECK_CROSS_MAX_NNZ:-20000}"
   run memcheck "$t" env $small "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 1
   run racecheck "$t" env $small "$SANITIZER" --tool racecheck --error-exitcode 1
 done

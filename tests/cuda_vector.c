@@ -42,6 +42,9 @@ static void transfers(void) {
   if (!A || !Ac || !x || !y || !xc || !yc) goto exit;
   CHECK_OK(msp_vector_set(x, hx));
   CHECK_OK(msp_vector_set(xc, hx));
+  // an f64 vector holds its n doubles on each side, nothing besides (no scales, no work copy)
+  CHECK(msp_vector_bytes(x) == (size_t)n * sizeof(double) && x->nscales == 0 && !x->d_scales,
+        "f64 vector: %zu bytes, %lld scales", msp_vector_bytes(x), (long long)x->nscales);
   CHECK(msp_vector_transfers(x) == 0 && msp_vector_transfers(y) == 0,
         "transfers before any operation: x %lld, y %lld", (long long)msp_vector_transfers(x),
         (long long)msp_vector_transfers(y));
@@ -56,6 +59,8 @@ static void transfers(void) {
         (long long)msp_vector_transfers(x));
   CHECK(msp_vector_transfers(y) == 0, "y: %lld transfers before it is read, expected 0",
         (long long)msp_vector_transfers(y));
+  // The host copy is stale: poison it, so that every value read comes from the device's bytes.
+  memset(y->h_data, 0xff, (size_t)n * sizeof(double));
   CHECK_OK(msp_vector_get(y, hy));
   CHECK(msp_vector_transfers(y) == 1, "y: %lld transfers after one read, expected 1",
         (long long)msp_vector_transfers(y));

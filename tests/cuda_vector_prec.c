@@ -1,6 +1,6 @@
 // cuda_vector_prec.c: vectors stored in a reduced precision on the CUDA backend against the CPU:
-// encoded bytes bit-identical, products and operations within fp64 bounds plus one storage
-// rounding, transfers of the encoded bytes on demand.
+// only the encoding held and moved (n * bytes per value), encoded bytes bit-identical, products
+// and operations within fp64 bounds plus one storage rounding, overflow saturated and counted.
 #include "internal.h"
 #include "precision.h"
 #include "testlib.h"
@@ -21,21 +21,119 @@ static void fill_random(double *v, int64_t n, uint64_t seed) {
     v[i] = 2.0 * msp_rng_uniform(&r) - 1.0;
 }
 
-// The encoded bytes (and fixed-point scale) of two vectors of the same precision, read back to
-// the host, are the same.
+// The encoded bytes (and fixed-point scales) of two vectors of the same precision, read back to
+// the host, are the same: n * msp__prec_bytes values and nscales scales, nothing else.
 static int same_encoding(msp_vector a, msp_vector b) {
   double *t = malloc((size_t)(a->n ? a->n : 1) * sizeof *t);
   int same = 0;
   if (t && msp_vector_get(a, t) == MSP_SUCCESS && msp_vector_get(b, t) == MSP_SUCCESS) {
-    if (a->prec == MSP_PRECISION_F64)
-      same = a->n == 0 || memcmp(a->h_data, b->h_data, (size_t)a->n * sizeof(double)) == 0;
-    else
-      same = (a->n == 0 ||
-              memcmp(a->enc->data, b->enc->data, (size_t)a->n * msp__prec_bytes(a->prec)) == 0) &&
-             memcmp(a->enc->scales, b->enc->scales, sizeof(double)) == 0;
+    same =
+        a->prec == b->prec && a->nscales == b->nscales &&
+        (a->n == 0 || memcmp(a->h_data, b->h_data, (size_t)a->n * msp__prec_bytes(a->prec)) == 0) &&
+        (a->nscales == 0 ||
+         memcmp(a->h_scales, b->h_scales, (size_t)a->nscales * sizeof(double)) == 0);
   }
   free(t);
   return same;
+}
+
+// A vector holds only its encoding, on both sides: n * bytes per value (plus one scale per 32
+// values for fixed point) is what msp_vector_bytes reports, and a transfer brings back exactly
+// those bytes. The host copy of a device-written vector is poisoned first, so every byte that
+// compares equal to the CPU's encoding came from the device. The upload is checked the same way
+// (set on the host, copied on the device in the same precision: the bytes as they are).
+static void encoded_transfers(msp_precision p, int64_t n) {
+  const char *tp = msp_precision_name(p);
+  const size_t vb = msp__prec_bytes(p);
+  const int64_t nscales = is_fixed(p) ? (n > 0 ? (n + 31) / 32 : 1) : 0;
+  double *h = malloc((size_t)(n ? n : 1) * sizeof *h);
+  msp_vector c = NULL, g = NULL, w = NULL;
+  CHECK(h != NULL, "allocation");
+  CHECK_OK(msp_vector_create_precision(cpu, n, p, &c));
+  CHECK_OK(msp_vector_create_precision(gpu, n, p, &g));
+  CHECK_OK(msp_vector_create_precision(gpu, n, p, &w));
+  if (!h || !c || !g || !w) goto exit;
+  CHECK(g->nscales == nscales, "%s n=%lld: %lld scales, expected %lld", tp, (long long)n,
+        (long long)g->nscales, (long long)nscales);
+  CHECK(msp_vector_bytes(g) == (size_t)n * vb + (size_t)nscales * sizeof(double),
+        "%s n=%lld: msp_vector_bytes %zu, expected %zu values of %zu bytes + %lld scales", tp,
+        (long long)n, msp_vector_bytes(g), (size_t)n, vb, (long long)nscales);
+  if (p == MSP_PRECISION_F32 || p == MSP_PRECISION_F16 || p == MSP_PRECISION_BF16)
+    CHECK(msp_vector_bytes(g) * (8 / vb) == (size_t)n * 8, "%s n=%lld: not 8 / %zu of f64's bytes",
+          tp, (long long)n, vb);
+  // device -> host: written on the device, poisoned host copy, one transfer
+  CHECK_OK(msp_vector_fill(c, -0.3));
+  CHECK_OK(msp_vector_fill(g, -0.3));
+  const int64_t t0 = msp_vector_transfers(g);
+  if (n > 0) memset(g->h_data, 0xa5, (size_t)n * vb);
+  if (nscales > 0) memset(g->h_scales, 0xa5, (size_t)nscales * sizeof(double));
+  CHECK_OK(msp_vector_get(g, h));
+  CHECK(msp_vector_transfers(g) == t0 + 1, "%s n=%lld: %lld transfers for one read", tp,
+        (long long)n, (long long)(msp_vector_transfers(g) - t0));
+  CHECK(n == 0 || memcmp(g->h_data, c->h_data, (size_t)n * vb) == 0,
+        "%s n=%lld: the bytes read back from the device are not the CPU's encoding", tp,
+        (long long)n);
+  CHECK(nscales == 0 || memcmp(g->h_scales, c->h_scales, (size_t)nscales * sizeof(double)) == 0,
+        "%s n=%lld: the scales read back from the device are not the CPU's", tp, (long long)n);
+  // host -> device: set on the host, copied on the device, read back through a poisoned copy
+  fill_random(h, n, 99 + (uint64_t)n);
+  CHECK_OK(msp_vector_set(g, h));
+  CHECK_OK(msp_copy(gpu, g, w));
+  CHECK(msp_vector_transfers(g) == t0 + 2, "%s n=%lld: set + device copy: %lld transfers of x", tp,
+        (long long)n, (long long)(msp_vector_transfers(g) - t0));
+  if (n > 0) memset(w->h_data, 0x5a, (size_t)n * vb);
+  if (nscales > 0) memset(w->h_scales, 0x5a, (size_t)nscales * sizeof(double));
+  CHECK_OK(msp_vector_get(w, h));
+  CHECK(n == 0 || memcmp(w->h_data, g->h_data, (size_t)n * vb) == 0,
+        "%s n=%lld: uploaded bytes came back different", tp, (long long)n);
+  CHECK(nscales == 0 || memcmp(w->h_scales, g->h_scales, (size_t)nscales * sizeof(double)) == 0,
+        "%s n=%lld: uploaded scales came back different", tp, (long long)n);
+exit:
+  msp_vector_destroy(&c);
+  msp_vector_destroy(&g);
+  msp_vector_destroy(&w);
+  free(h);
+}
+
+// Results that overflow a reduced precision are saturated on the device (never Inf), counted,
+// and reported once by the next read, with the values copied out.
+static void range_counted(msp_precision p) {
+  const char *tp = msp_precision_name(p);
+  const int64_t n = 1000;
+  const double big = p == MSP_PRECISION_F16 ? 60000.0 : 3.0e38;
+  const double largest = p == MSP_PRECISION_F16   ? MSP_F16_MAX
+                         : p == MSP_PRECISION_F32 ? MSP_F32_MAX
+                                                  : MSP_BF16_MAX;
+  double *h = malloc((size_t)n * sizeof *h);
+  msp_vector x = NULL, y = NULL;
+  char want[64];
+  CHECK(h != NULL, "allocation");
+  CHECK_OK(msp_vector_create_precision(gpu, n, p, &x));
+  CHECK_OK(msp_vector_create_precision(gpu, n, p, &y));
+  if (!h || !x || !y) goto exit;
+  for (int64_t i = 0; i < n; i++)
+    h[i] = i % 2 ? big : -big;
+  CHECK_OK(msp_vector_set(x, h));
+  CHECK_OK(msp_axpby(gpu, 4.0, x, 0.0, y)); // every result overflows
+  CHECK_STATUS(msp_vector_get(y, h), MSP_ERR_RANGE);
+  snprintf(want, sizeof want, "%lld result(s)", (long long)n);
+  CHECK(strstr(msp_last_error(), want) != NULL, "%s: the message does not count %s: %s", tp, want,
+        msp_last_error());
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; i++)
+    bad += h[i] != (i % 2 ? largest : -largest);
+  CHECK(bad == 0, "%s: %lld results not saturated to +-%g", tp, (long long)bad, largest);
+  CHECK_OK(msp_vector_get(y, h)); // reported once
+  // Inf and NaN are results, not a range problem: not counted
+  h[0] = INFINITY;
+  CHECK_OK(msp_vector_set(x, h));
+  CHECK_OK(msp_axpby(gpu, 0.25, x, 0.0, y));
+  CHECK_OK(msp_vector_get(y, h));
+  CHECK(isinf(h[0]) && h[0] > 0, "%s: Inf stored as %g", tp, h[0]);
+exit:
+  msp_vector_destroy(&x);
+  msp_vector_destroy(&y);
+  free(h);
 }
 
 // |g - c| within the fp64 difference `fp` plus one rounding of the storage p (the two sides may
@@ -61,7 +159,7 @@ static int64_t outside_store(msp_precision p, const double *g, const double *c, 
 
 // x set on the host, ten products on the device: one upload of x's encoded bytes; y travels once
 // when read. The products match the CPU's.
-static void transfers_and_spmv(msp_precision px, msp_precision py) {
+static void transfers_and_spmv(msp_precision px, msp_precision py, msp_kernel kernel) {
   const char *tx = msp_precision_name(px), *ty = msp_precision_name(py);
   test_csr m;
   const int64_t n = 3001;
@@ -74,6 +172,7 @@ static void transfers_and_spmv(msp_precision px, msp_precision py) {
   CHECK(hx && xd && g && c && fp && zero, "allocation");
   CHECK_OK(test_csr_to_matrix(&m, gpu, &A));
   CHECK_OK(test_csr_to_matrix(&m, cpu, &Ac));
+  if (A) CHECK_OK(msp_matrix_set_kernel(A, kernel));
   CHECK_OK(msp_vector_create_precision(gpu, n, px, &x));
   CHECK_OK(msp_vector_create_precision(gpu, n, py, &y));
   CHECK_OK(msp_vector_create_precision(cpu, n, px, &xc));
@@ -83,6 +182,11 @@ static void transfers_and_spmv(msp_precision px, msp_precision py) {
   CHECK_OK(msp_vector_set(x, hx));
   CHECK_OK(msp_vector_set(xc, hx));
   CHECK(msp_vector_transfers(x) == 0, "%s: transfers after set", tx);
+  if (kernel == MSP_KERNEL_MERGE && is_fixed(py)) {
+    // documented: the merge path does not write fixed-point results (a scale per 32 rows)
+    CHECK_STATUS(msp_spmv(gpu, 1.0, A, x, 0.0, y), MSP_ERR_NOT_SUPPORTED);
+    goto exit;
+  }
   for (int it = 0; it < 10; it++) {
     CHECK_OK(msp_spmv(gpu, 1.0, A, x, 0.0, y));
     CHECK_OK(msp_spmv(cpu, 1.0, Ac, xc, 0.0, yc));
@@ -100,7 +204,7 @@ static void transfers_and_spmv(msp_precision px, msp_precision py) {
   // x was only read on the device: the same encoded bytes on both sides
   CHECK(same_encoding(x, xc), "x %s: encoded bytes differ between CUDA and CPU", tx);
   char label[64];
-  snprintf(label, sizeof label, "cuda spmv x %s y %s", tx, ty);
+  snprintf(label, sizeof label, "cuda spmv (kernel %d) x %s y %s", (int)kernel, tx, ty);
   if (py == MSP_PRECISION_F64) {
     CHECK(test_compare_rows(&m, 1.0, xd, 0.0, zero, g, c, label) == 0, "%s: outside the bound",
           label);
@@ -130,8 +234,8 @@ exit:
   free(zero);
 }
 
-// Encode on the device (set, then scale by 1, which decodes and encodes there; CPMS segments
-// read), then vector operations against the CPU.
+// Encoded data read and written in place on the device (scale by 1 reads each value and stores
+// it again; CPMS segments read), then vector operations against the CPU.
 static void ops(msp_precision p, int64_t n) {
   const char *tp = msp_precision_name(p);
   const double eps = 0x1.0p-52;
@@ -151,7 +255,7 @@ static void ops(msp_precision p, int64_t n) {
   CHECK_OK(msp_vector_set(xg, hx));
   CHECK_OK(msp_vector_set(yc, hy));
   CHECK_OK(msp_vector_set(yg, hy));
-  // a multiplication by 1 is exact: decode, store again, on each side
+  // a multiplication by 1 is exact: read and stored again, on each side
   CHECK_OK(msp_scale(cpu, 1.0, xc));
   CHECK_OK(msp_scale(gpu, 1.0, xg));
   CHECK(same_encoding(xc, xg), "%s n=%lld: device encode differs from the host's", tp,
@@ -222,13 +326,21 @@ int main(void) {
   CHECK_OK(msp_context_create(MSP_BACKEND_CPU, 0, &cpu));
   if (cpu) {
     static const int64_t sizes[] = {0, 1, 65, 4097, 300001};
+    static const msp_kernel kernels[] = {MSP_KERNEL_SCALAR, MSP_KERNEL_VECTOR, MSP_KERNEL_MERGE};
     for (int p = 0; p < MSP_PRECISION_COUNT; p++) {
-      for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+      for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        encoded_transfers((msp_precision)p, sizes[s]);
         ops((msp_precision)p, sizes[s]);
-      transfers_and_spmv((msp_precision)p, MSP_PRECISION_F64);
-      transfers_and_spmv((msp_precision)p, (msp_precision)p);
-      transfers_and_spmv(MSP_PRECISION_F64, (msp_precision)p);
+      }
+      for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
+        transfers_and_spmv((msp_precision)p, MSP_PRECISION_F64, kernels[k]);
+        transfers_and_spmv((msp_precision)p, (msp_precision)p, kernels[k]);
+        transfers_and_spmv(MSP_PRECISION_F64, (msp_precision)p, kernels[k]);
+      }
     }
+    range_counted(MSP_PRECISION_F32);
+    range_counted(MSP_PRECISION_F16);
+    range_counted(MSP_PRECISION_BF16);
   }
   msp_context_destroy(&cpu);
   msp_context_destroy(&gpu);

@@ -112,7 +112,7 @@ static void check_spmv(const msp_matrix B, const char *label, uint64_t seed) {
   double *y0 = malloc((size_t)(rows ? rows : 1) * sizeof *y0);
   double *got = malloc((size_t)(rows ? rows : 1) * sizeof *got);
   double *ref = malloc((size_t)(rows ? rows : 1) * sizeof *ref);
-  msp_vector vx = NULL, vy = NULL;
+  msp_vector vx = NULL, vy = NULL, vx16 = NULL, vy32 = NULL;
   if (!x || !y0 || !got || !ref) {
     CHECK(0, "out of memory");
     goto done;
@@ -141,9 +141,34 @@ static void check_spmv(const msp_matrix B, const char *label, uint64_t seed) {
     snprintf(l2, sizeof l2, "%s alpha %g beta %g", label, alpha, beta);
     CHECK(test_compare_rows(&s, alpha, x, beta, y0, got, ref, l2) == 0, "%s: rows off", l2);
   }
+  // x in f16 and y in f32: x is read as stored, and y is the f32 rounding of the fp64 product on
+  // the decoded x (the f64 kernel on f64 vectors holding the same values), bit for bit
+  CHECK_OK(msp_vector_create_precision(ctx, cols, MSP_PRECISION_F16, &vx16));
+  CHECK_OK(msp_vector_create_precision(ctx, rows, MSP_PRECISION_F32, &vy32));
+  if (!vx16 || !vy32) goto done;
+  for (int64_t j = 0; j < cols; j++)
+    x[j] = (x[j] < 0 ? -0.25 : 0.25) + 0.75 * x[j]; // |x| >= 0.25: no f16 subnormals
+  CHECK_OK(msp_vector_set(vx16, x));
+  CHECK_OK(msp_vector_get(vx16, x));
+  CHECK_OK(msp_vector_set(vx, x));
+  CHECK_OK(msp_vector_set(vy, y0));
+  CHECK_OK(msp_vector_set(vy32, y0));
+  CHECK_OK(msp_vector_get(vy32, y0)); // the decoded y0 in both
+  CHECK_OK(msp_vector_set(vy, y0));
+  CHECK_OK(msp_spmv(ctx, 1.5, B, vx, -0.5, vy));
+  CHECK_OK(msp_spmv(ctx, 1.5, B, vx16, -0.5, vy32));
+  CHECK_OK(msp_vector_get(vy, ref));
+  CHECK_OK(msp_vector_get(vy32, got));
+  int64_t bad = 0;
+  for (int64_t i = 0; i < rows; i++)
+    bad += got[i] != (double)(float)ref[i];
+  CHECK(bad == 0, "%s: x f16, y f32: %lld entries differ from the rounding of the fp64 product",
+        label, (long long)bad);
 done:
   msp_vector_destroy(&vx);
   msp_vector_destroy(&vy);
+  msp_vector_destroy(&vx16);
+  msp_vector_destroy(&vy32);
   free(x);
   free(y0);
   free(got);

@@ -1,8 +1,10 @@
 // test_vector_prec.c: vectors stored in a reduced precision on the CPU: round trips, SpMV and
-// vector operations against fp64 on the decoded values, footprint, allocation failures,
-// determinism over thread counts.
+// vector operations against fp64 on the decoded values, footprint and encoded storage, saturation
+// reported by msp_vector_get, per-block fixed-point scales, allocation failures, determinism over
+// thread counts.
 #include "testlib.h"
 
+#include "internal.h"
 #include "precision.h"
 
 #include <math.h>
@@ -19,18 +21,30 @@ static int segments_of(msp_precision p) {
   return p == MSP_PRECISION_CPMS2 ? 2 : p == MSP_PRECISION_CPMS4 ? 4 : 1;
 }
 
+// The scale of the fixed-point block of MSP_VEC_FX_BLOCK values holding entry i when in[0..n)
+// is stored in p: max |v| over the block / qmax (msp_fx_vector_scale: NaN for Inf/NaN).
+static double block_scale(msp_precision p, const double *in, int64_t n, int64_t i) {
+  const int64_t lo = i / MSP_VEC_FX_BLOCK * MSP_VEC_FX_BLOCK;
+  const int64_t hi = lo + MSP_VEC_FX_BLOCK < n ? lo + MSP_VEC_FX_BLOCK : n;
+  double m = 0.0;
+  for (int64_t j = lo; j < hi; j++)
+    m = (fabs(in[j]) > m || isnan(in[j])) && !isnan(m) ? fabs(in[j]) : m;
+  return msp_fx_vector_scale(m, p == MSP_PRECISION_FX32 ? MSP_FX32_MAX : MSP_FX16_MAX);
+}
+
+// Scale bytes of a fixed-point vector of n values: one double per block (at least one).
+static size_t scale_bytes(msp_precision p, int64_t n) {
+  if (!is_fixed(p)) return 0;
+  return (size_t)(n > 0 ? (n + MSP_VEC_FX_BLOCK - 1) / MSP_VEC_FX_BLOCK : 1) * sizeof(double);
+}
+
 // What a vector of precision p holds after storing in[0..n) and reading k CPMS segments (0:
 // all), computed from the scalar conversions alone (not through the library's vector code).
+// Fixed point: one scale per block of MSP_VEC_FX_BLOCK values.
 static void store_ref(msp_precision p, int k, const double *in, int64_t n, double *out) {
-  double scale = 0.0;
-  if (is_fixed(p)) {
-    double m = 0.0;
-    for (int64_t i = 0; i < n; i++)
-      m = (fabs(in[i]) > m || isnan(in[i])) ? fabs(in[i]) : m;
-    scale = msp_fx_vector_scale(m, p == MSP_PRECISION_FX32 ? MSP_FX32_MAX : MSP_FX16_MAX);
-  }
   for (int64_t i = 0; i < n; i++) {
     double v = in[i];
+    const double scale = is_fixed(p) ? block_scale(p, in, n, i) : 0.0;
     switch (p) {
     case MSP_PRECISION_F32:
       out[i] = (double)msp_f32_from_double(v);
@@ -64,10 +78,12 @@ static int64_t bits_differ(const double *a, const double *b, int64_t n) {
   return bad;
 }
 
+// Magnitudes in [1e-3, 1): every precision holds them without overflow or flush to zero (fx16
+// included: a unit of a block's scale is at most 1 / 32767).
 static void fill_random(double *v, int64_t n, uint64_t seed) {
   msp_rng r = {seed};
   for (int64_t i = 0; i < n; i++)
-    v[i] = 2.0 * msp_rng_uniform(&r) - 1.0;
+    v[i] = (msp_rng_range(&r, 2) ? 1.0 : -1.0) * (1e-3 + (1.0 - 1e-3) * msp_rng_uniform(&r));
 }
 
 // Set/get: the stored value is the store of the input (bit for bit), within the storage's unit
@@ -81,7 +97,7 @@ static void round_trip(msp_precision p, int64_t n) {
   CHECK_OK(msp_vector_create_precision(cpu, n, p, &v));
   if (!h || !got || !ref || !v) goto exit;
   CHECK(msp_vector_precision(v) == p, "%s: precision %d", tag, (int)msp_vector_precision(v));
-  CHECK(msp_vector_bytes(v) == (size_t)n * msp__prec_bytes(p) + (is_fixed(p) ? 8u : 0u),
+  CHECK(msp_vector_bytes(v) == (size_t)n * msp__prec_bytes(p) + scale_bytes(p, n),
         "%s: footprint %zu bytes for n = %lld", tag, msp_vector_bytes(v), (long long)n);
   if (p != MSP_PRECISION_F64 && segments_of(p) == 1 && n >= 64)
     CHECK(msp_vector_bytes(v) < (size_t)n * 8, "%s: footprint %zu not below fp64's %lld", tag,
@@ -99,14 +115,11 @@ static void round_trip(msp_precision p, int64_t n) {
   store_ref(p, 0, h, n, ref);
   CHECK(bits_differ(got, ref, n) == 0, "%s n=%lld: set/get differs from the store", tag,
         (long long)n);
-  double u = msp__prec_unit_roundoff(p), scale = 0.0, mx = 0.0;
-  for (int64_t i = 0; i < n; i++)
-    mx = fabs(h[i]) > mx ? fabs(h[i]) : mx;
-  if (is_fixed(p)) scale = msp_fx_scale(mx, p == MSP_PRECISION_FX32 ? MSP_FX32_MAX : MSP_FX16_MAX);
+  double u = msp__prec_unit_roundoff(p);
   int64_t out = 0;
   for (int64_t i = 0; i < n; i++) {
     double err = fabs(got[i] - h[i]);
-    double bound = is_fixed(p)              ? 0.5 * scale
+    double bound = is_fixed(p)              ? 0.5 * block_scale(p, h, n, i)
                    : p == MSP_PRECISION_F16 ? u * fabs(h[i]) + 0.5 * MSP_F16_MIN_SUBNORMAL
                                             : u * fabs(h[i]);
     out += !(err <= bound);
@@ -290,6 +303,219 @@ exit:
   free(ref);
 }
 
+// ---- encoded storage ------------------------------------------------------------------------
+// An f32 vector holds 4 bytes per value and nothing else: the kernels read x's floats themselves
+// (a float written into its storage is what the product sees: no fp64 copy stands between) and
+// write y's floats, each the rounding of the fp64 product (the f64 kernel on the same x).
+static void f32_storage(const test_csr *m, msp_matrix A) {
+  const int64_t rows = m->rows, cols = m->cols;
+  double *hx = malloc((size_t)cols * sizeof *hx), *y0 = calloc((size_t)rows, sizeof *y0);
+  double *ref = malloc((size_t)rows * sizeof *ref), *f = malloc((size_t)rows * sizeof *f);
+  double *got = malloc((size_t)rows * sizeof *got);
+  msp_vector x = NULL, y = NULL, xf = NULL, yf = NULL;
+  CHECK(hx && y0 && ref && f && got, "allocation");
+  CHECK_OK(msp_vector_create_precision(cpu, cols, MSP_PRECISION_F32, &x));
+  CHECK_OK(msp_vector_create_precision(cpu, rows, MSP_PRECISION_F32, &y));
+  CHECK_OK(msp_vector_create(cpu, cols, &xf));
+  CHECK_OK(msp_vector_create(cpu, rows, &yf));
+  if (!hx || !y0 || !ref || !f || !got || !x || !y || !xf || !yf) goto exit;
+  CHECK(msp_vector_bytes(x) == (size_t)cols * 4 && msp_vector_bytes(y) == (size_t)rows * 4,
+        "f32 footprints %zu and %zu bytes for %lld and %lld values", msp_vector_bytes(x),
+        msp_vector_bytes(y), (long long)cols, (long long)rows);
+  fill_random(hx, cols, 51);
+  CHECK_OK(msp_vector_set(x, hx));
+  CHECK_OK(msp_vector_get(x, hx)); // the decoded x: the floats as doubles
+  // change values in the encoded storage directly (the host copy is the current one on the CPU)
+  for (int64_t j = 0; j < cols; j += 7) {
+    ((float *)x->h_data)[j] = 2.5f;
+    hx[j] = 2.5;
+  }
+  CHECK_OK(msp_vector_set(xf, hx));
+  CHECK_OK(msp_spmv(cpu, 1.0, A, x, 0.0, y));
+  CHECK_OK(msp_spmv(cpu, 1.0, A, xf, 0.0, yf));
+  CHECK_OK(msp_vector_get(yf, f));
+  test_oracle_spmv(m, 1.0, hx, 0.0, y0, ref);
+  CHECK(test_compare_rows(m, 1.0, hx, 0.0, y0, f, ref, "f32 storage") == 0,
+        "f64 product on the f32 x outside the row bound");
+  int64_t bad = 0;
+  for (int64_t i = 0; i < rows; i++) {
+    const float want = (float)f[i];
+    bad += memcmp((const float *)y->h_data + i, &want, sizeof want) != 0;
+  }
+  CHECK(bad == 0, "f32 y: %lld stored floats are not the rounding of the fp64 product",
+        (long long)bad);
+  CHECK_OK(msp_vector_get(y, got));
+  for (int64_t i = 0; i < rows; i++)
+    bad += got[i] != (double)((const float *)y->h_data)[i];
+  CHECK(bad == 0, "msp_vector_get of f32 y differs from its floats in %lld entries",
+        (long long)bad);
+exit:
+  msp_vector_destroy(&x);
+  msp_vector_destroy(&y);
+  msp_vector_destroy(&xf);
+  msp_vector_destroy(&yf);
+  free(hx);
+  free(y0);
+  free(ref);
+  free(f);
+  free(got);
+}
+
+// ---- saturation ------------------------------------------------------------------------------
+// Results that overflow a reduced-precision y are stored as the largest finite value with their
+// sign, counted, and reported once by msp_vector_get as MSP_ERR_RANGE (the values still copied
+// out); Inf and NaN results are not range problems and stay as they are.
+static void saturation(void) {
+  enum { n = 100 };
+  msp_matrix A = NULL;
+  msp_vector x = NULL, y = NULL, z = NULL;
+  double hx[n], got[n];
+  // diagonal: y_i = a_i x_i with a_i = 1e5 (i % 3 == 0) or 1000, x_i = +-1 (i % 4 == 1) or
+  // +-1000, both signs: products of 1e8, 1e6 and 1e5 overflow f16 (65504), 1000 does not
+  int64_t rowptr[n + 1];
+  int32_t col[n];
+  double val[n];
+  int64_t want = 0;
+  for (int i = 0; i < n; i++) {
+    rowptr[i] = i;
+    col[i] = i;
+    val[i] = i % 3 == 0 ? 1e5 : 1000.0;
+    hx[i] = (i % 2 ? -1.0 : 1.0) * (i % 4 == 1 ? 1.0 : 1000.0);
+    want += fabs(val[i] * hx[i]) > MSP_F16_MAX;
+  }
+  rowptr[n] = n;
+  CHECK_OK(msp_matrix_from_csr(cpu, n, n, rowptr, col, val, 0, &A));
+  CHECK_OK(msp_vector_create_precision(cpu, n, MSP_PRECISION_F32, &x));
+  CHECK_OK(msp_vector_create_precision(cpu, n, MSP_PRECISION_F16, &y));
+  CHECK_OK(msp_vector_create_precision(cpu, n, MSP_PRECISION_F16, &z));
+  if (!A || !x || !y || !z) goto exit;
+  CHECK_OK(msp_vector_set(x, hx));
+  CHECK_OK(msp_spmv(cpu, 1.0, A, x, 0.0, y));
+  CHECK_STATUS(msp_vector_get(y, got), MSP_ERR_RANGE);
+  char count[32];
+  snprintf(count, sizeof count, "%lld result(s)", (long long)want);
+  CHECK(want > 0 && strstr(msp_last_error(), count) != NULL,
+        "the message should count %lld saturated results: %s", (long long)want, msp_last_error());
+  int64_t bad = 0;
+  for (int i = 0; i < n; i++) {
+    const double r = val[i] * hx[i];
+    const double expect = fabs(r) > MSP_F16_MAX ? copysign(MSP_F16_MAX, r)
+                                                : msp_f16_to_double(msp_f16_from_double(r));
+    bad += got[i] != expect;
+  }
+  CHECK(bad == 0, "f16 y: %lld entries neither the rounding nor the saturation", (long long)bad);
+  // reported once: the next read is clean
+  CHECK_OK(msp_vector_get(y, got));
+  // the count adds up over operations until read: SpMV then axpby into the same vector
+  CHECK_OK(msp_spmv(cpu, 1.0, A, x, 0.0, y));
+  CHECK_OK(msp_vector_fill(z, 60000.0));
+  CHECK_OK(msp_axpby(cpu, 1.0, z, 1.0, z)); // 120000 everywhere: n overflows
+  CHECK_STATUS(msp_vector_get(z, got), MSP_ERR_RANGE);
+  snprintf(count, sizeof count, "%d result(s)", n);
+  CHECK(strstr(msp_last_error(), count) != NULL, "axpby: %s", msp_last_error());
+  CHECK(got[0] == MSP_F16_MAX && got[n - 1] == MSP_F16_MAX, "axpby saturated to %g", got[0]);
+  CHECK_STATUS(msp_vector_get(y, got), MSP_ERR_RANGE);
+  // set resets the count; an Inf result stays Inf and is not counted
+  CHECK_OK(msp_vector_set(y, hx));
+  CHECK_OK(msp_vector_fill(z, INFINITY));
+  CHECK_OK(msp_vector_get(z, got));
+  CHECK(isinf(got[0]) && got[0] > 0, "Inf filled into f16 reads %g", got[0]);
+exit:
+  msp_matrix_destroy(&A);
+  msp_vector_destroy(&x);
+  msp_vector_destroy(&y);
+  msp_vector_destroy(&z);
+}
+
+// ---- fixed-point scales per block
+// ---------------------------------------------------------------- y from every format's SpMV into
+// fx16 / fx32, with rows whose results differ by 10^6 from one block of MSP_VEC_FX_BLOCK rows to
+// the next: each block gets its own scale from its own results, so every entry keeps its relative
+// accuracy (one scale for the whole vector would flush the small blocks to zero).
+static void fixed_blocks(void) {
+  enum { n = 1000 }; // not a multiple of the block: the last block is partial
+  test_csr m = {0};
+  msp_matrix A = NULL;
+  m.rows = m.cols = n;
+  m.rowptr = malloc((n + 1) * sizeof *m.rowptr);
+  m.colind = malloc(3 * n * sizeof *m.colind);
+  m.val = malloc(3 * n * sizeof *m.val);
+  double *hx = malloc(n * sizeof *hx), *y0 = malloc(n * sizeof *y0);
+  double *ref = malloc(n * sizeof *ref), *got = malloc(n * sizeof *got);
+  CHECK(m.rowptr && m.colind && m.val && hx && y0 && ref && got, "allocation");
+  if (!m.rowptr || !m.colind || !m.val || !hx || !y0 || !ref || !got) goto exit;
+  msp_rng r = {61};
+  int64_t k = 0;
+  m.rowptr[0] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const double mag = (i / MSP_VEC_FX_BLOCK) % 2 ? 1e-6 : 1.0;
+    for (int64_t j = i - 1; j <= i + 1; j++) {
+      if (j < 0 || j >= n) continue;
+      m.colind[k] = (int32_t)j;
+      m.val[k++] = mag * (j == i ? 4.0 : -0.5 - 0.25 * msp_rng_uniform(&r));
+    }
+    m.rowptr[i + 1] = k;
+    hx[i] = 1.0 + 0.5 * msp_rng_uniform(&r); // the row sums stay within [1, 6] * mag
+    y0[i] = mag * (1.0 + msp_rng_uniform(&r));
+  }
+  m.nnz = k;
+  CHECK_OK(test_csr_to_matrix(&m, cpu, &A));
+  if (!A) goto exit;
+  static const msp_precision yp[] = {MSP_PRECISION_FX16, MSP_PRECISION_FX32};
+  for (int f = 0; f < MSP_FORMAT_COUNT; f++) {
+    msp_convert_options o = msp_convert_options_default();
+    o.format = (msp_format)f;
+    msp_matrix B = NULL;
+    CHECK_OK(msp_matrix_convert(cpu, A, &o, &B));
+    for (size_t q = 0; q < 2 && B; q++) {
+      for (int with_beta = 0; with_beta < 2; with_beta++) {
+        msp_vector x = NULL, y = NULL, yf = NULL;
+        const double beta = with_beta ? -0.25 : 0.0;
+        CHECK_OK(msp_vector_create(cpu, n, &x));
+        CHECK_OK(msp_vector_create(cpu, n, &yf));
+        CHECK_OK(msp_vector_create_precision(cpu, n, yp[q], &y));
+        if (x && y && yf) {
+          CHECK_OK(msp_vector_set(x, hx));
+          CHECK_OK(msp_vector_set(y, y0));
+          CHECK_OK(msp_vector_get(y, got)); // the decoded y0
+          // the reference: the same product into an f64 y (BDMP stores some values in fp32)
+          CHECK_OK(msp_vector_set(yf, got));
+          CHECK_OK(msp_spmv(cpu, 1.0, B, x, beta, yf));
+          CHECK_OK(msp_vector_get(yf, ref));
+          CHECK_OK(msp_spmv(cpu, 1.0, B, x, beta, y));
+          CHECK_OK(msp_vector_get(y, got));
+          // Half a unit of the block's scale is max |y| / (2 qmax) over the block, and a block's
+          // results are within a factor 4 of each other (row sums in [1.25, 4.75] * mag): the
+          // error stays below 2 |y_i| / qmax (fp64 rounding is far below).
+          const double qmax = yp[q] == MSP_PRECISION_FX16 ? MSP_FX16_MAX : MSP_FX32_MAX;
+          int64_t bad = 0, first = -1;
+          for (int64_t i = 0; i < n; i++) {
+            const int out = !(fabs(got[i] - ref[i]) <= 2.0 / qmax * fabs(ref[i]));
+            if (out && first < 0) first = i;
+            bad += out;
+          }
+          CHECK(bad == 0,
+                "%s, y %s, beta %g: %lld entries lost their relative accuracy (first %lld: %.17g, "
+                "expected %.17g)",
+                msp_format_name((msp_format)f), msp_precision_name(yp[q]), beta, (long long)bad,
+                (long long)first, first >= 0 ? got[first] : 0.0, first >= 0 ? ref[first] : 0.0);
+        }
+        msp_vector_destroy(&x);
+        msp_vector_destroy(&y);
+        msp_vector_destroy(&yf);
+      }
+    }
+    msp_matrix_destroy(&B);
+  }
+exit:
+  msp_matrix_destroy(&A);
+  test_csr_free(&m);
+  free(hx);
+  free(y0);
+  free(ref);
+  free(got);
+}
+
 // ---- allocation failures --------------------------------------------------------------------
 static long fail_at = -1, calls = 0, live = 0;
 static void *t_malloc(size_t n) {
@@ -457,9 +683,12 @@ int main(void) {
     ops_case((msp_precision)p, (msp_precision)((p + 3) % MSP_PRECISION_COUNT), 0);
     ops_case((msp_precision)p, (msp_precision)((p + 5) % MSP_PRECISION_COUNT), 129);
   }
+  if (A) f32_storage(&m, A);
   msp_matrix_destroy(&A);
   msp_matrix_destroy(&Af16);
   test_csr_free(&m);
+  saturation();
+  fixed_blocks();
   determinism();
   alloc_failures();
   msp_context_destroy(&cpu);

@@ -196,6 +196,54 @@ int64_t test_compare_rows(const test_csr *m, double alpha, const double *x, doub
   return bad;
 }
 
+double test_stored_value(msp_precision p, int segments, double v) {
+  if (msp_prec_is_fixed(p)) return v;
+  uint64_t buf = 0; // one stored value of every precision fits 8 bytes
+  msp_acc a;
+  memset(&a, 0, sizeof a);
+  a.data = &buf;
+  a.n = 1;
+  a.prec = p;
+  a.read_segments = msp__prec_segments(p);
+  msp_acc_store_p(p, &a, 0, v);
+  if (segments > 0 && segments < a.read_segments) a.read_segments = segments;
+  return msp_acc_load_p(p, &a, 0);
+}
+
+int test_round_vector(msp_precision p, int64_t n, const double *in, double *out) {
+  const int64_t nscales = n > 0 ? ((n - 1) >> MSP_VEC_FX_SHIFT) + 1 : 1;
+  const int segs = msp__prec_segments(p);
+  void *data = malloc((size_t)(n > 0 ? n : 1) * 8);
+  double *scales = malloc((size_t)nscales * sizeof *scales);
+  if (!data || !scales) {
+    free(data);
+    free(scales);
+    return -1;
+  }
+  msp_acc a;
+  memset(&a, 0, sizeof a);
+  a.data = data;
+  a.n = n;
+  a.prec = p;
+  a.scales = scales;
+  a.scale_shift = MSP_VEC_FX_SHIFT;
+  a.bank_shift = segs > 1 ? msp__cpms_bank_shift(segs, MSP_CPMS_DEFAULT_BANK_BYTES) : 0;
+  a.read_segments = segs;
+  for (int64_t b = 0; b < nscales; b++) {
+    double m = 0.0;
+    for (int64_t i = b * MSP_VEC_FX_BLOCK; i < n && i < (b + 1) * MSP_VEC_FX_BLOCK; i++)
+      m = msp_absmax_step(m, in[i]);
+    scales[b] = msp_prec_is_fixed(p) ? msp_fx_block_scale(p, m) : 0.0;
+  }
+  for (int64_t i = 0; i < n; i++)
+    msp_acc_store_p(p, &a, i, in[i]);
+  for (int64_t i = 0; i < n; i++)
+    out[i] = msp_acc_load_p(p, &a, i);
+  free(data);
+  free(scales);
+  return 0;
+}
+
 const char *test_matrices_dir(void) {
   static char buf[4096];
   const char *d = getenv("MSP_MATRICES_DIR");
@@ -241,71 +289,63 @@ static int scan_index(const char *dir, int64_t max_nnz, int stride, test_matrix_
 // env MSP_TEST_MAX_NNZ lowers max_nnz and MSP_TEST_MAX_MATRICES caps the count (spread evenly
 // over the collection): the compute-sanitizer runs use them to stay within minutes.
 int test_for_each_matrix(int64_t max_nnz, test_matrix_fn fn, void *user) {
+  return test_for_each_matrix_sample(max_nnz, 0, fn, user);
+}
+
+int test_for_each_matrix_sample(int64_t max_nnz, int count, test_matrix_fn fn, void *user) {
   const char *dir = test_matrices_dir();
   if (!dir) return 0;
   const char *e = getenv("MSP_TEST_MAX_NNZ");
   if (e && atoll(e) > 0 && (max_nnz <= 0 || atoll(e) < max_nnz)) max_nnz = atoll(e);
   int stride = 1;
   e = getenv("MSP_TEST_MAX_MATRICES");
-  if (e && atoi(e) > 0) {
+  if (e && atoi(e) > 0) count = atoi(e);
+  if (count > 0) {
     int total = scan_index(dir, max_nnz, 1, NULL, NULL);
-    stride = (total + atoi(e) - 1) / atoi(e);
+    stride = (total + count - 1) / count;
     if (stride < 1) stride = 1;
-    printf("test_for_each_matrix: MSP_TEST_MAX_MATRICES=%s: every %d-th of %d matrices\n", e,
-           stride, total);
+    printf("test_for_each_matrix: at most %d matrices: every %d-th of %d\n", count, stride, total);
   }
   return scan_index(dir, max_nnz, stride, fn, user);
 }
 
-// The format's value array decoded (k segments for CPMS) is put in place of the fp64 array for
-// the format's own to_csr, then restored.
+// The format's value arrays (its record's `values`, in the order they are encoded) are
+// overwritten with the decoded values (k segments for CPMS) for the format's own to_csr, then
+// restored from a copy: no switch over formats, so a new format needs no edit here.
 int test_csr_decoded(msp_matrix B, int segments, test_csr *d) {
   memset(d, 0, sizeof *d);
-  int64_t n = B->pval->n;
+  const msp__format_ops *ops =
+      (unsigned)B->format < MSP_FORMAT_COUNT ? msp__format_table[B->format] : NULL;
+  if (!ops || !ops->values || !B->pval) return -1;
+  const double *part[MSP__FORMAT_VALUE_PARTS];
+  int64_t len[MSP__FORMAT_VALUE_PARTS];
+  const int parts = ops->values(B, part, len);
+  const int64_t n = B->pval->n;
+  int64_t total = 0;
+  for (int k = 0; k < parts; k++)
+    total += len[k];
+  if (total != n) return -1; // the encoded array is the parts one after the other
   double *buf = malloc((size_t)(n > 0 ? n : 1) * sizeof *buf);
-  if (!buf) return -1;
-  msp__prec_decode(B->pval, segments, buf);
-  double **slot = NULL, **slot2 = NULL, *save = NULL, *save2 = NULL;
-  switch (B->format) {
-  case MSP_FORMAT_CSR:
-    slot = &B->val;
-    break;
-  case MSP_FORMAT_COO:
-    slot = &((msp__coo *)B->fmt)->val;
-    break;
-  case MSP_FORMAT_ELL:
-    slot = &((msp__ell *)B->fmt)->val;
-    break;
-  case MSP_FORMAT_HLL:
-    slot = &((msp__hll *)B->fmt)->val;
-    break;
-  case MSP_FORMAT_DIA:
-    slot = &((msp__dia *)B->fmt)->val;
-    break;
-  case MSP_FORMAT_HDIA:
-    slot = &((msp__hdia *)B->fmt)->val;
-    break;
-  case MSP_FORMAT_HYB:
-    slot = &((msp__hyb *)B->fmt)->ell.val;
-    slot2 = &((msp__hyb *)B->fmt)->coo.val;
-    break;
-  default:
+  double *save = malloc((size_t)(n > 0 ? n : 1) * sizeof *save);
+  if (!buf || !save) {
     free(buf);
+    free(save);
     return -1;
   }
-  save = *slot;
-  *slot = buf;
-  if (slot2) {
-    save2 = *slot2;
-    *slot2 = buf + B->rows * ((msp__hyb *)B->fmt)->ell.width;
+  msp__prec_decode(B->pval, segments, buf);
+  for (int64_t k = 0, at = 0; k < parts; at += len[k], k++) {
+    if (!len[k]) continue;
+    memcpy(save + at, part[k], (size_t)len[k] * sizeof *save);
+    memcpy((double *)part[k], buf + at, (size_t)len[k] * sizeof *buf);
   }
   int64_t *rp = NULL;
   int32_t *ci = NULL;
   double *v = NULL;
   msp_status st = msp__format_to_csr(B, &rp, &ci, &v);
-  *slot = save;
-  if (slot2) *slot2 = save2;
+  for (int64_t k = 0, at = 0; k < parts; at += len[k], k++)
+    if (len[k]) memcpy((double *)part[k], save + at, (size_t)len[k] * sizeof *save);
   free(buf);
+  free(save);
   if (st != MSP_SUCCESS) return -1;
   d->rows = B->rows;
   d->cols = B->cols;

@@ -84,6 +84,18 @@ int64_t test_compare_rows(const test_csr *m, double alpha, const double *x, doub
                           const double *y0, const double *got, const double *ref,
                           const char *label);
 
+// ---- stored values (the cross tests' oracle) --------------------------------------------------
+// The value that a load of precision p returns for v stored on its own, with the library's own
+// rounding (src/common/precision.h): IEEE types round to nearest (Inf beyond their range, as
+// MSP_RANGE_ALLOW stores), CPMS truncates to `segments` segments (0: all), f64 keeps v. Fixed
+// point returns v unchanged: its stored value depends on the scale of its block (the caller
+// bounds that error).
+double test_stored_value(msp_precision p, int segments, double v);
+// out = in (n values) as msp_vector_set stores them in a vector of precision p read with all
+// segments (fixed point: one scale per MSP_VEC_FX_BLOCK values). in and out may be the same.
+// Returns 0, or -1 on allocation failure.
+int test_round_vector(msp_precision p, int64_t n, const double *in, double *out);
+
 // ---- shared matrix collection ------------------------------------------------------------------
 // Directory of ../shared/matrices (env MSP_MATRICES_DIR), or NULL when absent (tests then say so).
 const char *test_matrices_dir(void);
@@ -91,5 +103,8 @@ const char *test_matrices_dir(void);
 // nnz <= max_nnz (0: no limit). Returns the number visited.
 typedef void (*test_matrix_fn)(const char *path, const char *name, void *user);
 int test_for_each_matrix(int64_t max_nnz, test_matrix_fn fn, void *user);
+// The same, visiting at most `count` of them (0: all) spread evenly over the collection;
+// env MSP_TEST_MAX_MATRICES overrides count.
+int test_for_each_matrix_sample(int64_t max_nnz, int count, test_matrix_fn fn, void *user);
 
 #endif

@@ -51,6 +51,7 @@ typedef struct {
   double bdmp_f;      // 0: the library default
   double bdmp_lambda; // 0: computed from bdmp_f
   int allow_nonfinite;
+  int range; // msp_range_policy for matrix values the precision cannot hold
 } options;
 
 static void options_init(options *o) {
@@ -62,7 +63,10 @@ static void options_init(options *o) {
   o->x_spec = "ones";
   o->repeat = 10;
   o->max_fill = 3.0;
+  o->range = MSP_RANGE_ERROR;
 }
+
+static const char *range_names[] = {"error", "saturate", "allow"}; // by msp_range_policy
 
 // Parse "--name value" style options common to subcommands; returns 0 ok, 2 usage error.
 static int parse_options(int argc, char **argv, options *o, int allow_file_optional) {
@@ -104,6 +108,13 @@ static int parse_options(int argc, char **argv, options *o, int allow_file_optio
       }
       if (msp_precision_parse(tag, &o->precision) != MSP_SUCCESS)
         return usage_error("%s", msp_last_error());
+    } else if (strcmp(a, "--range") == 0) {
+      NEED_VALUE
+      int k = 0;
+      while (k < 3 && strcmp(v, range_names[k]) != 0)
+        k++;
+      if (k == 3) return usage_error("bad --range '%s' (error, saturate or allow)", v);
+      o->range = k;
     } else if (strcmp(a, "--x") == 0) {
       NEED_VALUE
       o->x_spec = v;
@@ -354,7 +365,8 @@ typedef struct {
   double convert_seconds;
   size_t bytes, csr_bytes; // footprint of the converted matrix and of A (CSR fp64)
   int is_bdmp;
-  msp_bdmp_report bdmp; // when is_bdmp
+  msp_bdmp_report bdmp;                   // when is_bdmp
+  int64_t range_saturated, range_flushed; // matrix values outside the precision's range
 } run_result;
 
 // Convert, run `repeat` products after one warm-up, compare with an fp64 CPU reference.
@@ -373,6 +385,7 @@ static int do_products(const options *o, msp_context ctx, msp_matrix A, const do
   co.bdmp_digits = o->digits;
   if (o->bdmp_f > 0) co.bdmp_f = o->bdmp_f;
   co.bdmp_lambda = o->bdmp_lambda;
+  co.range = o->range;
   double t0 = now_s();
   st = msp_matrix_convert(ctx, A, &co, &B);
   if (st != MSP_SUCCESS) {
@@ -417,6 +430,19 @@ static int do_products(const options *o, msp_context ctx, msp_matrix A, const do
   r->bytes = msp_matrix_bytes(B);
   r->csr_bytes = msp_matrix_bytes(A);
   r->is_bdmp = msp_matrix_bdmp_info(B, &r->bdmp) == MSP_SUCCESS;
+  if ((st = msp_matrix_range_info(B, &r->range_saturated, &r->range_flushed)) != MSP_SUCCESS) {
+    fail(st, "range info");
+    goto exit;
+  }
+  // Never silent (STYLE.md 5): entries stored as another value than the matrix holds are said.
+  if (r->range_saturated + r->range_flushed > 0)
+    fprintf(stderr,
+            "%s: note: %s cannot hold %lld matrix entries (%lld overflow, %lld nonzero(s) would "
+            "be stored as 0): stored as %s with their sign (--range %s)\n",
+            prog, r->precision, (long long)(r->range_saturated + r->range_flushed),
+            (long long)r->range_saturated, (long long)r->range_flushed,
+            o->range == MSP_RANGE_ALLOW ? "Inf / 0" : "the largest finite / smallest nonzero value",
+            range_names[o->range]);
   rc = 0;
 exit:
   msp_vector_destroy(&xv);
@@ -485,6 +511,16 @@ static void print_accuracy_text(const options *o, const run_result *r, const msp
   printf("footprint %zu bytes, %.3f x CSR fp64 (%zu bytes); converted in %.3f ms\n", r->bytes,
          r->csr_bytes ? (double)r->bytes / (double)r->csr_bytes : 0.0, r->csr_bytes,
          r->convert_seconds * 1e3);
+  // Matrix values outside the storage precision's range (--range): how many, and what was stored.
+  if (r->range_saturated + r->range_flushed == 0)
+    printf("range: every matrix entry within the range of %s (--range %s)\n", r->precision,
+           range_names[o->range]);
+  else
+    printf("range: %lld matrix entries overflow %s, %lld nonzeros below its smallest; stored as %s "
+           "(--range %s)\n",
+           (long long)r->range_saturated, r->precision, (long long)r->range_flushed,
+           o->range == MSP_RANGE_ALLOW ? "Inf / 0" : "the largest finite / smallest nonzero value",
+           range_names[o->range]);
   if (!r->is_bdmp) return;
   const msp_bdmp_report *b = &r->bdmp;
   int64_t nnz = b->nnz_f32 + b->nnz_f64;
@@ -509,6 +545,8 @@ static void print_accuracy_json(const options *o, const run_result *r, const msp
     printf("%s%lld", d ? ", " : "", (long long)a->hist[d]);
   printf("]}, \"bytes\": %zu, \"csr_f64_bytes\": %zu, \"footprint_vs_csr_f64\": %.6g", r->bytes,
          r->csr_bytes, r->csr_bytes ? (double)r->bytes / (double)r->csr_bytes : 0.0);
+  printf(", \"range\": {\"policy\": \"%s\", \"saturated\": %lld, \"flushed\": %lld}",
+         range_names[o->range], (long long)r->range_saturated, (long long)r->range_flushed);
   if (!r->is_bdmp) return;
   const msp_bdmp_report *b = &r->bdmp;
   int64_t nnz = b->nnz_f32 + b->nnz_f64;
@@ -525,6 +563,7 @@ static const char *spmv_help =
     "                      [--precision P] [--x ones|random:SEED|X.mtx] [--output Y.mtx]\n"
     "                      [--repeat N] [--max-fill F] [--json] [--allow-nonfinite]\n"
     "                      [--accuracy] [--digits D] [--bdmp-f F] [--bdmp-lambda L]\n"
+    "                      [--range error|saturate|allow]\n"
     "  Compute y = A*x and report the time per product (mean of N after one warm-up), GB/s by\n"
     "  the format's byte model and GFLOP/s; write y in Matrix Market array format with --output.\n"
     "  --accuracy: also the significant digits of y against an fp64 CPU reference (histogram,\n"
@@ -535,6 +574,10 @@ static const char *spmv_help =
     "  F: csr coo ell hll dia hdia hyb bdmp-pbp bdmp-tcki auto tune (default auto)\n"
     "  K: scalar vector merge auto (CSR kernels; default auto)\n"
     "  P: f64 f32 f16 bf16 fx32 fx16 cpms2[:K] cpms4[:K] (storage precision; default f64)\n"
+    "  --range: a matrix value that P cannot hold (it overflows, or a nonzero would be stored\n"
+    "  as 0) is an error naming the first one (default), or is saturated to the largest\n"
+    "  finite / smallest nonzero value of P, or is stored as Inf / 0 (allow); --accuracy\n"
+    "  counts them.\n"
     "  FILE may be gen:SPEC for a built-in matrix (see 'mixsparse info --help').\n";
 
 static int cmd_spmv(int argc, char **argv, int is_run) {

@@ -126,8 +126,17 @@ MSP_HD double msp__widen_small(uint16_t h, int fbits, int ebits) {
 MSP_HD uint16_t msp_f16_from_double(double d) {
   return msp__round_small(d, 10, 5);
 }
+// The widening kernels run per stored value, so it is written without branches on the value:
+// the 15 magnitude bits moved to an fp32's exponent and fraction fields read 2^-112 times the
+// half (normals and subnormals alike, exactly), one exact multiply by 2^112 rescales, and an
+// all-ones half exponent (Inf, NaN) becomes the all-ones fp32 exponent. The same value as
+// msp__widen_small(h, 10, 5) for every input, bit for bit except that a NaN may come back quieted
+// (tests/test_precision.c checks all 65536 inputs).
 MSP_HD double msp_f16_to_double(uint16_t h) {
-  return msp__widen_small(h, 10, 5);
+  const uint32_t mag = (uint32_t)(h & 0x7fffu);
+  const float f = msp_bits_f32(mag << 13) * 5.192296858534828e33f; // 2^112
+  const uint32_t special = (mag >= 0x7c00u) ? (0x7f800000u | (mag << 13)) : msp_f32_bits(f);
+  return (double)msp_bits_f32(special | ((uint32_t)(h & 0x8000u) << 16));
 }
 // bfloat16: the top 16 bits of an fp32 (8 exponent bits, 7 fraction bits).
 MSP_HD uint16_t msp_bf16_from_double(double d) {
@@ -361,6 +370,70 @@ MSP_HD void msp_acc_store(const msp_acc *a, int64_t i, double v) {
   msp_acc_store_p(a->prec, a, i, v);
 }
 
+// ---- stores of results into vectors -------------------------------------------------------------
+// A result written into a vector of a reduced precision is rounded by the store. A finite result
+// beyond the precision's largest finite value is never turned into Inf: it is stored as that
+// largest value with its sign, and the store returns 1 so that the caller counts it (the count is
+// reported as MSP_ERR_RANGE by the next read of the vector on the host). Inf and NaN results stay
+// Inf and NaN (they are not a range problem of the storage). Not for fixed point, whose scales
+// are set per block of MSP_VEC_FX_BLOCK values from the block's results (msp_fx_block_scale).
+#define MSP_F32_MAX 3.4028234663852886e38
+#define MSP_F16_MAX 65504.0
+#define MSP_BF16_MAX 3.3895313892515355e38
+MSP_HD int msp_acc_store_sat_p(msp_precision prec, const msp_acc *a, int64_t i, double v) {
+  switch (prec) {
+  case MSP_PRECISION_F32: {
+    float f = msp_f32_from_double(v);
+    const int over = (msp_f32_bits(f) & 0x7fffffffu) == 0x7f800000u && v - v == 0.0;
+    if (over) f = msp_bits_f32((msp_f32_bits(f) & 0x80000000u) | 0x7f7fffffu);
+    ((float *)a->data)[i] = f;
+    return over;
+  }
+  case MSP_PRECISION_F16: {
+    uint16_t h = msp_f16_from_double(v);
+    const int over = (h & 0x7fffu) == 0x7c00u && v - v == 0.0;
+    if (over) h = (uint16_t)((h & 0x8000u) | 0x7bffu);
+    ((uint16_t *)a->data)[i] = h;
+    return over;
+  }
+  case MSP_PRECISION_BF16: {
+    uint16_t h = msp_bf16_from_double(v);
+    const int over = (h & 0x7fffu) == 0x7f80u && v - v == 0.0;
+    if (over) h = (uint16_t)((h & 0x8000u) | 0x7f7fu);
+    ((uint16_t *)a->data)[i] = h;
+    return over;
+  }
+  default:
+    msp_acc_store_p(prec, a, i, v);
+    return 0;
+  }
+}
+MSP_HD int msp_acc_store_sat(const msp_acc *a, int64_t i, double v) {
+  return msp_acc_store_sat_p(a->prec, a, i, v);
+}
+
+// Fixed-point vectors: one scale per block of MSP_VEC_FX_BLOCK consecutive values (a warp's
+// worth), so that a kernel writing a vector sets each block's scale from that block's results in
+// the same pass (a warp-wide max), instead of a second pass over the whole vector for one scale.
+#define MSP_VEC_FX_SHIFT 5
+#define MSP_VEC_FX_BLOCK 32
+MSP_HD int msp_prec_is_fixed(msp_precision p) {
+  return p == MSP_PRECISION_FX32 || p == MSP_PRECISION_FX16;
+}
+MSP_HD double msp_prec_qmax(msp_precision p) {
+  return p == MSP_PRECISION_FX32 ? MSP_FX32_MAX : MSP_FX16_MAX;
+}
+// max(m, |v|) that keeps a NaN once seen (a block holding NaN or Inf gets a NaN scale, so every
+// entry of the block reads NaN: the non-finite result stays visible, see msp_fx_vector_scale).
+MSP_HD double msp_absmax_step(double m, double v) {
+  const double a = fabs(v);
+  return (a > m || a != a) && m == m ? a : m;
+}
+// The scale of a block whose results have max |v| = absmax.
+MSP_HD double msp_fx_block_scale(msp_precision p, double absmax) {
+  return msp_fx_vector_scale(absmax, msp_prec_qmax(p));
+}
+
 // ---- host helpers (src/core/precision.c) --------------------------------------------------------
 // Bytes per stored value (from MSP_PRECISION_LIST); 0 for an unknown precision.
 size_t msp__prec_bytes(msp_precision p);
@@ -396,6 +469,30 @@ msp_acc msp__prec_view(const msp__prec_array *a, int segments);
 
 // Fixed-point scales: scales[b] = max |src[j]| / qmax over block b of (1 << shift) values.
 void msp__fx_scales(const double *src, int64_t n, int shift, double qmax, double *scales);
+
+// Range honesty (STYLE.md 5; msp_range_policy in mixsparse.h). The range of a precision: the
+// largest finite stored magnitude and the smallest nonzero one; for fixed point in units of the
+// block's scale (qmax and 1). f64 and CPMS: DBL_MAX and the smallest subnormal double.
+void msp__prec_limits(msp_precision p, double *largest, double *smallest);
+// Scan n values as they would be stored in p: a finite value that the store turns into Inf
+// (*overflow counts them) or a nonzero that it turns into 0 (*underflow). Fixed point takes one
+// scale per block of (1 << scale_shift) values from the block's max |v| (MSP_VEC_FX_SHIFT for
+// vectors, MSP_FX_BLOCK_SHIFT for a matrix's value array, MSP_CPMS_SEPARATE for one scale); the
+// others ignore scale_shift. f64 and CPMS hold every double: nothing offends. Inf and NaN are not
+// counted (not a question of range). *first_bad is the index of the first offending value, -1
+// when none. Any out pointer may be NULL. policy (msp_range_policy): MSP_RANGE_ERROR returns
+// MSP_ERR_RANGE when a value offends, with a message naming the first ("value 7 (0-based) =
+// 1e+05 overflows f16 (...)", meant to follow the caller's own "function: " prefix) and the
+// counts; SATURATE and ALLOW only count (the values are not changed: see msp__range_saturate).
+// MSP_ERR_INVALID_ARGUMENT for an unknown precision or policy, n < 0, NULL v with n > 0.
+msp_status msp__range_scan(msp_precision p, const double *v, int64_t n, int scale_shift,
+                           int policy, int64_t *first_bad, int64_t *overflow, int64_t *underflow);
+// dst = src (n values; dst may be src) with every value that msp__range_scan counts replaced by
+// the nearest one that p holds with the same sign: an overflow by the largest finite value, a
+// nonzero that would be stored as 0 by the smallest nonzero (fixed point: one unit of the block's
+// scale, which saturating leaves unchanged). Storing dst in p then gives neither Inf nor 0.
+void msp__range_saturate(msp_precision p, const double *src, int64_t n, int scale_shift,
+                         double *dst);
 
 // CPMS bank shift for a bank of bank_bytes bytes (log2 of values per bank), or -1 when
 // bank_bytes is not a power of two between the segment size and 4096.

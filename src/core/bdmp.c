@@ -1,10 +1,12 @@
 // bdmp.c: BDMP conversion: 16x16 tiles, per-tile precision (threshold or error-bounded), PBP, TCKI.
 #include "bdmp.h"
 
+#include "formats.h"
 #include "precision.h"
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -190,6 +192,34 @@ exit:
   return st;
 }
 
+// ---- host data -------------------------------------------------------------------------------
+static void pbp_free(void *fmt) {
+  msp__bdmp_pbp *P = fmt;
+  if (P == NULL) return;
+  MSP_FREE(P->rp32);
+  MSP_FREE(P->rp64);
+  MSP_FREE(P->ci32);
+  MSP_FREE(P->ci64);
+  MSP_FREE(P->v32);
+  MSP_FREE(P->v64);
+  msp__free(P);
+}
+
+static void tcki_free(void *fmt) {
+  msp__bdmp_tcki *T = fmt;
+  if (T == NULL) return;
+  MSP_FREE(T->tile_ptr);
+  MSP_FREE(T->tile_col);
+  MSP_FREE(T->tile_fmt);
+  MSP_FREE(T->tile_width);
+  MSP_FREE(T->eoff);
+  MSP_FREE(T->voff);
+  MSP_FREE(T->idx);
+  MSP_FREE(T->val32);
+  MSP_FREE(T->val64);
+  msp__free(T);
+}
+
 // ---- PBP ---------------------------------------------------------------------------------------
 static msp_status build_pbp(msp_matrix B, const uint8_t *entry64, const msp__bdmp_info *info,
                             msp__bdmp_pbp **out) {
@@ -227,7 +257,7 @@ static msp_status build_pbp(msp_matrix B, const uint8_t *entry64, const msp__bdm
   *out = P;
   P = NULL;
 exit:
-  msp__bdmp_free(MSP_FORMAT_BDMP_PBP, P);
+  pbp_free(P);
   return st;
 }
 
@@ -405,24 +435,15 @@ static msp_status build_tcki(msp_matrix B, const bdmp_ent *ent, const bdmp_tile 
   T = NULL;
 exit:
   MSP_FREE(plan);
-  msp__bdmp_free(MSP_FORMAT_BDMP_TCKI, T);
+  tcki_free(T);
   return st;
 }
 
-// ---- entry point -------------------------------------------------------------------------------
-msp_status msp__bdmp_build(msp_matrix B, const msp_convert_options *o) {
-  msp_status st = MSP_SUCCESS;
-  bdmp_ent *ent = NULL;
-  bdmp_tile *tiles = NULL;
-  int64_t *tile_ptr = NULL;
-  uint8_t *is64 = NULL, *entry64 = NULL;
-  msp__bdmp_info info;
-  memset(&info, 0, sizeof info);
-  void *fmt = NULL;
-  if (B->format != MSP_FORMAT_BDMP_PBP && B->format != MSP_FORMAT_BDMP_TCKI) {
-    return msp__error(MSP_ERR_INVALID_ARGUMENT, "msp__bdmp_build: format %s is not BDMP",
-                      msp_format_name(B->format));
-  }
+// ---- plan and build ----------------------------------------------------------------------------
+// The footprint depends on each tile's precision, which only build decides: plan checks the
+// options and leaves *bytes 0 (BDMP is not held against max_fill).
+static msp_status bdmp_plan(const msp_matrix A, msp_convert_options *o, double *bytes, char *what,
+                            size_t n, msp_format format) {
   if (o->bdmp_digits < 0 || o->bdmp_digits > 15) {
     return msp__error(MSP_ERR_INVALID_ARGUMENT,
                       "msp_matrix_convert: bdmp_digits %d (0 = threshold mode, 1..15)",
@@ -434,6 +455,22 @@ msp_status msp__bdmp_build(msp_matrix B, const msp_convert_options *o) {
                       "bdmp_lambda > 0)",
                       o->bdmp_f);
   }
+  *bytes = 0;
+  snprintf(what, n, "%s", msp_format_name(format));
+  return MSP_SUCCESS;
+}
+
+// Tile B's host CSR, choose each tile's precision and build PBP or TCKI (format) into *fmt.
+static msp_status bdmp_build(const msp_matrix B, msp_format format, const msp_convert_options *o,
+                             void **fmt) {
+  msp_status st = MSP_SUCCESS;
+  bdmp_ent *ent = NULL;
+  bdmp_tile *tiles = NULL;
+  int64_t *tile_ptr = NULL;
+  uint8_t *is64 = NULL, *entry64 = NULL;
+  msp__bdmp_info info;
+  memset(&info, 0, sizeof info);
+  *fmt = NULL;
   int64_t rows = B->rows, nnz = B->nnz;
   int64_t nbrows = (rows + MSP_BDMP_TILE - 1) / MSP_BDMP_TILE;
   MSP_TRY(MSP_ALLOC(ent, nnz, "BDMP entries"));
@@ -490,7 +527,7 @@ msp_status msp__bdmp_build(msp_matrix B, const msp_convert_options *o) {
     }
   }
   MSP_TRY(select_precision(B, o, ent, tiles, ntiles, is64, &info));
-  if (B->format == MSP_FORMAT_BDMP_PBP) {
+  if (format == MSP_FORMAT_BDMP_PBP) {
     MSP_TRY(MSP_ALLOC(entry64, nnz, "BDMP entry precisions"));
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < ntiles; t++) {
@@ -500,15 +537,12 @@ msp_status msp__bdmp_build(msp_matrix B, const msp_convert_options *o) {
     }
     msp__bdmp_pbp *P = NULL;
     MSP_TRY(build_pbp(B, entry64, &info, &P));
-    fmt = P;
+    *fmt = P;
   } else {
     msp__bdmp_tcki *T = NULL;
     MSP_TRY(build_tcki(B, ent, tiles, ntiles, tile_ptr, nbrows, is64, &info, &T));
-    fmt = T;
+    *fmt = T;
   }
-  if (B->fmt) msp__bdmp_free(B->format, B->fmt);
-  B->fmt = fmt;
-  fmt = NULL;
 exit:
   MSP_FREE(ent);
   MSP_FREE(tiles);
@@ -518,37 +552,12 @@ exit:
   return st;
 }
 
-void msp__bdmp_free(msp_format format, void *fmt) {
-  if (fmt == NULL) return;
-  if (format == MSP_FORMAT_BDMP_PBP) {
-    msp__bdmp_pbp *P = (msp__bdmp_pbp *)fmt;
-    MSP_FREE(P->rp32);
-    MSP_FREE(P->rp64);
-    MSP_FREE(P->ci32);
-    MSP_FREE(P->ci64);
-    MSP_FREE(P->v32);
-    MSP_FREE(P->v64);
-  } else if (format == MSP_FORMAT_BDMP_TCKI) {
-    msp__bdmp_tcki *T = (msp__bdmp_tcki *)fmt;
-    MSP_FREE(T->tile_ptr);
-    MSP_FREE(T->tile_col);
-    MSP_FREE(T->tile_fmt);
-    MSP_FREE(T->tile_width);
-    MSP_FREE(T->eoff);
-    MSP_FREE(T->voff);
-    MSP_FREE(T->idx);
-    MSP_FREE(T->val32);
-    MSP_FREE(T->val64);
-  }
-  msp__free(fmt);
+static size_t pbp_bytes(const msp_matrix A) {
+  const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
+  return (size_t)(2 * (A->rows + 1) * 8 + P->info.nnz32 * (4 + 4) + P->info.nnz64 * (4 + 8));
 }
 
-size_t msp__bdmp_bytes(const msp_matrix A) {
-  if (A->fmt == NULL) return 0;
-  if (A->format == MSP_FORMAT_BDMP_PBP) {
-    const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
-    return (size_t)(2 * (A->rows + 1) * 8 + P->info.nnz32 * (4 + 4) + P->info.nnz64 * (4 + 8));
-  }
+static size_t tcki_bytes(const msp_matrix A) {
   // The arrays a product reads (the device layout of src/cuda/bdmp.cu): per tile its block
   // column (4), format and width (2), entry and value offsets (4 bytes each when every offset
   // fits 32 bits, else 8); per chunk of tiles (at least one per block row) its block row, part
@@ -603,33 +612,35 @@ int msp__bdmp_tile_decode(const msp__bdmp_tcki *T, int64_t t, uint8_t *rr, uint8
   return n;
 }
 
-msp_status msp__bdmp_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
+static msp_status pbp_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
   int64_t rows = A->rows;
-  if (A->format == MSP_FORMAT_BDMP_PBP) {
-    const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
-    if (!colind) {
-      rowptr[0] = 0;
-      for (int64_t i = 0; i < rows; i++) {
-        rowptr[i + 1] = rowptr[i] + (P->rp32[i + 1] - P->rp32[i]) + (P->rp64[i + 1] - P->rp64[i]);
-      }
-      return MSP_SUCCESS;
-    }
-#pragma omp parallel for schedule(static)
+  const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
+  if (!colind) {
+    rowptr[0] = 0;
     for (int64_t i = 0; i < rows; i++) {
-      // merge the two parts' sorted columns
-      int64_t a = P->rp32[i], b = P->rp64[i], o = rowptr[i];
-      while (a < P->rp32[i + 1] || b < P->rp64[i + 1]) {
-        if (b >= P->rp64[i + 1] || (a < P->rp32[i + 1] && P->ci32[a] < P->ci64[b])) {
-          colind[o] = P->ci32[a];
-          val[o++] = (double)P->v32[a++];
-        } else {
-          colind[o] = P->ci64[b];
-          val[o++] = P->v64[b++];
-        }
-      }
+      rowptr[i + 1] = rowptr[i] + (P->rp32[i + 1] - P->rp32[i]) + (P->rp64[i + 1] - P->rp64[i]);
     }
     return MSP_SUCCESS;
   }
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < rows; i++) {
+    // merge the two parts' sorted columns
+    int64_t a = P->rp32[i], b = P->rp64[i], o = rowptr[i];
+    while (a < P->rp32[i + 1] || b < P->rp64[i + 1]) {
+      if (b >= P->rp64[i + 1] || (a < P->rp32[i + 1] && P->ci32[a] < P->ci64[b])) {
+        colind[o] = P->ci32[a];
+        val[o++] = (double)P->v32[a++];
+      } else {
+        colind[o] = P->ci64[b];
+        val[o++] = P->v64[b++];
+      }
+    }
+  }
+  return MSP_SUCCESS;
+}
+
+static msp_status tcki_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
+  int64_t rows = A->rows;
   const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
   if (!colind) {
     memset(rowptr, 0, (size_t)(rows + 1) * sizeof *rowptr);
@@ -690,3 +701,56 @@ msp_status msp_matrix_bdmp_info(const msp_matrix A, msp_bdmp_report *r) {
   }
   return MSP_SUCCESS;
 }
+
+msp_status msp__bdmp_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
+  return A->format == MSP_FORMAT_BDMP_PBP ? pbp_to_csr(A, rowptr, colind, val)
+                                          : tcki_to_csr(A, rowptr, colind, val);
+}
+
+// ---- the two records ---------------------------------------------------------------------------
+static msp_status pbp_plan(const msp_matrix A, msp_convert_options *o, double *bytes, char *what,
+                           size_t n) {
+  return bdmp_plan(A, o, bytes, what, n, MSP_FORMAT_BDMP_PBP);
+}
+static msp_status tcki_plan(const msp_matrix A, msp_convert_options *o, double *bytes, char *what,
+                            size_t n) {
+  return bdmp_plan(A, o, bytes, what, n, MSP_FORMAT_BDMP_TCKI);
+}
+static msp_status pbp_build(const msp_matrix A, const msp_convert_options *o, void **fmt) {
+  return bdmp_build(A, MSP_FORMAT_BDMP_PBP, o, fmt);
+}
+static msp_status tcki_build(const msp_matrix A, const msp_convert_options *o, void **fmt) {
+  return bdmp_build(A, MSP_FORMAT_BDMP_TCKI, o, fmt);
+}
+
+// Each tile's precision is part of the format (fp32 or fp64 by the paper's rule), so values are
+// never re-encoded in a storage precision.
+#define MSP__BDMP_F64_ONLY "chooses fp32 or fp64 per 16x16 tile itself"
+
+const msp__format_ops msp__fmt_bdmp_pbp = {
+    .format = MSP_FORMAT_BDMP_PBP,
+    .tag = "bdmp-pbp",
+    .has_fmt = 1,
+    .max_fill_checked = 0,
+    .plan = pbp_plan,
+    .build = pbp_build,
+    .bytes = pbp_bytes,
+    .to_csr = pbp_to_csr,
+    .free = pbp_free,
+    .values = NULL,
+    .f64_only = MSP__BDMP_F64_ONLY,
+};
+
+const msp__format_ops msp__fmt_bdmp_tcki = {
+    .format = MSP_FORMAT_BDMP_TCKI,
+    .tag = "bdmp-tcki",
+    .has_fmt = 1,
+    .max_fill_checked = 0,
+    .plan = tcki_plan,
+    .build = tcki_build,
+    .bytes = tcki_bytes,
+    .to_csr = tcki_to_csr,
+    .free = tcki_free,
+    .values = NULL,
+    .f64_only = MSP__BDMP_F64_ONLY,
+};

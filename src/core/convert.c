@@ -3,6 +3,7 @@
 
 #include "formats.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,11 +41,6 @@
 #define MSP__AUTO_ELL_CV 0.25    // ... and the row lengths are near-uniform (row_cv <= this)
 #define MSP__AUTO_HLL_FILL 0.3   // HLL when the hacked padding (hll_fill) <= this
 
-// Default hack sizes, as PSBLAS (papers/psblas-ext-gpu-formats-reference.txt 2.1: hack = 64
-// for HDIA; SPGPU's HLL uses a warp, 32).
-#define MSP__HLL_HACK 32
-#define MSP__HDIA_HACK 64
-
 // TUNE: untimed warm-up runs and timed runs (the median is kept) per candidate.
 #define MSP__TUNE_WARMUP 2
 #define MSP__TUNE_RUNS 5
@@ -66,79 +62,32 @@ msp_convert_options msp_convert_options_default(void) {
   o.bdmp_lambda = 0.0;
   o.bdmp_digits = 0;
   o.allow_atomics = 0;
+  o.range = MSP_RANGE_ERROR;
   return o;
 }
 
-double msp__csr_bytes(int64_t rows, int64_t nnz, msp_precision p) {
-  return (double)(rows + 1) * 8.0 + (double)nnz * (double)(sizeof(int32_t) + msp__value_bytes(p));
-}
+// ---- the records of the formats (src/core/<fmt>.c), indexed by msp_format ---------------------
+const msp__format_ops *const msp__format_table[MSP_FORMAT_COUNT] = {
+#define MSP__FORMAT_OPS_REF_(name, tag, ident) &msp__fmt_##ident,
+    MSP_FORMAT_LIST(MSP__FORMAT_OPS_REF_)
+#undef MSP__FORMAT_OPS_REF_
+};
 
 // ---- per-format host data: free, footprint, back to CSR -----------------------------------
 void msp__format_free(msp_format format, void *fmt) {
   if (!fmt) return;
-  switch (format) {
-  case MSP_FORMAT_COO:
-    msp__coo_free(fmt);
-    break;
-  case MSP_FORMAT_ELL:
-    msp__ell_free(fmt);
-    break;
-  case MSP_FORMAT_HLL:
-    msp__hll_free(fmt);
-    break;
-  case MSP_FORMAT_DIA:
-    msp__dia_free(fmt);
-    break;
-  case MSP_FORMAT_HDIA:
-    msp__hdia_free(fmt);
-    break;
-  case MSP_FORMAT_HYB:
-    msp__hyb_free(fmt);
-    break;
-  case MSP_FORMAT_BDMP_PBP:
-  case MSP_FORMAT_BDMP_TCKI:
-    msp__bdmp_free(format, fmt);
-    break;
-  default:
+  if ((unsigned)format < MSP_FORMAT_COUNT)
+    msp__format_table[format]->free(fmt);
+  else
     msp__free(fmt);
-    break; // CSR has no host data
-  }
 }
 
 size_t msp__format_bytes(const msp_matrix A) {
-  msp_precision p = A->precision;
-  if (A->format == MSP_FORMAT_CSR || !A->fmt) return (size_t)msp__csr_bytes(A->rows, A->nnz, p);
-  switch (A->format) {
-  case MSP_FORMAT_COO:
-    return msp__coo_bytes(A->nnz, p);
-  case MSP_FORMAT_ELL:
-    return msp__ell_bytes(A->rows, A->fmt, p);
-  case MSP_FORMAT_HLL:
-    return msp__hll_bytes(A->fmt, p);
-  case MSP_FORMAT_DIA:
-    return msp__dia_bytes(A->rows, A->fmt, p);
-  case MSP_FORMAT_HDIA:
-    return msp__hdia_bytes(A->fmt, p);
-  case MSP_FORMAT_HYB:
-    return msp__hyb_bytes(A->rows, A->fmt, p);
-  case MSP_FORMAT_BDMP_PBP:
-  case MSP_FORMAT_BDMP_TCKI:
-    return msp__bdmp_bytes(A);
-  default:
-    return (size_t)msp__csr_bytes(A->rows, A->nnz, p);
-  }
-}
-
-typedef msp_status (*to_csr_fn)(const msp_matrix, int64_t *, int32_t *, double *);
-
-static msp_status csr_copy(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
-  if (!colind) {
-    memcpy(rowptr, A->rowptr, (size_t)(A->rows + 1) * sizeof *rowptr);
-  } else if (A->nnz) {
-    memcpy(colind, A->colind, (size_t)A->nnz * sizeof *colind);
-    memcpy(val, A->val, (size_t)A->nnz * sizeof *val);
-  }
-  return MSP_SUCCESS;
+  // A matrix without host data of its own is its CSR arrays.
+  const msp__format_ops *ops = A->fmt && (unsigned)A->format < MSP_FORMAT_COUNT
+                                   ? msp__format_table[A->format]
+                                   : &msp__fmt_csr;
+  return ops->bytes(A);
 }
 
 msp_status msp__format_to_csr(const msp_matrix A, int64_t **rowptr, int32_t **colind,
@@ -147,47 +96,19 @@ msp_status msp__format_to_csr(const msp_matrix A, int64_t **rowptr, int32_t **co
   int64_t *rp = NULL;
   int32_t *ci = NULL;
   double *v = NULL;
-  to_csr_fn f = NULL;
+  const msp__format_ops *ops =
+      (unsigned)A->format < MSP_FORMAT_COUNT ? msp__format_table[A->format] : NULL;
   *rowptr = NULL;
   *colind = NULL;
   *val = NULL;
-  switch (A->format) {
-  case MSP_FORMAT_CSR:
-    f = csr_copy;
-    break;
-  case MSP_FORMAT_COO:
-    f = msp__coo_to_csr;
-    break;
-  case MSP_FORMAT_ELL:
-    f = msp__ell_to_csr;
-    break;
-  case MSP_FORMAT_HLL:
-    f = msp__hll_to_csr;
-    break;
-  case MSP_FORMAT_DIA:
-    f = msp__dia_to_csr;
-    break;
-  case MSP_FORMAT_HDIA:
-    f = msp__hdia_to_csr;
-    break;
-  case MSP_FORMAT_HYB:
-    f = msp__hyb_to_csr;
-    break;
-  case MSP_FORMAT_BDMP_PBP:
-  case MSP_FORMAT_BDMP_TCKI:
-    f = msp__bdmp_to_csr;
-    break;
-  default:
-    break;
-  }
-  if (!f || (A->format != MSP_FORMAT_CSR && !A->fmt))
+  if (!ops || (ops->has_fmt && !A->fmt))
     return msp__error(MSP_ERR_NOT_SUPPORTED, "msp__format_to_csr: no host data for format %s",
                       msp_format_name(A->format));
   MSP_TRY(MSP_ALLOC(rp, A->rows + 1, "CSR row pointers"));
-  MSP_TRY(f(A, rp, NULL, NULL));
+  MSP_TRY(ops->to_csr(A, rp, NULL, NULL));
   MSP_TRY(MSP_ALLOC(ci, rp[A->rows], "CSR column indices"));
   MSP_TRY(MSP_ALLOC(v, rp[A->rows], "CSR values"));
-  MSP_TRY(f(A, rp, ci, v));
+  MSP_TRY(ops->to_csr(A, rp, ci, v));
   *rowptr = rp;
   *colind = ci;
   *val = v;
@@ -275,12 +196,8 @@ msp_format msp__choose_format(const msp_matrix_stats *s, char *reason, size_t n)
 // stored in precision p on ctx's backend? (The values themselves are encoded by
 // msp__matrix_encode_values, src/core/precision.c, which refuses the formats it cannot encode.)
 static int has_kernel(msp_context ctx, msp_format f, msp_precision p) {
-  return p == MSP_PRECISION_F64 ? ctx->backend->spmv[f] != NULL
-                                : ctx->backend->spmv_prec[f] != NULL;
-}
-
-static int is_bdmp(msp_format f) {
-  return f == MSP_FORMAT_BDMP_PBP || f == MSP_FORMAT_BDMP_TCKI;
+  (void)p; // every kernel reads every storage precision
+  return ctx->backend->spmv[f] != NULL;
 }
 
 static msp_status validate(const msp_convert_options *o) {
@@ -302,6 +219,9 @@ static msp_status validate(const msp_convert_options *o) {
   MSP_CHECK_ARG(o->max_fill > 0, "msp_matrix_convert: max_fill %g must be > 0", o->max_fill);
   MSP_CHECK_ARG(o->cpms_segments >= 0, "msp_matrix_convert: cpms_segments %d is negative",
                 o->cpms_segments);
+  MSP_CHECK_ARG(o->range == MSP_RANGE_ERROR || o->range == MSP_RANGE_SATURATE ||
+                    o->range == MSP_RANGE_ALLOW,
+                "msp_matrix_convert: range policy %d (0 error, 1 saturate, 2 allow)", o->range);
   return MSP_SUCCESS;
 }
 
@@ -318,11 +238,16 @@ static void fmt_bytes(char *out, size_t n, double b) {
 }
 
 // Refuse a format whose footprint exceeds max_fill x the CSR footprint, before allocating it.
-static msp_status fill_check(const char *name, double bytes, const msp_matrix A,
+// The message names the format in capitals ("ELL would take ...").
+static msp_status fill_check(const char *tag, double bytes, const msp_matrix A,
                              const msp_convert_options *o) {
   double csr = msp__csr_bytes(A->rows, A->nnz, o->precision);
   if (bytes <= o->max_fill * csr) return MSP_SUCCESS;
-  char fb[32], cb[32];
+  char fb[32], cb[32], name[32];
+  size_t k = 0;
+  for (; tag[k] && k + 1 < sizeof name; k++)
+    name[k] = (char)toupper((unsigned char)tag[k]);
+  name[k] = '\0';
   fmt_bytes(fb, sizeof fb, bytes);
   fmt_bytes(cb, sizeof cb, csr);
   return msp__error(MSP_ERR_FILL_LIMIT,
@@ -330,66 +255,17 @@ static msp_status fill_check(const char *name, double bytes, const msp_matrix A,
                     name, fb, bytes / csr, cb, o->max_fill);
 }
 
-static int hack_or(int hack, int dflt) {
-  return hack > 0 ? hack : dflt;
-}
-
-// Build the host data of format f (not AUTO / TUNE / CSR) into *fmt, after the fill check.
-// o is updated with the resolved parameters (hack size, ELL width, HYB K).
+// Build the host data of format f into *fmt through its record: plan (o gets the resolved
+// parameters: hack size, ELL width, HYB K; `what` the description), the fill check, build.
 static msp_status build_format(const msp_matrix A, msp_format f, msp_convert_options *o, void **fmt,
                                char *what, size_t what_n) {
   msp_status st = MSP_SUCCESS;
+  const msp__format_ops *ops = msp__format_table[f];
   double bytes = 0;
-  int64_t w = 0;
   *fmt = NULL;
-  switch (f) {
-  case MSP_FORMAT_COO:
-    MSP_TRY(msp__coo_build(A, (msp__coo **)fmt));
-    snprintf(what, what_n, "coo");
-    break;
-  case MSP_FORMAT_ELL:
-    MSP_TRY(msp__ell_plan(A, o->ell_width, o->precision, &w, &bytes));
-    MSP_TRY(fill_check("ELL", bytes, A, o));
-    MSP_TRY(msp__ell_build(A, w, (msp__ell **)fmt));
-    o->ell_width = w;
-    snprintf(what, what_n, "ell (width %lld)", (long long)w);
-    break;
-  case MSP_FORMAT_HLL:
-    o->hack_size = hack_or(o->hack_size, MSP__HLL_HACK);
-    MSP_TRY(msp__hll_plan(A, o->hack_size, o->precision, &bytes));
-    MSP_TRY(fill_check("HLL", bytes, A, o));
-    MSP_TRY(msp__hll_build(A, o->hack_size, (msp__hll **)fmt));
-    snprintf(what, what_n, "hll (hack %d)", o->hack_size);
-    break;
-  case MSP_FORMAT_DIA:
-    MSP_TRY(msp__dia_plan(A, o->precision, &w, &bytes));
-    MSP_TRY(fill_check("DIA", bytes, A, o));
-    MSP_TRY(msp__dia_build(A, (msp__dia **)fmt));
-    snprintf(what, what_n, "dia (%lld diagonals)", (long long)w);
-    break;
-  case MSP_FORMAT_HDIA:
-    o->hack_size = hack_or(o->hack_size, MSP__HDIA_HACK);
-    MSP_TRY(msp__hdia_plan(A, o->hack_size, o->precision, &bytes));
-    MSP_TRY(fill_check("HDIA", bytes, A, o));
-    MSP_TRY(msp__hdia_build(A, o->hack_size, (msp__hdia **)fmt));
-    snprintf(what, what_n, "hdia (hack %d)", o->hack_size);
-    break;
-  case MSP_FORMAT_HYB: {
-    int chosen = o->hyb_k < 0;
-    MSP_TRY(msp__hyb_plan(A, o->hyb_k, o->precision, &w, &bytes));
-    // HYB's ELL part can explode too when K is given (a K chosen by the rule keeps it below
-    // 3 x nnz slots), so the same limit applies.
-    MSP_TRY(fill_check("HYB", bytes, A, o));
-    MSP_TRY(msp__hyb_build(A, w, (msp__hyb **)fmt));
-    o->hyb_k = w;
-    snprintf(what, what_n, "hyb (K = %lld%s, %lld entries in COO)", (long long)w,
-             chosen ? " by the one-third rule" : "", (long long)((msp__hyb *)*fmt)->coo_nnz);
-    break;
-  }
-  default:
-    st = msp__error(MSP_ERR_INTERNAL, "build_format: format %d", (int)f);
-    break;
-  }
+  MSP_TRY(ops->plan(A, o, &bytes, what, what_n));
+  if (ops->max_fill_checked) MSP_TRY(fill_check(ops->tag, bytes, A, o));
+  MSP_TRY(ops->build(A, o, fmt));
 exit:
   return st;
 }
@@ -404,7 +280,7 @@ static msp_status convert_one(msp_context ctx, const msp_matrix A, msp_format f,
   msp_convert_options o = *opts;
   char what[160] = "";
   *out = NULL;
-  if (f != MSP_FORMAT_CSR && !is_bdmp(f)) MSP_TRY(build_format(A, f, &o, &fmt, what, sizeof what));
+  MSP_TRY(build_format(A, f, &o, &fmt, what, sizeof what));
   MSP_TRY(msp__matrix_alloc(ctx, A->rows, A->cols, A->nnz, &B));
   memcpy(B->rowptr, A->rowptr, (size_t)(A->rows + 1) * sizeof *B->rowptr);
   if (A->nnz) {
@@ -417,6 +293,7 @@ static msp_status convert_one(msp_context ctx, const msp_matrix A, msp_format f,
   B->fmt = fmt;
   fmt = NULL;
   o.format = f;
+  // msp_kernel names CSR's kernels: no other format has one to choose.
   if (f == MSP_FORMAT_CSR) {
     char kwhy[200];
     msp_kernel k = msp_choose_kernel(&B->stats, kwhy, sizeof kwhy);
@@ -444,11 +321,6 @@ static msp_status convert_one(msp_context ctx, const msp_matrix A, msp_format f,
       snprintf(B->reason, sizeof B->reason, "%s: named by the caller", what);
   }
   B->opts = o;
-  // BDMP builds its own host data from B's CSR (src/core/bdmp.c).
-  if (is_bdmp(f)) {
-    MSP_TRY(msp__bdmp_build(B, &o));
-    if (!why) snprintf(B->reason, sizeof B->reason, "%s: named by the caller", msp_format_name(f));
-  }
   // Values in another precision than f64: encoded once here, before the upload.
   if (B->precision != MSP_PRECISION_F64) MSP_TRY(msp__matrix_encode_values(B));
   if (ctx->backend->matrix_upload) MSP_TRY(ctx->backend->matrix_upload(ctx, B));
@@ -467,18 +339,6 @@ static msp_status convert_auto(msp_context ctx, const msp_matrix A, const msp_co
   char why[256];
   MSP_TRY(msp__analyze_formats(A, &s));
   msp_format f = msp__choose_format(&s, why, sizeof why);
-  if (f == MSP_FORMAT_COO && opts->precision != MSP_PRECISION_F64) {
-    // The reduced-precision COO kernels give a thread a row (src/cuda/prec_formats.cu), which
-    // skewed rows defeat: rmat:22:16 in f32 took 15.4 ms in COO against 0.67 ms in CSR
-    // merge-path on the H100. CSR's kernels (the kernel rule picks one) read every precision.
-    char w2[512];
-    snprintf(w2, sizeof w2,
-             "%s; in %s csr instead (reduced-precision coo gives a thread a row): csr", why,
-             msp_precision_name(opts->precision));
-    w2[sizeof why - 1] = '\0';
-    memcpy(why, w2, sizeof why);
-    f = MSP_FORMAT_CSR;
-  }
   if (f != MSP_FORMAT_CSR && !has_kernel(ctx, f, opts->precision)) {
     char w2[512];
     snprintf(w2, sizeof w2, "%s, which has no %s kernel on the %s backend: csr", why,

@@ -1,6 +1,7 @@
 // dia.c: DIA host format: one padded column per occupied diagonal, conversion from CSR and back.
 #include "formats.h"
 
+#include <stdio.h>
 #include <string.h>
 
 // Offsets j - i of the occupied diagonals, ascending (*offsets may be NULL to count only).
@@ -46,31 +47,31 @@ static int64_t find_offset(const int64_t *off, int64_t n, int64_t d) {
   return lo;
 }
 
-size_t msp__dia_bytes(int64_t rows, const msp__dia *d, msp_precision p) {
-  return (size_t)d->ndiag * sizeof(int64_t) + (size_t)d->ndiag * (size_t)rows * msp__value_bytes(p);
-}
-
-msp_status msp__dia_plan(const msp_matrix A, msp_precision p, int64_t *ndiag, double *bytes) {
-  msp_status st = occupied(A, ndiag, NULL);
+static msp_status dia_plan(const msp_matrix A, msp_convert_options *o, double *bytes, char *what,
+                           size_t n) {
+  int64_t ndiag = 0, slots;
+  msp_status st = occupied(A, &ndiag, NULL);
   if (st != MSP_SUCCESS) return st;
-  int64_t slots;
-  if (!msp__mul64(*ndiag, A->rows, &slots) || !msp__mul64(slots, 8, &slots))
+  if (!msp__mul64(ndiag, A->rows, &slots) || !msp__mul64(slots, 8, &slots))
     return msp__error(MSP_ERR_OUT_OF_MEMORY,
                       "msp_matrix_convert: DIA of %lld rows x %lld diagonals overflows 64-bit "
                       "sizes",
-                      (long long)A->rows, (long long)*ndiag);
-  *bytes = (double)*ndiag * 8.0 + (double)*ndiag * (double)A->rows * (double)msp__value_bytes(p);
+                      (long long)A->rows, (long long)ndiag);
+  *bytes = (double)ndiag * 8.0 +
+           (double)ndiag * (double)A->rows * (double)msp__value_bytes(o->precision);
+  snprintf(what, n, "dia (%lld diagonals)", (long long)ndiag);
   return MSP_SUCCESS;
 }
 
-void msp__dia_free(msp__dia *d) {
+static void dia_free(void *fmt) {
+  msp__dia *d = fmt;
   if (!d) return;
   msp__free(d->offsets);
   msp__free(d->val);
   msp__free(d);
 }
 
-msp_status msp__dia_build(const msp_matrix A, msp__dia **out) {
+static msp_status dia_build(const msp_matrix A, const msp_convert_options *opt, void **out) {
   msp_status st = MSP_SUCCESS;
   msp__dia *D = NULL;
   *out = NULL;
@@ -91,11 +92,11 @@ msp_status msp__dia_build(const msp_matrix A, msp__dia **out) {
   *out = D;
   D = NULL;
 exit:
-  msp__dia_free(D);
+  dia_free(D);
   return st;
 }
 
-msp_status msp__dia_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
+static msp_status dia_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
   const msp__dia *D = (const msp__dia *)A->fmt;
   int64_t rows = A->rows;
   if (!colind) rowptr[0] = 0;
@@ -116,3 +117,31 @@ msp_status msp__dia_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind,
   }
   return MSP_SUCCESS;
 }
+
+static size_t dia_bytes(const msp_matrix A) {
+  const msp__dia *d = (const msp__dia *)A->fmt;
+  return (size_t)d->ndiag * sizeof(int64_t) +
+         (size_t)d->ndiag * (size_t)A->rows * msp__value_bytes(A->precision);
+}
+
+static int dia_values(const msp_matrix A, const double *val[MSP__FORMAT_VALUE_PARTS],
+                      int64_t n[MSP__FORMAT_VALUE_PARTS]) {
+  const msp__dia *d = (const msp__dia *)A->fmt;
+  val[0] = d->val;
+  n[0] = A->rows * d->ndiag;
+  return 1;
+}
+
+const msp__format_ops msp__fmt_dia = {
+    .format = MSP_FORMAT_DIA,
+    .tag = "dia",
+    .has_fmt = 1,
+    .max_fill_checked = 1,
+    .plan = dia_plan,
+    .build = dia_build,
+    .bytes = dia_bytes,
+    .to_csr = dia_to_csr,
+    .free = dia_free,
+    .values = dia_values,
+    .f64_only = NULL,
+};

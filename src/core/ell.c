@@ -1,6 +1,7 @@
 // ell.c: ELL host format: conversion from CSR (column-major, padded to a common width) and back.
 #include "formats.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void msp__ell_fill_rows(const msp_matrix A, int64_t r0, int64_t r1, int64_t width, int64_t ld,
@@ -23,13 +24,15 @@ void msp__ell_fill_rows(const msp_matrix A, int64_t r0, int64_t r1, int64_t widt
   }
 }
 
-size_t msp__ell_bytes(int64_t rows, const msp__ell *e, msp_precision p) {
-  return (size_t)rows * (size_t)e->width * (sizeof(int32_t) + msp__value_bytes(p));
+size_t msp__ell_bytes(int64_t rows, int64_t width, msp_precision p) {
+  return (size_t)rows * (size_t)width * (sizeof(int32_t) + msp__value_bytes(p));
 }
 
-msp_status msp__ell_plan(const msp_matrix A, int64_t width_opt, msp_precision p, int64_t *width,
-                         double *bytes) {
-  int64_t longest = 0, slots;
+// Width: o->ell_width (> 0) or the longest row; a width below the longest row is an invalid
+// argument. rows * width is overflow-checked.
+static msp_status ell_plan(const msp_matrix A, msp_convert_options *o, double *bytes, char *what,
+                           size_t n) {
+  int64_t longest = 0, slots, width_opt = o->ell_width, w;
   for (int64_t i = 0; i < A->rows; i++) {
     int64_t len = A->rowptr[i + 1] - A->rowptr[i];
     if (len > longest) longest = len;
@@ -39,16 +42,19 @@ msp_status msp__ell_plan(const msp_matrix A, int64_t width_opt, msp_precision p,
                       "msp_matrix_convert: ELL width %lld is smaller than the longest row (%lld "
                       "entries); use 0 for the longest row",
                       (long long)width_opt, (long long)longest);
-  *width = width_opt > 0 ? width_opt : longest;
-  *bytes = (double)A->rows * (double)*width * (double)(sizeof(int32_t) + msp__value_bytes(p));
-  if (!msp__mul64(A->rows, *width, &slots) || !msp__mul64(slots, 12, &slots))
+  w = width_opt > 0 ? width_opt : longest;
+  *bytes = (double)A->rows * (double)w * (double)(sizeof(int32_t) + msp__value_bytes(o->precision));
+  if (!msp__mul64(A->rows, w, &slots) || !msp__mul64(slots, 12, &slots))
     return msp__error(MSP_ERR_OUT_OF_MEMORY,
                       "msp_matrix_convert: ELL of %lld rows x width %lld overflows 64-bit sizes",
-                      (long long)A->rows, (long long)*width);
+                      (long long)A->rows, (long long)w);
+  o->ell_width = w;
+  snprintf(what, n, "ell (width %lld)", (long long)w);
   return MSP_SUCCESS;
 }
 
-void msp__ell_free(msp__ell *e) {
+static void ell_free(void *fmt) {
+  msp__ell *e = fmt;
   if (!e) return;
   msp__free(e->col);
   msp__free(e->val);
@@ -56,9 +62,10 @@ void msp__ell_free(msp__ell *e) {
   msp__free(e);
 }
 
-msp_status msp__ell_build(const msp_matrix A, int64_t width, msp__ell **out) {
+static msp_status ell_build(const msp_matrix A, const msp_convert_options *o, void **out) {
   msp_status st = MSP_SUCCESS;
   msp__ell *e = NULL;
+  int64_t width = o->ell_width;
   *out = NULL;
   MSP_TRY(MSP_ALLOC_ZERO(e, 1, "ELL header"));
   e->width = width;
@@ -69,11 +76,11 @@ msp_status msp__ell_build(const msp_matrix A, int64_t width, msp__ell **out) {
   *out = e;
   e = NULL;
 exit:
-  msp__ell_free(e);
+  ell_free(e);
   return st;
 }
 
-msp_status msp__ell_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
+static msp_status ell_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
   const msp__ell *e = (const msp__ell *)A->fmt;
   int64_t rows = A->rows;
   if (!colind) {
@@ -89,3 +96,29 @@ msp_status msp__ell_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind,
     }
   return MSP_SUCCESS;
 }
+
+static size_t ell_bytes(const msp_matrix A) {
+  return msp__ell_bytes(A->rows, ((const msp__ell *)A->fmt)->width, A->precision);
+}
+
+static int ell_values(const msp_matrix A, const double *val[MSP__FORMAT_VALUE_PARTS],
+                      int64_t n[MSP__FORMAT_VALUE_PARTS]) {
+  const msp__ell *e = (const msp__ell *)A->fmt;
+  val[0] = e->val;
+  n[0] = A->rows * e->width;
+  return 1;
+}
+
+const msp__format_ops msp__fmt_ell = {
+    .format = MSP_FORMAT_ELL,
+    .tag = "ell",
+    .has_fmt = 1,
+    .max_fill_checked = 1,
+    .plan = ell_plan,
+    .build = ell_build,
+    .bytes = ell_bytes,
+    .to_csr = ell_to_csr,
+    .free = ell_free,
+    .values = ell_values,
+    .f64_only = NULL,
+};

@@ -1,6 +1,6 @@
-// formats.h: host conversions CSR -> format -> CSR of each storage format (src/core/<fmt>.c).
+// formats.h: the record of a format's host operations, and helpers shared by src/core/<fmt>.c.
 //
-// Every format follows the same three steps, so that msp_matrix_convert can refuse a format
+// Every format follows the same steps, so that msp_matrix_convert can refuse a format
 // before allocating it (issue 4: "a clear refusal instead of an allocation that explodes"):
 //   plan  : from the CSR only, the format's parameters and its exact footprint in bytes;
 //   build : allocate and fill the host arrays (the layouts of internal.h);
@@ -34,6 +34,60 @@ static inline int msp__add64(int64_t a, int64_t b, int64_t *r) {
   return !__builtin_add_overflow(a, b, r);
 }
 
+// ---- one record per format ------------------------------------------------------------------
+// Everything the conversion, msp_matrix_bytes, msp__format_to_csr, msp_matrix_destroy and the
+// value encoding of src/core/precision.c need to know about a format. Each src/core/<fmt>.c ends
+// with its record msp__fmt_<ident> (the third column of MSP_FORMAT_LIST); msp__format_table
+// indexes them by msp_format, so none of those places switches over formats.
+// (PETSc installs a Mat's operations per type the same way.)
+#define MSP__FORMAT_VALUE_PARTS 2 // most value arrays a format's kernels index (HYB: ELL, COO)
+
+typedef struct msp__format_ops {
+  msp_format format;
+  const char *tag;      // msp_format_name(format)
+  int has_fmt;          // keeps host data in A->fmt (CSR's arrays are the matrix's own)
+  int max_fill_checked; // plan's footprint is held against max_fill x the CSR footprint
+  // From A's CSR alone, before the format's arrays are allocated (scratch aside): resolve this
+  // format's parameters in *o (hack size, ELL width, HYB K), its footprint in o->precision in
+  // *bytes (0 where only build can tell: BDMP chooses each tile's precision), and in `what`
+  // (n bytes) the description that the matrix's reason gives ("ell (width 7)").
+  msp_status (*plan)(const msp_matrix A, msp_convert_options *o, double *bytes, char *what,
+                     size_t n);
+  // Allocate and fill the host data from A's CSR with the options plan resolved; *fmt = NULL on
+  // failure (nothing left allocated) and for a format without host data.
+  msp_status (*build)(const msp_matrix A, const msp_convert_options *o, void **fmt);
+  // Footprint of the built format (A->fmt) with values in A->precision: the arrays a product
+  // reads (msp_matrix_bytes).
+  size_t (*bytes)(const msp_matrix A);
+  // Rebuild CSR from A->fmt alone (never from A->rowptr), padding dropped; called twice, as the
+  // top of this file says.
+  msp_status (*to_csr)(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val);
+  // Free host data made by build (accepts NULL).
+  void (*free)(void *fmt);
+  // The fp64 value arrays the format's kernels index, in their order, padding included (zeros
+  // are exact in every precision): sets val[k], n[k] and returns the number of parts (at most
+  // MSP__FORMAT_VALUE_PARTS); a storage precision encodes the parts as one array, one after
+  // the other (msp__matrix_encode_values). NULL when the format stores only f64 values.
+  int (*values)(const msp_matrix A, const double *val[MSP__FORMAT_VALUE_PARTS],
+                int64_t n[MSP__FORMAT_VALUE_PARTS]);
+  // Where values is NULL: why no storage precision can be asked ("chooses fp32 or fp64 per
+  // 16x16 tile itself"), for the message; NULL gives a generic one.
+  const char *f64_only;
+} msp__format_ops;
+
+#define MSP__FORMAT_OPS_DECL_(name, tag, ident) extern const msp__format_ops msp__fmt_##ident;
+MSP_FORMAT_LIST(MSP__FORMAT_OPS_DECL_)
+#undef MSP__FORMAT_OPS_DECL_
+
+// The records indexed by msp_format (src/core/convert.c, from MSP_FORMAT_LIST).
+extern const msp__format_ops *const msp__format_table[MSP_FORMAT_COUNT];
+
+// ---- helpers shared between format files ------------------------------------------------------
+// Default hack sizes, as PSBLAS (papers/psblas-ext-gpu-formats-reference.txt 2.1: hack = 64
+// for HDIA; SPGPU's HLL uses a warp, 32). Also the hacks of the AUTO statistics (convert.c).
+#define MSP__HLL_HACK 32
+#define MSP__HDIA_HACK 64
+
 // Footprint of the CSR arrays: (rows + 1) int64 row pointers, nnz int32 columns and values.
 double msp__csr_bytes(int64_t rows, int64_t nnz, msp_precision p);
 
@@ -44,58 +98,23 @@ double msp__csr_bytes(int64_t rows, int64_t nnz, msp_precision p);
 void msp__ell_fill_rows(const msp_matrix A, int64_t r0, int64_t r1, int64_t width, int64_t ld,
                         int32_t *col, double *val, int32_t *rowlen);
 
-// COO (sorted by row then column; a plain copy of the CSR triples).
-double msp__coo_plan(const msp_matrix A, msp_precision p);
-msp_status msp__coo_build(const msp_matrix A, msp__coo **out);
-void msp__coo_free(msp__coo *c);
+// Footprints of a COO of nnz triples and of an ELL of rows x width slots (HYB is both).
 size_t msp__coo_bytes(int64_t nnz, msp_precision p);
-msp_status msp__coo_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val);
-
-// ELL: width = `width_opt` (> 0) or the longest row; a width below the longest row is an
-// invalid argument. rows * width is overflow-checked.
-msp_status msp__ell_plan(const msp_matrix A, int64_t width_opt, msp_precision p, int64_t *width,
-                         double *bytes);
-msp_status msp__ell_build(const msp_matrix A, int64_t width, msp__ell **out);
-void msp__ell_free(msp__ell *e);
-size_t msp__ell_bytes(int64_t rows, const msp__ell *e, msp_precision p);
-msp_status msp__ell_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val);
+size_t msp__ell_bytes(int64_t rows, int64_t width, msp_precision p);
 
 // HLL: hack rows per hack (a multiple of 32), each hack as wide as its longest row.
 // *slots: the stored slots (each hack is hack x its width; the last hack padded to hack rows).
 msp_status msp__hll_count(const msp_matrix A, int hack, int64_t *slots);
-msp_status msp__hll_plan(const msp_matrix A, int hack, msp_precision p, double *bytes);
-msp_status msp__hll_build(const msp_matrix A, int hack, msp__hll **out);
-void msp__hll_free(msp__hll *h);
-size_t msp__hll_bytes(const msp__hll *h, msp_precision p);
-msp_status msp__hll_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val);
-
-// DIA: one column of rows values per occupied diagonal, offsets ascending.
-msp_status msp__dia_plan(const msp_matrix A, msp_precision p, int64_t *ndiag, double *bytes);
-msp_status msp__dia_build(const msp_matrix A, msp__dia **out);
-void msp__dia_free(msp__dia *d);
-size_t msp__dia_bytes(int64_t rows, const msp__dia *d, msp_precision p);
-msp_status msp__dia_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val);
 
 // HDIA: DIA per hack of `hack` rows with the hack's own occupied diagonals.
 // *diags: the sum over hacks of their occupied diagonals; *slots: stored values (hack each).
 msp_status msp__hdia_count(const msp_matrix A, int hack, int64_t *diags, int64_t *slots);
-msp_status msp__hdia_plan(const msp_matrix A, int hack, msp_precision p, double *bytes);
-msp_status msp__hdia_build(const msp_matrix A, int hack, msp__hdia **out);
-void msp__hdia_free(msp__hdia *h);
-size_t msp__hdia_bytes(const msp__hdia *h, msp_precision p);
-msp_status msp__hdia_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val);
 
-// HYB: K = k_opt (>= 0) or the one-third rule (msp__hyb_rule_k); ELL of width K + COO rest.
+// HYB: K = hyb_k (>= 0) or the one-third rule (msp__hyb_rule_k); ELL of width K + COO rest.
 // The rule: K is the largest k such that at least a third of the rows have k or more entries
 // (3 * #{i : len_i >= k} >= rows; papers/bdmp-block-wise-dynamic-mixed-precision-spmv.txt 2.1).
 int64_t msp__hyb_rule_k(const msp_matrix A);
 // Entries that do not fit an ELL part of width k: sum over rows of max(0, len_i - k).
 int64_t msp__hyb_coo_nnz(const msp_matrix A, int64_t k);
-msp_status msp__hyb_plan(const msp_matrix A, int64_t k_opt, msp_precision p, int64_t *k,
-                         double *bytes);
-msp_status msp__hyb_build(const msp_matrix A, int64_t k, msp__hyb **out);
-void msp__hyb_free(msp__hyb *h);
-size_t msp__hyb_bytes(int64_t rows, const msp__hyb *h, msp_precision p);
-msp_status msp__hyb_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val);
 
 #endif

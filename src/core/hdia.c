@@ -1,6 +1,7 @@
 // hdia.c: hacked DIA host format: DIA per hack of rows (PSBLAS HDIA), conversion from CSR and back.
 #include "formats.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,12 +31,6 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-size_t msp__hdia_bytes(const msp__hdia *H, msp_precision p) {
-  return (size_t)(H->nhacks + 1) * 2 * sizeof(int64_t) +
-         (size_t)H->doff[H->nhacks] * sizeof(int64_t) +
-         (size_t)H->voff[H->nhacks] * msp__value_bytes(p);
-}
-
 msp_status msp__hdia_count(const msp_matrix A, int hack, int64_t *diags, int64_t *slots) {
   msp_status st = MSP_SUCCESS;
   int32_t *stamp = NULL;
@@ -58,16 +53,22 @@ exit:
   return st;
 }
 
-msp_status msp__hdia_plan(const msp_matrix A, int hack, msp_precision p, double *bytes) {
+// Hack size: o->hack_size, or 64 (PSBLAS's HDIA) when it is 0.
+static msp_status hdia_plan(const msp_matrix A, msp_convert_options *o, double *bytes, char *what,
+                            size_t n) {
   int64_t diags, slots;
+  if (o->hack_size <= 0) o->hack_size = MSP__HDIA_HACK;
+  int hack = o->hack_size;
   msp_status st = msp__hdia_count(A, hack, &diags, &slots);
   if (st != MSP_SUCCESS) return st;
   *bytes = (double)(hack_count(A->rows, hack) + 1) * 16.0 + (double)diags * 8.0 +
-           (double)slots * (double)msp__value_bytes(p);
+           (double)slots * (double)msp__value_bytes(o->precision);
+  snprintf(what, n, "hdia (hack %d)", hack);
   return MSP_SUCCESS;
 }
 
-void msp__hdia_free(msp__hdia *H) {
+static void hdia_free(void *fmt) {
+  msp__hdia *H = fmt;
   if (!H) return;
   msp__free(H->doff);
   msp__free(H->offsets);
@@ -76,9 +77,10 @@ void msp__hdia_free(msp__hdia *H) {
   msp__free(H);
 }
 
-msp_status msp__hdia_build(const msp_matrix A, int hack, msp__hdia **out) {
+static msp_status hdia_build(const msp_matrix A, const msp_convert_options *opt, void **out) {
   msp_status st = MSP_SUCCESS;
   msp__hdia *H = NULL;
+  int hack = opt->hack_size;
   int32_t *stamp = NULL;
   *out = NULL;
   MSP_TRY(MSP_ALLOC_ZERO(H, 1, "HDIA header"));
@@ -123,11 +125,11 @@ msp_status msp__hdia_build(const msp_matrix A, int hack, msp__hdia **out) {
   H = NULL;
 exit:
   msp__free(stamp);
-  msp__hdia_free(H);
+  hdia_free(H);
   return st;
 }
 
-msp_status msp__hdia_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
+static msp_status hdia_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
   const msp__hdia *H = (const msp__hdia *)A->fmt;
   if (!colind) rowptr[0] = 0;
   for (int64_t i = 0; i < A->rows; i++) {
@@ -149,3 +151,32 @@ msp_status msp__hdia_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind
   }
   return MSP_SUCCESS;
 }
+
+static size_t hdia_bytes(const msp_matrix A) {
+  const msp__hdia *H = (const msp__hdia *)A->fmt;
+  return (size_t)(H->nhacks + 1) * 2 * sizeof(int64_t) +
+         (size_t)H->doff[H->nhacks] * sizeof(int64_t) +
+         (size_t)H->voff[H->nhacks] * msp__value_bytes(A->precision);
+}
+
+static int hdia_values(const msp_matrix A, const double *val[MSP__FORMAT_VALUE_PARTS],
+                       int64_t n[MSP__FORMAT_VALUE_PARTS]) {
+  const msp__hdia *H = (const msp__hdia *)A->fmt;
+  val[0] = H->val;
+  n[0] = H->voff[H->nhacks];
+  return 1;
+}
+
+const msp__format_ops msp__fmt_hdia = {
+    .format = MSP_FORMAT_HDIA,
+    .tag = "hdia",
+    .has_fmt = 1,
+    .max_fill_checked = 1,
+    .plan = hdia_plan,
+    .build = hdia_build,
+    .bytes = hdia_bytes,
+    .to_csr = hdia_to_csr,
+    .free = hdia_free,
+    .values = hdia_values,
+    .f64_only = NULL,
+};

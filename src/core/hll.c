@@ -1,6 +1,7 @@
 // hll.c: hacked ELL host format: ELL per hack of rows (PSBLAS HLL), conversion from CSR and back.
 #include "formats.h"
 
+#include <stdio.h>
 #include <string.h>
 
 // Width of hack h: its longest row (0 for a hack of empty rows).
@@ -17,11 +18,6 @@ static int64_t hack_count(int64_t rows, int hack) {
   return (rows + hack - 1) / hack;
 }
 
-size_t msp__hll_bytes(const msp__hll *h, msp_precision p) {
-  return (size_t)(h->nhacks + 1) * sizeof(int64_t) +
-         (size_t)h->off[h->nhacks] * (sizeof(int32_t) + msp__value_bytes(p));
-}
-
 msp_status msp__hll_count(const msp_matrix A, int hack, int64_t *slots) {
   int64_t nh = hack_count(A->rows, hack), n = 0;
   for (int64_t h = 0; h < nh; h++) {
@@ -36,16 +32,22 @@ msp_status msp__hll_count(const msp_matrix A, int hack, int64_t *slots) {
   return MSP_SUCCESS;
 }
 
-msp_status msp__hll_plan(const msp_matrix A, int hack, msp_precision p, double *bytes) {
+// Hack size: o->hack_size, or 32 (a warp, as SPGPU's HLL) when it is 0.
+static msp_status hll_plan(const msp_matrix A, msp_convert_options *o, double *bytes, char *what,
+                           size_t n) {
   int64_t slots;
+  if (o->hack_size <= 0) o->hack_size = MSP__HLL_HACK;
+  int hack = o->hack_size;
   msp_status st = msp__hll_count(A, hack, &slots);
   if (st != MSP_SUCCESS) return st;
   *bytes = (double)(hack_count(A->rows, hack) + 1) * 8.0 +
-           (double)slots * (double)(sizeof(int32_t) + msp__value_bytes(p));
+           (double)slots * (double)(sizeof(int32_t) + msp__value_bytes(o->precision));
+  snprintf(what, n, "hll (hack %d)", hack);
   return MSP_SUCCESS;
 }
 
-void msp__hll_free(msp__hll *h) {
+static void hll_free(void *fmt) {
+  msp__hll *h = fmt;
   if (!h) return;
   msp__free(h->off);
   msp__free(h->col);
@@ -54,9 +56,10 @@ void msp__hll_free(msp__hll *h) {
   msp__free(h);
 }
 
-msp_status msp__hll_build(const msp_matrix A, int hack, msp__hll **out) {
+static msp_status hll_build(const msp_matrix A, const msp_convert_options *o, void **out) {
   msp_status st = MSP_SUCCESS;
   msp__hll *H = NULL;
+  int hack = o->hack_size;
   *out = NULL;
   MSP_TRY(MSP_ALLOC_ZERO(H, 1, "HLL header"));
   H->hack = hack;
@@ -82,11 +85,11 @@ msp_status msp__hll_build(const msp_matrix A, int hack, msp__hll **out) {
   *out = H;
   H = NULL;
 exit:
-  msp__hll_free(H);
+  hll_free(H);
   return st;
 }
 
-msp_status msp__hll_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
+static msp_status hll_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
   const msp__hll *H = (const msp__hll *)A->fmt;
   if (!colind) {
     rowptr[0] = 0;
@@ -103,3 +106,31 @@ msp_status msp__hll_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind,
   }
   return MSP_SUCCESS;
 }
+
+static size_t hll_bytes(const msp_matrix A) {
+  const msp__hll *h = (const msp__hll *)A->fmt;
+  return (size_t)(h->nhacks + 1) * sizeof(int64_t) +
+         (size_t)h->off[h->nhacks] * (sizeof(int32_t) + msp__value_bytes(A->precision));
+}
+
+static int hll_values(const msp_matrix A, const double *val[MSP__FORMAT_VALUE_PARTS],
+                      int64_t n[MSP__FORMAT_VALUE_PARTS]) {
+  const msp__hll *h = (const msp__hll *)A->fmt;
+  val[0] = h->val;
+  n[0] = h->off[h->nhacks];
+  return 1;
+}
+
+const msp__format_ops msp__fmt_hll = {
+    .format = MSP_FORMAT_HLL,
+    .tag = "hll",
+    .has_fmt = 1,
+    .max_fill_checked = 1,
+    .plan = hll_plan,
+    .build = hll_build,
+    .bytes = hll_bytes,
+    .to_csr = hll_to_csr,
+    .free = hll_free,
+    .values = hll_values,
+    .f64_only = NULL,
+};

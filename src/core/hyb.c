@@ -1,6 +1,7 @@
 // hyb.c: HYB host format: ELL of width K for the first K entries of each row, COO for the rest.
 #include "formats.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int64_t msp__hyb_rule_k(const msp_matrix A) {
@@ -31,25 +32,28 @@ int64_t msp__hyb_coo_nnz(const msp_matrix A, int64_t k) {
   return n;
 }
 
-size_t msp__hyb_bytes(int64_t rows, const msp__hyb *h, msp_precision p) {
-  return msp__ell_bytes(rows, &h->ell, p) + msp__coo_bytes(h->coo_nnz, p);
-}
-
-msp_status msp__hyb_plan(const msp_matrix A, int64_t k_opt, msp_precision p, int64_t *k,
-                         double *bytes) {
-  int64_t slots;
-  *k = k_opt >= 0 ? k_opt : msp__hyb_rule_k(A);
-  if (!msp__mul64(A->rows, *k, &slots) || !msp__mul64(slots, 12, &slots))
+// K: o->hyb_k (>= 0) or the one-third rule. HYB's ELL part can explode too when K is given (a K
+// chosen by the rule keeps it below 3 x nnz slots), so max_fill applies as to ELL.
+static msp_status hyb_plan(const msp_matrix A, msp_convert_options *o, double *bytes, char *what,
+                           size_t n) {
+  int64_t slots, k = o->hyb_k >= 0 ? o->hyb_k : msp__hyb_rule_k(A);
+  size_t vb = msp__value_bytes(o->precision);
+  if (!msp__mul64(A->rows, k, &slots) || !msp__mul64(slots, 12, &slots))
     return msp__error(MSP_ERR_OUT_OF_MEMORY,
                       "msp_matrix_convert: HYB ELL part of %lld rows x K = %lld overflows 64-bit "
                       "sizes",
-                      (long long)A->rows, (long long)*k);
-  *bytes = (double)A->rows * (double)*k * (double)(sizeof(int32_t) + msp__value_bytes(p)) +
-           (double)msp__hyb_coo_nnz(A, *k) * (double)(2 * sizeof(int32_t) + msp__value_bytes(p));
+                      (long long)A->rows, (long long)k);
+  int64_t coo = msp__hyb_coo_nnz(A, k);
+  *bytes = (double)A->rows * (double)k * (double)(sizeof(int32_t) + vb) +
+           (double)coo * (double)(2 * sizeof(int32_t) + vb);
+  snprintf(what, n, "hyb (K = %lld%s, %lld entries in COO)", (long long)k,
+           o->hyb_k < 0 ? " by the one-third rule" : "", (long long)coo);
+  o->hyb_k = k;
   return MSP_SUCCESS;
 }
 
-void msp__hyb_free(msp__hyb *h) {
+static void hyb_free(void *fmt) {
+  msp__hyb *h = fmt;
   if (!h) return;
   msp__free(h->ell.col);
   msp__free(h->ell.val);
@@ -60,9 +64,10 @@ void msp__hyb_free(msp__hyb *h) {
   msp__free(h);
 }
 
-msp_status msp__hyb_build(const msp_matrix A, int64_t k, msp__hyb **out) {
+static msp_status hyb_build(const msp_matrix A, const msp_convert_options *o, void **out) {
   msp_status st = MSP_SUCCESS;
   msp__hyb *H = NULL;
+  int64_t k = o->hyb_k;
   *out = NULL;
   MSP_TRY(MSP_ALLOC_ZERO(H, 1, "HYB header"));
   H->ell.width = k;
@@ -85,11 +90,11 @@ msp_status msp__hyb_build(const msp_matrix A, int64_t k, msp__hyb **out) {
   *out = H;
   H = NULL;
 exit:
-  msp__hyb_free(H);
+  hyb_free(H);
   return st;
 }
 
-msp_status msp__hyb_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
+static msp_status hyb_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
   const msp__hyb *H = (const msp__hyb *)A->fmt;
   int64_t rows = A->rows;
   if (!colind) {
@@ -116,3 +121,34 @@ msp_status msp__hyb_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind,
     }
   return MSP_SUCCESS;
 }
+
+static size_t hyb_bytes(const msp_matrix A) {
+  const msp__hyb *h = (const msp__hyb *)A->fmt;
+  return msp__ell_bytes(A->rows, h->ell.width, A->precision) +
+         msp__coo_bytes(h->coo_nnz, A->precision);
+}
+
+// The ELL part (rows * K, column-major), then the COO part: two arrays, encoded as one.
+static int hyb_values(const msp_matrix A, const double *val[MSP__FORMAT_VALUE_PARTS],
+                      int64_t n[MSP__FORMAT_VALUE_PARTS]) {
+  const msp__hyb *h = (const msp__hyb *)A->fmt;
+  val[0] = h->ell.val;
+  n[0] = A->rows * h->ell.width;
+  val[1] = h->coo.val;
+  n[1] = h->coo_nnz;
+  return 2;
+}
+
+const msp__format_ops msp__fmt_hyb = {
+    .format = MSP_FORMAT_HYB,
+    .tag = "hyb",
+    .has_fmt = 1,
+    .max_fill_checked = 1,
+    .plan = hyb_plan,
+    .build = hyb_build,
+    .bytes = hyb_bytes,
+    .to_csr = hyb_to_csr,
+    .free = hyb_free,
+    .values = hyb_values,
+    .f64_only = NULL,
+};

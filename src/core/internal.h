@@ -3,10 +3,12 @@
 #define MSP_INTERNAL_H
 
 #include "mixsparse.h"
+#include "precision.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -139,35 +141,60 @@ struct msp_matrix_s {
   void *dev;                // backend-owned device data (NULL on CPU)
   msp_convert_options opts; // the options the matrix was converted with
   // The format's value array encoded in `precision` (NULL for f64), made by
-  // msp__matrix_encode_values; kernels with a spmv_prec slot read it through the accessors
+  // msp__matrix_encode_values; the kernels read it through the accessors
   // of src/common/precision.h. Owned; freed by msp__matrix_prec_free.
   struct msp__prec_array_s *pval;
+  // Stored values that were outside the precision's range at conversion (msp_range_policy):
+  // finite values that overflow it, nonzeros that it would store as zero. Set by
+  // msp__matrix_encode_values; reported by msp_matrix_range_info.
+  int64_t range_saturated, range_flushed;
 };
 
 // Where a vector's current data lives (PSBLAS dual memorisation).
 enum { MSP__SYNC_BOTH = 0, MSP__SYNC_HOST = 1, MSP__SYNC_DEVICE = 2 };
 
+// A vector holds its values only in its storage precision, on the host and (CUDA) on the
+// device: no fp64 work copy, so an operation on an f32 vector moves half the bytes of an f64 one
+// (STYLE.md 5). Kernels read and write the encoded data through msp__vector_acc.
 struct msp_vector_s {
   msp_context ctx;
   int64_t n;
-  double *h_data; // always allocated (n entries, at least 1 byte)
-  double *d_data; // CUDA only
-  int sync;       // MSP__SYNC_*: which copy is current (BOTH: both are)
-  int64_t transfers;
-  // Storage precision. For f64 the fields below are unused and h_data / d_data hold the values.
-  // Otherwise the values live encoded: `enc` on the host (one fixed-point scale for the whole
-  // vector, CPMS-i with 128-byte banks), d_enc / d_scales on the device (the same bytes), and
-  // `sync` tells which encoded copy is current; transfers move the encoded bytes. h_data /
-  // d_data are then fp64 work copies (allocated at creation, never on the hot path): the core
-  // decodes into them before an operation and encodes back after one that writes the vector,
-  // so every existing f64 kernel serves every precision unchanged.
   msp_precision prec;
-  int segments;                  // CPMS: segments read by operations and msp_vector_get (0: all)
-  struct msp__prec_array_s *enc; // NULL for f64
-  void *d_enc;                   // CUDA, not f64: n * bytes-per-value bytes (at least 1)
-  double *d_scales;              // CUDA, not f64: the one fixed-point scale (1 double)
+  int segments;    // CPMS: segments read by operations and msp_vector_get (0: all)
+  int bank_shift;  // CPMS-i bank shift (128-byte banks); MSP_CPMS_SEPARATE for the others
+  int64_t nscales; // fixed point: ceil(n / MSP_VEC_FX_BLOCK), at least 1; 0 otherwise
+  void *h_data;    // encoded values on the host: n * msp__prec_bytes(prec) bytes (at least 1)
+  double *h_scales; // fixed point: nscales scales, value i is q_i * h_scales[i >> MSP_VEC_FX_SHIFT]
+  void *d_data;     // CUDA: the same bytes on the device
+  double *d_scales; // CUDA: the same scales on the device
+  unsigned long long *d_range; // CUDA: results that overflowed the precision (saturated) since
+                               // the last read on the host
+  int64_t range_count; // overflowed (saturated) results not yet reported by msp_vector_get
+  int sync;            // MSP__SYNC_*: which copy is current (BOTH: both are)
+  int64_t transfers;
 };
 
+// The accessor view (src/common/precision.h) of v's host (device = 0) or device (1) values: CPMS
+// reads v->segments, fixed point one scale per MSP_VEC_FX_BLOCK values.
+static inline msp_acc msp__vector_acc(const msp_vector v, int device) {
+  msp_acc a;
+  const int all = v->prec == MSP_PRECISION_CPMS2 ? 2 : v->prec == MSP_PRECISION_CPMS4 ? 4 : 1;
+  memset(&a, 0, sizeof a);
+  a.data = device ? v->d_data : v->h_data;
+  a.n = v->n;
+  a.prec = v->prec;
+  a.scale_shift = MSP_VEC_FX_SHIFT;
+  a.scales = device ? v->d_scales : v->h_scales;
+  a.bank_shift = v->bank_shift;
+  a.read_segments = v->segments > 0 && v->segments < all ? v->segments : all;
+  return a;
+}
+// The same view for writing: CPMS stores every segment.
+static inline msp_acc msp__vector_store_acc(const msp_vector v, int device) {
+  msp_acc a = msp__vector_acc(v, device);
+  a.read_segments = a.prec == MSP_PRECISION_CPMS2 ? 2 : a.prec == MSP_PRECISION_CPMS4 ? 4 : 1;
+  return a;
+}
 // ---- backend dispatch table -------------------------------------------------------------------
 // Arguments are validated in src/core before these are called; backends may assume valid input.
 typedef msp_status (*msp__spmv_fn)(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
@@ -188,15 +215,11 @@ struct msp__backend {
   void (*vector_free)(msp_vector v);
   msp_status (*vector_to_device)(msp_vector v);
   msp_status (*vector_to_host)(msp_vector v);
-  // vectors whose precision is not f64: decode the encoded copy on the backend's side into the
-  // fp64 work copy / encode the work copy back (rounding store; fixed point takes its one scale
-  // from max |work|, NaN when that is not finite, so the whole vector reads NaN)
-  msp_status (*vector_decode)(msp_vector v);
-  msp_status (*vector_encode)(msp_vector v);
-  // operations (vectors are made current on the backend's side by the core before calling)
+  // operations (vectors are made current on the backend's side by the core before calling).
+  // One slot per format, for every storage precision of the matrix and of x and y: each
+  // kernel is one template over its loaders (STYLE.md 5). Results that overflow y's precision
+  // are saturated and added to y's range count (CPU: y->range_count; CUDA: y->d_range).
   msp__spmv_fn spmv[MSP_FORMAT_COUNT];
-  // the same for matrices whose precision is not f64 (values read from A->pval)
-  msp__spmv_fn spmv_prec[MSP_FORMAT_COUNT];
   msp_status (*dot)(msp_context ctx, msp_vector x, msp_vector y, double *r);
   msp_status (*nrm2)(msp_context ctx, msp_vector x, double *r);
   msp_status (*nrm1)(msp_context ctx, msp_vector x, double *r);
@@ -213,17 +236,16 @@ struct msp__backend {
 const msp__backend *msp__backend_cpu(void);
 const msp__backend *msp__backend_cuda(void);
 
-// CPU kernels, one file per format in src/cpu (also used as references by the core).
-msp_status msp__cpu_csr_spmv(msp_context, double, const msp_matrix, msp_vector, double, msp_vector);
-msp_status msp__cpu_coo_spmv(msp_context, double, const msp_matrix, msp_vector, double, msp_vector);
-msp_status msp__cpu_ell_spmv(msp_context, double, const msp_matrix, msp_vector, double, msp_vector);
-msp_status msp__cpu_hll_spmv(msp_context, double, const msp_matrix, msp_vector, double, msp_vector);
-msp_status msp__cpu_dia_spmv(msp_context, double, const msp_matrix, msp_vector, double, msp_vector);
-msp_status msp__cpu_hdia_spmv(msp_context, double, const msp_matrix, msp_vector, double,
-                              msp_vector);
-msp_status msp__cpu_hyb_spmv(msp_context, double, const msp_matrix, msp_vector, double, msp_vector);
+// CPU kernels, one file per format in src/cpu (also used as references by the core):
+// msp__cpu_<ident>_spmv for every row of MSP_FORMAT_LIST. Each reads the matrix values and x in
+// their storage precisions and writes y through its rounding store (src/cpu/dispatch.h).
+#define MSP__CPU_SPMV_DECL_(name, tag, ident)                                                      \
+  msp_status msp__cpu_##ident##_spmv(msp_context, double, const msp_matrix, msp_vector, double,    \
+                                     msp_vector);
+MSP_FORMAT_LIST(MSP__CPU_SPMV_DECL_)
+#undef MSP__CPU_SPMV_DECL_
 
-// ---- storage precision of matrix values (src/core/precision.c, src/cpu/csr_prec.c) -----------
+// ---- storage precision of matrix values (src/core/precision.c) --------------------------------
 // Hook for msp_matrix_convert: when B->precision != f64, call after the format's host data is
 // built and before the backend upload. Encodes the format's value array (CSR: B->val) in
 // B->precision into B->pval: fixed point with one scale per MSP_FX_BLOCK_SHIFT-sized block of
@@ -232,31 +254,11 @@ msp_status msp__cpu_hyb_spmv(msp_context, double, const msp_matrix, msp_vector, 
 // with Inf/NaN), MSP_ERR_OUT_OF_MEMORY.
 msp_status msp__matrix_encode_values(msp_matrix B);
 void msp__matrix_prec_free(msp_matrix A);
-msp_status msp__cpu_csr_prec_spmv(msp_context, double, const msp_matrix, msp_vector, double,
-                                  msp_vector);
-// src/cpu/prec_formats.c: the other formats' precision kernels (values in A->pval)
-#define MSP__CPU_PREC_DECL_(fmt)                                                                   \
-  msp_status msp__cpu_##fmt##_prec_spmv(msp_context, double, const msp_matrix, msp_vector, double, \
-                                        msp_vector);
-MSP__CPU_PREC_DECL_(coo)
-MSP__CPU_PREC_DECL_(ell)
-MSP__CPU_PREC_DECL_(hll)
-MSP__CPU_PREC_DECL_(dia)
-MSP__CPU_PREC_DECL_(hdia)
-MSP__CPU_PREC_DECL_(hyb)
-#undef MSP__CPU_PREC_DECL_
 
 // ---- BDMP (src/core/bdmp.c, src/cpu/bdmp.c) --------------------------------------------------
-// Build B->fmt for B->format BDMP_PBP or BDMP_TCKI from B's host CSR with the options o
-// (bdmp_f, bdmp_lambda, bdmp_digits). Called by msp_matrix_convert instead of a format builder.
-msp_status msp__bdmp_build(msp_matrix B, const msp_convert_options *o);
-void msp__bdmp_free(msp_format format, void *fmt);
-size_t msp__bdmp_bytes(const msp_matrix A);
+// The two formats' records (msp__fmt_bdmp_pbp, msp__fmt_bdmp_tcki) are in src/core/bdmp.c.
+// CSR back from A->fmt of a BDMP_PBP or BDMP_TCKI matrix (as msp__format_to_csr's to_csr).
 msp_status msp__bdmp_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val);
-msp_status msp__cpu_bdmp_pbp_spmv(msp_context, double, const msp_matrix, msp_vector, double,
-                                  msp_vector);
-msp_status msp__cpu_bdmp_tcki_spmv(msp_context, double, const msp_matrix, msp_vector, double,
-                                   msp_vector);
 
 // ---- core helpers -----------------------------------------------------------------------------
 // Free A->fmt according to A->format (host data of every format).
@@ -297,15 +299,6 @@ msp_status msp__matrix_read_mtx_mem(msp_context ctx, const char *name, const voi
 // Finish a matrix whose CSR arrays are filled (sorted, no duplicates): analyse, choose the
 // kernel, upload. On failure *A is destroyed.
 msp_status msp__matrix_finish(msp_matrix *A);
-// Reduced-precision vectors on the host (src/cpu/vector_prec.c): decode v->enc into h_data /
-// encode h_data into v->enc (the CPU backend's vector_decode / vector_encode), and encode the
-// caller's array src (n values) into v->enc: MSP_ERR_NONFINITE for Inf/NaN in fixed point.
-msp_status msp__cpu_vector_decode(msp_vector v);
-msp_status msp__cpu_vector_encode(msp_vector v);
-msp_status msp__vector_encode_from(msp_vector v, const double *src);
-// Bring the values current on the host and, when not f64, decoded into h_data (for readers such
-// as msp_vector_write_mtx).
-msp_status msp__vector_host_values(msp_vector v);
 // Make the vector's data current on the host / on ctx's device.
 msp_status msp__vector_on_host(msp_vector v);
 msp_status msp__vector_on_device(msp_vector v);

@@ -356,16 +356,7 @@ const char *msp_matrix_choice_reason(const msp_matrix A) {
 
 size_t msp_matrix_bytes(const msp_matrix A) {
   if (!A) return 0;
-  if (A->format == MSP_FORMAT_CSR && A->precision == MSP_PRECISION_F64)
-    return (size_t)(A->rows + 1) * sizeof(int64_t) +
-           (size_t)A->nnz * (sizeof(int32_t) + sizeof(double));
   return msp__format_bytes(A);
-}
-
-double msp_spmv_bytes(const msp_matrix A, int beta_nonzero) {
-  if (!A) return 0;
-  double y = (double)A->rows * 8.0 * (beta_nonzero ? 2.0 : 1.0);
-  return (double)msp_matrix_bytes(A) + (double)A->cols * 8.0 + y;
 }
 
 msp_status msp_matrix_get_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind,

@@ -872,7 +872,8 @@ msp_status msp_vector_write_mtx(msp_vector v, const char *path) {
   FILE *f = NULL;
   MSP_CHECK_ARG(v, "msp_vector_write_mtx: v is NULL");
   MSP_CHECK_ARG(path, "msp_vector_write_mtx: path is NULL");
-  MSP_TRY(msp__vector_host_values(v));
+  MSP_TRY(msp__vector_on_host(v));
+  const msp_acc acc = msp__vector_acc(v, 0); // the stored values, decoded one by one
   f = fopen(path, "w");
   if (!f) return msp__error(MSP_ERR_IO, "cannot open %s for writing: %s", path, strerror(errno));
   // printf writes the locale's decimal separator; the file format wants '.'.
@@ -882,7 +883,7 @@ msp_status msp_vector_write_mtx(msp_vector v, const char *path) {
           (long long)v->n);
   for (int64_t i = 0; i < v->n; i++) {
     char num[64];
-    int k = snprintf(num, sizeof num, "%.17g\n", v->h_data[i]);
+    int k = snprintf(num, sizeof num, "%.17g\n", msp_acc_load(&acc, i));
     if (sep != '.')
       for (int c = 0; c < k; c++)
         if (num[c] == sep) num[c] = '.';

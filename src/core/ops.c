@@ -15,22 +15,13 @@ static int same_place(msp_context ctx, msp_context other) {
                   "%s: vector %s belongs to a context on another backend or device", fn, name);    \
   } while (0)
 
-// Make the vector's data current where ctx computes. A vector stored in a reduced precision
-// has its encoded bytes made current there, then decoded into its fp64 work copy, which the
-// operation reads (f64 vectors: no extra step, no extra copy).
+// Make the vector's data current where ctx computes. Vectors are read in their own storage
+// precision by the kernels: nothing is decoded on the way.
 static msp_status make_current(msp_context ctx, msp_vector v) {
-  msp_status st =
-      ctx->backend->vector_to_device ? msp__vector_on_device(v) : msp__vector_on_host(v);
-  if (st == MSP_SUCCESS && v->prec != MSP_PRECISION_F64) st = ctx->backend->vector_decode(v);
-  return st;
+  return ctx->backend->vector_to_device ? msp__vector_on_device(v) : msp__vector_on_host(v);
 }
-// After an operation wrote v (its work copy when not f64): encode back, rounding by the store,
-// then mark the side that computed as current.
+// After an operation wrote v: mark the side that computed as current.
 static msp_status written(msp_context ctx, msp_vector v) {
-  if (v->prec != MSP_PRECISION_F64) {
-    msp_status st = ctx->backend->vector_encode(v);
-    if (st != MSP_SUCCESS) return st;
-  }
   if (ctx->backend->vector_to_device)
     msp__vector_device_written(v);
   else
@@ -55,9 +46,7 @@ msp_status msp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vecto
                       (long long)A->rows, (long long)A->cols, (long long)x->n, (long long)y->n);
   MSP_CHECK_ARG(isfinite(alpha) && isfinite(beta), "msp_spmv: alpha %g or beta %g not finite",
                 alpha, beta);
-  // values stored in another precision than f64 are read by the spmv_prec kernels
-  msp__spmv_fn f = A->precision != MSP_PRECISION_F64 ? ctx->backend->spmv_prec[A->format]
-                                                     : ctx->backend->spmv[A->format];
+  msp__spmv_fn f = ctx->backend->spmv[A->format];
   if (!f)
     return msp__error(
         MSP_ERR_NOT_SUPPORTED, "msp_spmv: format %s with %s values has no kernel on the %s backend",

@@ -2,9 +2,13 @@
 // layouts.
 #include "precision.h"
 
+#include "formats.h"
 #include "internal.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 size_t msp__prec_bytes(msp_precision p) {
@@ -218,6 +222,296 @@ void msp__prec_decode(const msp__prec_array *a, int segments, double *dst) {
     dst[i] = msp_acc_load(&v, i);
 }
 
+// ---- range honesty ------------------------------------------------------------------------------
+void msp__prec_limits(msp_precision p, double *largest, double *smallest) {
+  double hi = DBL_MAX, lo = 4.9406564584124654e-324; // f64 and CPMS: every double
+  switch (p) {
+  case MSP_PRECISION_F32:
+    hi = MSP_F32_MAX;
+    lo = 1.4012984643248171e-45; // 2^-149
+    break;
+  case MSP_PRECISION_F16:
+    hi = MSP_F16_MAX;
+    lo = MSP_F16_MIN_SUBNORMAL;
+    break;
+  case MSP_PRECISION_BF16:
+    hi = MSP_BF16_MAX;
+    lo = MSP_BF16_MIN_SUBNORMAL;
+    break;
+  case MSP_PRECISION_FX32:
+  case MSP_PRECISION_FX16:
+    hi = msp_prec_qmax(p); // in units of the block's scale
+    lo = 1.0;
+    break;
+  default:
+    break;
+  }
+  if (largest) *largest = hi;
+  if (smallest) *smallest = lo;
+}
+
+// What storing v does, through the precision's own store and load (so a precision added to
+// MSP_PRECISION_LIST is checked by the rounding its accessor really does): 0 it is held (or is
+// zero, Inf or NaN, which are not a question of range), 1 a finite value comes back infinite, 2 a
+// nonzero comes back zero. `scale` is the fixed-point scale of v's block (unused otherwise).
+enum { RANGE_OK = 0, RANGE_OVER = 1, RANGE_FLUSH = 2 };
+static int range_class(msp_precision p, double v, double scale) {
+  if (v == 0.0 || !isfinite(v)) return RANGE_OK;
+  uint64_t cell = 0; // room for one stored value of any precision (at most 8 bytes)
+  msp_acc a;
+  memset(&a, 0, sizeof a);
+  a.data = &cell;
+  a.n = 1;
+  a.prec = p;
+  a.scale_shift = MSP_CPMS_SEPARATE;
+  a.scales = &scale;
+  a.bank_shift = MSP_CPMS_SEPARATE;
+  a.read_segments = msp__prec_segments(p);
+  msp_acc_store(&a, 0, v);
+  double r = msp_acc_load(&a, 0);
+  return isinf(r) ? RANGE_OVER : r == 0.0 ? RANGE_FLUSH : RANGE_OK;
+}
+
+// f64 and CPMS (all segments stored) hold every double.
+static int prec_exact(msp_precision p) {
+  return p == MSP_PRECISION_F64 || msp__prec_segments(p) > 1;
+}
+
+// Blocks of (1 << shift) values over n (one block for shift >= MSP_CPMS_SEPARATE).
+static int64_t range_blocks(int64_t n, int shift) {
+  if (n == 0) return 0;
+  return shift >= MSP_CPMS_SEPARATE ? 1 : ((n - 1) >> shift) + 1;
+}
+
+// The fixed-point scale of block b, as msp__fx_scales computes it (max |v| / qmax).
+static double range_block_scale(msp_precision p, const double *v, int64_t n, int shift, int64_t b,
+                                int64_t *lo, int64_t *hi) {
+  *lo = shift >= MSP_CPMS_SEPARATE ? 0 : b << shift;
+  *hi = shift >= MSP_CPMS_SEPARATE ? n : *lo + ((int64_t)1 << shift);
+  if (*hi > n) *hi = n;
+  double mx = 0.0;
+  for (int64_t j = *lo; j < *hi; j++) {
+    double a = fabs(v[j]);
+    if (a > mx) mx = a;
+  }
+  return msp_fx_scale(mx, msp_prec_qmax(p));
+}
+
+// The shortest %g text that reads back as v ("1e+308", not "1.0000000000000001e+308"): messages
+// name the value as the caller wrote it, and stay exact.
+typedef struct {
+  char s[32];
+} value_text;
+static value_text shortest(double v) {
+  value_text t;
+  for (int digits = 1; digits <= 17; digits++) {
+    snprintf(t.s, sizeof t.s, "%.*g", digits, v);
+    if (strtod(t.s, NULL) == v) break;
+  }
+  return t;
+}
+
+// "largest finite 65504, smallest nonzero 5.96046448e-08" or, for fixed point, the block's scale
+// and what it implies.
+static void range_text(msp_precision p, double scale, int shift, char *buf, size_t size) {
+  double hi, lo;
+  msp__prec_limits(p, &hi, &lo);
+  if (msp_prec_is_fixed(p)) {
+    char block[64];
+    if (shift >= MSP_CPMS_SEPARATE)
+      snprintf(block, sizeof block, "one scale s for all values");
+    else
+      snprintf(block, sizeof block, "one scale s per block of %lld values",
+               (long long)((int64_t)1 << shift));
+    snprintf(buf, size,
+             "%s stores integers q, |q| <= %.0f, times %s; in this value's block s = %.9g, so "
+             "the largest magnitude is %.9g and a nonzero of magnitude <= s/2 is stored as 0",
+             msp_precision_name(p), hi, block, scale, hi * scale);
+  } else {
+    snprintf(buf, size, "largest finite %.9g, smallest nonzero %.9g", hi, lo);
+  }
+}
+
+msp_status msp__range_scan(msp_precision p, const double *v, int64_t n, int scale_shift, int policy,
+                           int64_t *first_bad, int64_t *overflow, int64_t *underflow) {
+  if (first_bad) *first_bad = -1;
+  if (overflow) *overflow = 0;
+  if (underflow) *underflow = 0;
+  if ((unsigned)p >= MSP_PRECISION_COUNT || n < 0 || (n > 0 && v == NULL) || scale_shift < 0 ||
+      scale_shift > MSP_CPMS_SEPARATE ||
+      (policy != MSP_RANGE_ERROR && policy != MSP_RANGE_SATURATE && policy != MSP_RANGE_ALLOW)) {
+    return msp__error(MSP_ERR_INVALID_ARGUMENT,
+                      "msp__range_scan: precision %d, n %lld, scale shift %d, policy %d", (int)p,
+                      (long long)n, scale_shift, policy);
+  }
+  if (prec_exact(p)) return MSP_SUCCESS;
+  const int fixed = msp_prec_is_fixed(p);
+  int64_t first = INT64_MAX, over = 0, flush = 0;
+  if (fixed) {
+    const int64_t nb = range_blocks(n, scale_shift);
+#pragma omp parallel for schedule(static) reduction(min : first) reduction(+ : over, flush)
+    for (int64_t b = 0; b < nb; b++) {
+      int64_t lo, hi;
+      double s = range_block_scale(p, v, n, scale_shift, b, &lo, &hi);
+      for (int64_t i = lo; i < hi; i++) {
+        int c = range_class(p, v[i], s);
+        if (c == RANGE_OK) continue;
+        if (i < first) first = i;
+        over += c == RANGE_OVER;
+        flush += c == RANGE_FLUSH;
+      }
+    }
+  } else {
+#pragma omp parallel for schedule(static) reduction(min : first) reduction(+ : over, flush)
+    for (int64_t i = 0; i < n; i++) {
+      int c = range_class(p, v[i], 0.0);
+      if (c == RANGE_OK) continue;
+      if (i < first) first = i;
+      over += c == RANGE_OVER;
+      flush += c == RANGE_FLUSH;
+    }
+  }
+  if (over + flush == 0) return MSP_SUCCESS;
+  if (first_bad) *first_bad = first;
+  if (overflow) *overflow = over;
+  if (underflow) *underflow = flush;
+  if (policy != MSP_RANGE_ERROR) return MSP_SUCCESS;
+  double s = 0.0;
+  if (fixed) {
+    int64_t lo, hi;
+    s = range_block_scale(p, v, n, scale_shift,
+                          scale_shift >= MSP_CPMS_SEPARATE ? 0 : first >> scale_shift, &lo, &hi);
+  }
+  char range[320];
+  range_text(p, s, scale_shift, range, sizeof range);
+  return msp__error(
+      MSP_ERR_RANGE,
+      "value %lld (0-based) = %s %s %s (%s); %lld value(s) in all are outside "
+      "its range (%lld overflow, %lld nonzero(s) would be stored as 0)",
+      (long long)first, shortest(v[first]).s,
+      range_class(p, v[first], s) == RANGE_OVER ? "overflows" : "would be stored as 0 in",
+      msp_precision_name(p), range, (long long)(over + flush), (long long)over, (long long)flush);
+}
+
+void msp__range_saturate(msp_precision p, const double *src, int64_t n, int scale_shift,
+                         double *dst) {
+  if (dst != src && n > 0) memcpy(dst, src, (size_t)n * sizeof *dst);
+  if (prec_exact(p)) return;
+  double hi, lo;
+  msp__prec_limits(p, &hi, &lo);
+  const int fixed = msp_prec_is_fixed(p);
+  const int shift = fixed ? scale_shift : MSP_CPMS_SEPARATE;
+  const int64_t nb = range_blocks(n, shift);
+  // Per block, the scale is taken before any value of the block changes. It stays the scale of
+  // the saturated block: a flushed value becomes +-s, far below the block's largest magnitude
+  // (qmax s), so max |v| and the scale are unchanged and +-s quantises to +-1.
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < nb; b++) {
+    int64_t l, h;
+    double s = 0.0;
+    if (fixed) {
+      s = range_block_scale(p, dst, n, shift, b, &l, &h);
+    } else {
+      l = 0;
+      h = n;
+    }
+    for (int64_t i = l; i < h; i++) {
+      int c = range_class(p, dst[i], s);
+      if (c == RANGE_OVER) dst[i] = copysign(hi, dst[i]);
+      if (c == RANGE_FLUSH) dst[i] = copysign(fixed ? s : lo, dst[i]);
+    }
+  }
+}
+
+// CSR index k -> its row (rowptr[row] <= k < rowptr[row + 1]; empty rows skipped).
+static int64_t csr_row_of(const msp_matrix A, int64_t k) {
+  int64_t lo = 0, hi = A->rows; // invariant: rowptr[lo] <= k < rowptr[hi]
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (A->rowptr[mid] <= k)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+// The range check of a conversion, over B's CSR values (f32, f16, bf16: rounding does not
+// depend on position, and every stored value of every format is a CSR value or a padding zero, so
+// the CSR values say exactly what the format's array holds, and in row order) or over the
+// format's value array `val` itself (fixed point: the scale of a value depends on its block of
+// MSP_FX_BLOCK_SHIFT stored values, i.e. on the format's order). Records the counts in B; under
+// MSP_RANGE_ERROR an offending value is MSP_ERR_RANGE naming the first one.
+static msp_status matrix_range_check(msp_matrix B, const double *val, int64_t n) {
+  msp_status st = MSP_SUCCESS;
+  const msp_precision p = B->precision;
+  const int fixed = msp_prec_is_fixed(p);
+  const double *scan = fixed ? val : B->val;
+  const int64_t scan_n = fixed ? n : B->nnz;
+  int64_t first = -1, over = 0, flush = 0;
+  B->range_saturated = 0;
+  B->range_flushed = 0;
+  MSP_TRY(
+      msp__range_scan(p, scan, scan_n, MSP_FX_BLOCK_SHIFT, MSP_RANGE_ALLOW, &first, &over, &flush));
+  B->range_saturated = over;
+  B->range_flushed = flush;
+  if (first < 0 || B->opts.range != MSP_RANGE_ERROR) goto exit;
+  const double x = scan[first];
+  double s = 0.0;
+  if (fixed) {
+    int64_t lo, hi;
+    s = range_block_scale(p, scan, scan_n, MSP_FX_BLOCK_SHIFT, first >> MSP_FX_BLOCK_SHIFT, &lo,
+                          &hi);
+  }
+  // Where the entry is: a CSR index gives row and column. A fixed-point position in another
+  // format's array is found among the CSR values by its value (exact when one entry holds it).
+  char where[320];
+  if (scan == B->val) {
+    snprintf(where, sizeof where,
+             "entry at row %lld, column %lld (1-based, as in Matrix Market) = %s",
+             (long long)csr_row_of(B, first) + 1, (long long)B->colind[first] + 1, shortest(x).s);
+  } else {
+    int64_t k0 = -1, same = 0;
+    for (int64_t k = 0; k < B->nnz; k++) {
+      if (B->val[k] == x) {
+        if (k0 < 0) k0 = k;
+        same++;
+      }
+    }
+    if (same == 1)
+      snprintf(where, sizeof where,
+               "entry at row %lld, column %lld (1-based, as in Matrix Market) = %s",
+               (long long)csr_row_of(B, k0) + 1, (long long)B->colind[k0] + 1, shortest(x).s);
+    else if (same > 1)
+      snprintf(where, sizeof where,
+               "an entry = %s (%lld entries hold this value, the first at row %lld, column "
+               "%lld (1-based); this one is at position %lld of the %s value array)",
+               shortest(x).s, (long long)same, (long long)csr_row_of(B, k0) + 1,
+               (long long)B->colind[k0] + 1, (long long)first, msp_format_name(B->format));
+    else
+      snprintf(where, sizeof where, "the value %s at position %lld of the %s value array",
+               shortest(x).s, (long long)first, msp_format_name(B->format));
+  }
+  char range[320];
+  range_text(p, s, MSP_FX_BLOCK_SHIFT, range, sizeof range);
+  st = msp__error(
+      MSP_ERR_RANGE,
+      "msp_matrix_convert: %s %s %s (%s); %lld stored value(s) are outside the range "
+      "(%lld overflow, %lld nonzero(s) would be stored as 0); range policy saturate or allow "
+      "stores them anyway",
+      where, range_class(p, x, s) == RANGE_OVER ? "overflows" : "would be stored as 0 in",
+      msp_precision_name(p), range, (long long)(over + flush), (long long)over, (long long)flush);
+exit:
+  return st;
+}
+
+msp_status msp_matrix_range_info(const msp_matrix A, int64_t *saturated, int64_t *flushed) {
+  MSP_CHECK_ARG(A, "msp_matrix_range_info: A is NULL");
+  if (saturated) *saturated = A->range_saturated;
+  if (flushed) *flushed = A->range_flushed;
+  return MSP_SUCCESS;
+}
+
 // ---- matrices --------------------------------------------------------------------------------
 void msp__matrix_prec_free(msp_matrix A) {
   if (A == NULL || A->pval == NULL) return;
@@ -242,58 +536,45 @@ msp_status msp__matrix_encode_values(msp_matrix B) {
     return msp__error(MSP_ERR_INTERNAL, "msp__matrix_encode_values: %s matrix without host data",
                       msp_format_name(B->format));
   }
-  // The format's value array, in the order its kernels index it (padding included: zeros are
-  // exact in every precision). HYB's two arrays are encoded as one: the ELL part (rows * K),
-  // then the COO part. Whether a backend has a kernel for it is msp_matrix_convert's check.
+  // The format's value arrays (its record's `values`, src/core/formats.h), in the order its
+  // kernels index them (padding included: zeros are exact in every precision). Several are
+  // encoded as one, one after the other (HYB: the ELL part, rows * K, then the COO part).
+  // Whether a backend has a kernel for it is msp_matrix_convert's check.
   const double *val = NULL;
-  double *joined = NULL;
+  double *joined = NULL, *saturated = NULL;
   int64_t n = 0;
-  switch (B->format) {
-  case MSP_FORMAT_CSR:
-    val = B->val;
-    n = B->nnz;
-    break;
-  case MSP_FORMAT_COO:
-    val = ((const msp__coo *)B->fmt)->val;
-    n = B->nnz;
-    break;
-  case MSP_FORMAT_ELL:
-    val = ((const msp__ell *)B->fmt)->val;
-    n = B->rows * ((const msp__ell *)B->fmt)->width;
-    break;
-  case MSP_FORMAT_HLL:
-    val = ((const msp__hll *)B->fmt)->val;
-    n = ((const msp__hll *)B->fmt)->off[((const msp__hll *)B->fmt)->nhacks];
-    break;
-  case MSP_FORMAT_DIA:
-    val = ((const msp__dia *)B->fmt)->val;
-    n = B->rows * ((const msp__dia *)B->fmt)->ndiag;
-    break;
-  case MSP_FORMAT_HDIA:
-    val = ((const msp__hdia *)B->fmt)->val;
-    n = ((const msp__hdia *)B->fmt)->voff[((const msp__hdia *)B->fmt)->nhacks];
-    break;
-  case MSP_FORMAT_HYB: {
-    const msp__hyb *h = (const msp__hyb *)B->fmt;
-    int64_t ne = B->rows * h->ell.width;
-    n = ne + h->coo_nnz;
-    MSP_TRY(MSP_ALLOC(joined, n > 0 ? n : 1, "HYB values to encode"));
-    if (ne) memcpy(joined, h->ell.val, (size_t)ne * sizeof *joined);
-    if (h->coo_nnz) memcpy(joined + ne, h->coo.val, (size_t)h->coo_nnz * sizeof *joined);
-    val = joined;
-    break;
-  }
-  case MSP_FORMAT_BDMP_PBP:
-  case MSP_FORMAT_BDMP_TCKI:
-    return msp__error(MSP_ERR_NOT_SUPPORTED,
-                      "msp_matrix_convert: %s chooses fp32 or fp64 per 16x16 tile itself; ask "
-                      "for precision f64 (not %s)",
-                      msp_format_name(B->format), msp_precision_name(B->precision));
-  default:
+  const msp__format_ops *ops = msp__format_table[B->format];
+  if (!ops->values) {
+    if (ops->f64_only)
+      return msp__error(MSP_ERR_NOT_SUPPORTED,
+                        "msp_matrix_convert: %s %s; ask for precision f64 (not %s)", ops->tag,
+                        ops->f64_only, msp_precision_name(B->precision));
     return msp__error(MSP_ERR_NOT_SUPPORTED,
                       "msp_matrix_convert: format %s cannot store %s values yet (f64 only; "
                       "csr takes every precision)",
-                      msp_format_name(B->format), msp_precision_name(B->precision));
+                      ops->tag, msp_precision_name(B->precision));
+  }
+  const double *part[MSP__FORMAT_VALUE_PARTS];
+  int64_t len[MSP__FORMAT_VALUE_PARTS];
+  int parts = ops->values(B, part, len);
+  if (parts == 1) {
+    val = part[0];
+    n = len[0];
+  } else {
+    for (int k = 0; k < parts; k++)
+      n += len[k];
+    MSP_TRY(MSP_ALLOC(joined, n > 0 ? n : 1, "joined value arrays to encode"));
+    for (int64_t k = 0, at = 0; k < parts; at += len[k], k++)
+      if (len[k]) memcpy(joined + at, part[k], (size_t)len[k] * sizeof *joined);
+    val = joined;
+  }
+  // Range honesty (msp_range_policy): refuse, or count and (saturate) store the nearest value the
+  // precision holds instead of Inf or 0.
+  MSP_TRY(matrix_range_check(B, val, n));
+  if (B->opts.range == MSP_RANGE_SATURATE && B->range_saturated + B->range_flushed > 0) {
+    MSP_TRY(MSP_ALLOC(saturated, n > 0 ? n : 1, "saturated values to encode"));
+    msp__range_saturate(B->precision, val, n, MSP_FX_BLOCK_SHIFT, saturated);
+    val = saturated;
   }
   msp__matrix_prec_free(B);
   MSP_TRY(MSP_ALLOC_ZERO(pa, 1, "encoded matrix values"));
@@ -304,6 +585,7 @@ msp_status msp__matrix_encode_values(msp_matrix B) {
 exit:
   if (pa) MSP_FREE(pa);
   MSP_FREE(joined);
+  MSP_FREE(saturated);
   return st;
 }
 

@@ -48,7 +48,7 @@ void msp__clear_error(void) {
 
 // ---- tags -----------------------------------------------------------------------------------
 static const char *format_tags[] = {
-#define MSP_FORMAT_TAG_(name, tag) tag,
+#define MSP_FORMAT_TAG_(name, tag, ident) tag,
     MSP_FORMAT_LIST(MSP_FORMAT_TAG_)
 #undef MSP_FORMAT_TAG_
 };

@@ -1,7 +1,10 @@
-// vector.c: vectors with a host and a device copy, synchronised on demand (PSBLAS 2.2).
+// vector.c: vectors in their storage precision, with a host and a device copy synchronised on
+// demand (PSBLAS 2.2).
 #include "internal.h"
 #include "precision.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static int on_device_backend(const msp_vector v) {
@@ -23,26 +26,19 @@ msp_status msp_vector_create_precision(msp_context ctx, int64_t n, msp_precision
   v->n = n;
   v->prec = prec;
   v->sync = MSP__SYNC_HOST; // the zeroed host copy is the current one
-  if (prec != MSP_PRECISION_F64) {
-    // Zero bytes are 0.0 in every precision (fixed point with scale 0 included).
-    int seg = msp__prec_segments(prec);
-    MSP_TRY(MSP_ALLOC_ZERO(v->enc, 1, "encoded vector"));
-    v->enc->prec = prec;
-    v->enc->n = n;
-    v->enc->scale_shift = MSP_CPMS_SEPARATE; // one scale for the whole vector
-    v->enc->bank_shift =
+  {
+    const int seg = msp__prec_segments(prec);
+    v->bank_shift =
         seg > 1 ? msp__cpms_bank_shift(seg, MSP_CPMS_DEFAULT_BANK_BYTES) : MSP_CPMS_SEPARATE;
-    v->enc->nscales = 1;
   }
+  if (msp_prec_is_fixed(prec)) v->nscales = n > 0 ? ((n - 1) >> MSP_VEC_FX_SHIFT) + 1 : 1;
   // The device copy first: an impossible size then fails on the device before the host copy
-  // is zero-filled (which would commit the pages).
+  // is zero-filled (which would commit the pages). Zero bytes are 0.0 in every precision (fixed
+  // point with scale 0 included).
   if (ctx->backend->vector_alloc) MSP_TRY(ctx->backend->vector_alloc(v));
-  MSP_TRY(MSP_ALLOC_ZERO(v->h_data, n, "vector values"));
-  if (v->enc) {
-    MSP_TRY(msp__alloc_zero(&v->enc->data, n > 0 ? (size_t)n : 1, msp__prec_bytes(prec),
-                            "encoded vector values"));
-    MSP_TRY(MSP_ALLOC_ZERO(v->enc->scales, 1, "vector scale"));
-  }
+  MSP_TRY(msp__alloc_zero(&v->h_data, n > 0 ? (size_t)n : 1, msp__prec_bytes(prec),
+                          "vector values"));
+  if (v->nscales) MSP_TRY(MSP_ALLOC_ZERO(v->h_scales, v->nscales, "vector scales"));
   *out = v;
   v = NULL;
 exit:
@@ -56,13 +52,10 @@ msp_status msp_vector_create(msp_context ctx, int64_t n, msp_vector *out) {
 
 void msp_vector_destroy(msp_vector *v) {
   if (!v || !*v) return;
-  if (((*v)->d_data || (*v)->d_enc || (*v)->d_scales) && (*v)->ctx->backend->vector_free)
+  if (((*v)->d_data || (*v)->d_scales || (*v)->d_range) && (*v)->ctx->backend->vector_free)
     (*v)->ctx->backend->vector_free(*v);
   msp__free((*v)->h_data);
-  if ((*v)->enc) {
-    msp__prec_array_free((*v)->enc);
-    msp__free((*v)->enc);
-  }
+  msp__free((*v)->h_scales);
   msp__free(*v);
   *v = NULL;
 }
@@ -73,9 +66,7 @@ msp_precision msp_vector_precision(const msp_vector v) {
 
 size_t msp_vector_bytes(const msp_vector v) {
   if (!v) return 0;
-  if (v->prec == MSP_PRECISION_F64) return (size_t)v->n * sizeof(double);
-  int fixed = v->prec == MSP_PRECISION_FX32 || v->prec == MSP_PRECISION_FX16;
-  return (size_t)v->n * msp__prec_bytes(v->prec) + (fixed ? sizeof(double) : 0);
+  return (size_t)v->n * msp__prec_bytes(v->prec) + (size_t)v->nscales * sizeof(double);
 }
 
 msp_status msp_vector_set_cpms_segments(msp_vector v, int segments) {
@@ -130,16 +121,50 @@ void msp__vector_device_written(msp_vector v) {
   v->sync = on_device_backend(v) ? MSP__SYNC_DEVICE : MSP__SYNC_BOTH;
 }
 
+// Encode the caller's n doubles into v's host copy. A finite value that the precision cannot
+// hold (overflow, or a nonzero that would be stored as zero) is an MSP_ERR_RANGE naming the first
+// one and the count (msp__range_scan), and v is left unchanged; fixed point refuses Inf/NaN (no
+// scale holds them).
+static msp_status encode_from(msp_vector v, const double *src) {
+  const msp_precision p = v->prec;
+  const int64_t n = v->n;
+  int64_t first = -1, over = 0, flush = 0;
+  if (msp_prec_is_fixed(p)) {
+    for (int64_t i = 0; i < n; i++) {
+      if (!isfinite(src[i]))
+        return msp__error(MSP_ERR_NONFINITE,
+                          "msp_vector_set: value %lld is %g, which fixed point (%s) cannot hold",
+                          (long long)i, src[i], msp_precision_name(p));
+    }
+  }
+  msp_status st = msp__range_scan(p, src, n, MSP_VEC_FX_SHIFT, MSP_RANGE_ERROR, &first, &over,
+                                  &flush);
+  if (st != MSP_SUCCESS) {
+    char why[512]; // the message buffer is rewritten by msp__error: copy it first
+    snprintf(why, sizeof why, "%s", msp_last_error());
+    return msp__error(st, "msp_vector_set: %s", why);
+  }
+  msp_acc a = msp__vector_store_acc(v, 0);
+  for (int64_t b = 0; b < v->nscales; b++) {
+    const int64_t lo = b << MSP_VEC_FX_SHIFT;
+    const int64_t hi = lo + MSP_VEC_FX_BLOCK < n ? lo + MSP_VEC_FX_BLOCK : n;
+    double m = 0.0;
+    for (int64_t i = lo; i < hi; i++)
+      m = msp_absmax_step(m, src[i]);
+    v->h_scales[b] = msp_fx_block_scale(p, m);
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; i++)
+    msp_acc_store(&a, i, src[i]);
+  return MSP_SUCCESS;
+}
+
 msp_status msp_vector_set(msp_vector v, const double *host) {
   MSP_CHECK_ARG(v, "msp_vector_set: v is NULL");
   MSP_CHECK_ARG(host || v->n == 0, "msp_vector_set: host array is NULL");
-  if (v->prec != MSP_PRECISION_F64) {
-    // Encoded straight from the caller's array on the host; the device gets the encoded bytes.
-    msp_status st = msp__vector_encode_from(v, host);
-    if (st != MSP_SUCCESS) return st;
-  } else if (v->n) {
-    memcpy(v->h_data, host, (size_t)v->n * sizeof *host);
-  }
+  msp_status st = encode_from(v, host);
+  if (st != MSP_SUCCESS) return st;
+  v->range_count = 0; // every stored value is the caller's: nothing saturated
   msp__vector_host_written(v);
   return MSP_SUCCESS;
 }
@@ -149,16 +174,21 @@ msp_status msp_vector_get(msp_vector v, double *host) {
   MSP_CHECK_ARG(host || v->n == 0, "msp_vector_get: host array is NULL");
   msp_status st = msp__vector_on_host(v);
   if (st != MSP_SUCCESS) return st;
-  if (v->prec != MSP_PRECISION_F64)
-    msp__prec_decode(v->enc, v->segments, host);
-  else if (v->n)
-    memcpy(host, v->h_data, (size_t)v->n * sizeof *host);
+  const msp_acc a = msp__vector_acc(v, 0);
+  const int64_t n = v->n;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; i++)
+    host[i] = msp_acc_load(&a, i);
+  if (v->range_count > 0) {
+    const int64_t c = v->range_count;
+    double largest = 0, smallest = 0;
+    v->range_count = 0; // reported once
+    msp__prec_limits(v->prec, &largest, &smallest);
+    return msp__error(MSP_ERR_RANGE,
+                      "msp_vector_get: %lld result(s) written into this %s vector overflowed its "
+                      "largest finite value %.9g and were saturated to it; the values were "
+                      "copied out",
+                      (long long)c, msp_precision_name(v->prec), largest);
+  }
   return MSP_SUCCESS;
-}
-
-msp_status msp__vector_host_values(msp_vector v) {
-  msp_status st = msp__vector_on_host(v);
-  if (st == MSP_SUCCESS && v->prec != MSP_PRECISION_F64)
-    msp__prec_decode(v->enc, v->segments, v->h_data);
-  return st;
 }

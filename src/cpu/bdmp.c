@@ -1,27 +1,67 @@
 // bdmp.c: CPU SpMV for BDMP-PBP (fp32 + fp64 CSR parts) and BDMP-TCKI (16x16 tiles, 4-bit indices).
 #include "bdmp.h"
+#include "dispatch.h"
 
 // Both compute in fp64: fp32-stored values are widened on load (storage precision decoupled
 // from arithmetic), so the only error beyond fp64 is the rounding of the stored values, which
 // is what msp__bdmp_info.bound bounds. Each y_i is summed by one thread in a fixed order, so the
-// result does not depend on the thread count.
+// result does not depend on the thread count. The values keep BDMP's own layout; x is read in
+// its storage precision (one body per precision of x, dispatch.h) and y is written through the
+// rounding store, in blocks of 32 rows (a fixed-point y gets whole blocks).
+#define PBP_BLOCK 32
+
+typedef struct {
+  const struct msp_matrix_s *A;
+  msp_acc xa, ya;
+  double alpha, beta;
+  int64_t over;
+} bdmp_args;
+
+static void bdmp_setup(bdmp_args *s, double alpha, const msp_matrix A, msp_vector x, double beta,
+                       msp_vector y) {
+  memset(s, 0, sizeof *s);
+  s->A = A;
+  s->xa = msp__vector_acc(x, 0);
+  s->ya = msp__vector_acc(y, 0);
+  s->alpha = alpha;
+  s->beta = beta;
+}
+
+MSP__CPU_INLINE void pbp_kernel(msp_precision PX, bdmp_args *s) {
+  const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)s->A->fmt;
+  const msp_acc xa = s->xa, ya = s->ya;
+  const double alpha = s->alpha, beta = s->beta;
+  const int64_t rows = s->A->rows, nblocks = (rows + PBP_BLOCK - 1) / PBP_BLOCK;
+  int64_t over = 0;
+#pragma omp for schedule(static) nowait
+  for (int64_t b = 0; b < nblocks; b++) {
+    const int64_t r0 = b * PBP_BLOCK, n = rows - r0 < PBP_BLOCK ? rows - r0 : PBP_BLOCK;
+    double t[PBP_BLOCK];
+    for (int64_t r = 0; r < n; r++) {
+      const int64_t i = r0 + r;
+      double t32 = 0.0, t64 = 0.0;
+      for (int64_t k = P->rp32[i]; k < P->rp32[i + 1]; k++)
+        t32 += (double)P->v32[k] * msp_acc_load_p(PX, &xa, P->ci32[k]);
+      for (int64_t k = P->rp64[i]; k < P->rp64[i + 1]; k++)
+        t64 += P->v64[k] * msp_acc_load_p(PX, &xa, P->ci64[k]);
+      t[r] = t64 + t32; // the two sub-matrix products, summed (paper 3.2.1)
+    }
+    over += msp__cpu_store_rows(&ya, r0, t, n, alpha, beta);
+  }
+  msp__cpu_add_over(&s->over, over);
+}
+
+#define MSP__CPU_KERNEL pbp_kernel
+MSP__CPU_INSTANTIATE1(bdmp_args *)
+#undef MSP__CPU_KERNEL
 
 msp_status msp__cpu_bdmp_pbp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                                   double beta, msp_vector y) {
-  const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
-  const double *xv = x->h_data;
-  double *yv = y->h_data;
-  int64_t rows = A->rows;
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < rows; i++) {
-    double t32 = 0.0, t64 = 0.0;
-    for (int64_t k = P->rp32[i]; k < P->rp32[i + 1]; k++)
-      t32 += (double)P->v32[k] * xv[P->ci32[k]];
-    for (int64_t k = P->rp64[i]; k < P->rp64[i + 1]; k++)
-      t64 += P->v64[k] * xv[P->ci64[k]];
-    double t = t64 + t32; // the two sub-matrix products, summed (paper 3.2.1)
-    yv[i] = beta == 0.0 ? alpha * t : alpha * t + beta * yv[i];
-  }
+  bdmp_args s;
+  bdmp_setup(&s, alpha, A, x, beta, y);
+#pragma omp parallel
+  pbp_kernel_dispatch(x->prec, &s);
+  y->range_count += s.over;
   return MSP_SUCCESS;
 }
 
@@ -58,27 +98,46 @@ static inline void tile_spmv(const msp__bdmp_tcki *T, int64_t t, const double *x
 #undef VAL
 }
 
+// Block rows handled together: two 16-row block rows make one block of MSP_VEC_FX_BLOCK rows.
+#define TCKI_PAIR (MSP_VEC_FX_BLOCK / MSP_BDMP_TILE)
+
+MSP__CPU_INLINE void tcki_kernel(msp_precision PX, bdmp_args *s) {
+  const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)s->A->fmt;
+  const msp_acc xa = s->xa, ya = s->ya;
+  const double alpha = s->alpha, beta = s->beta;
+  const int64_t rows = s->A->rows, cols = s->A->cols;
+  const int64_t ngroups = (T->nbrows + TCKI_PAIR - 1) / TCKI_PAIR;
+  int64_t over = 0;
+#pragma omp for schedule(dynamic, 4) nowait
+  for (int64_t g = 0; g < ngroups; g++) {
+    double acc[TCKI_PAIR * MSP_BDMP_TILE] = {0};
+    for (int64_t br = g * TCKI_PAIR; br < (g + 1) * TCKI_PAIR && br < T->nbrows; br++) {
+      double *a = acc + (br - g * TCKI_PAIR) * MSP_BDMP_TILE;
+      for (int64_t t = T->tile_ptr[br]; t < T->tile_ptr[br + 1]; t++) {
+        double xs[MSP_BDMP_TILE];
+        const int64_t c0 = (int64_t)T->tile_col[t] * MSP_BDMP_TILE;
+        for (int c = 0; c < MSP_BDMP_TILE; c++)
+          xs[c] = c0 + c < cols ? msp_acc_load_p(PX, &xa, c0 + c) : 0.0;
+        tile_spmv(T, t, xs, a);
+      }
+    }
+    const int64_t r0 = g * TCKI_PAIR * MSP_BDMP_TILE;
+    const int64_t n = rows - r0 < TCKI_PAIR * MSP_BDMP_TILE ? rows - r0 : TCKI_PAIR * MSP_BDMP_TILE;
+    over += msp__cpu_store_rows(&ya, r0, acc, n, alpha, beta);
+  }
+  msp__cpu_add_over(&s->over, over);
+}
+
+#define MSP__CPU_KERNEL tcki_kernel
+MSP__CPU_INSTANTIATE1(bdmp_args *)
+#undef MSP__CPU_KERNEL
+
 msp_status msp__cpu_bdmp_tcki_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                                    double beta, msp_vector y) {
-  const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
-  const double *xv = x->h_data;
-  double *yv = y->h_data;
-  int64_t rows = A->rows, cols = A->cols;
-#pragma omp parallel for schedule(dynamic, 8)
-  for (int64_t br = 0; br < T->nbrows; br++) {
-    double acc[MSP_BDMP_TILE] = {0};
-    for (int64_t t = T->tile_ptr[br]; t < T->tile_ptr[br + 1]; t++) {
-      double xs[MSP_BDMP_TILE];
-      int64_t c0 = (int64_t)T->tile_col[t] * MSP_BDMP_TILE;
-      for (int c = 0; c < MSP_BDMP_TILE; c++)
-        xs[c] = c0 + c < cols ? xv[c0 + c] : 0.0;
-      tile_spmv(T, t, xs, acc);
-    }
-    for (int r = 0; r < MSP_BDMP_TILE; r++) {
-      int64_t i = br * MSP_BDMP_TILE + r;
-      if (i >= rows) break;
-      yv[i] = beta == 0.0 ? alpha * acc[r] : alpha * acc[r] + beta * yv[i];
-    }
-  }
+  bdmp_args s;
+  bdmp_setup(&s, alpha, A, x, beta, y);
+#pragma omp parallel
+  tcki_kernel_dispatch(x->prec, &s);
+  y->range_count += s.over;
   return MSP_SUCCESS;
 }

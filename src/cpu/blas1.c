@@ -1,15 +1,65 @@
-// blas1.c: CPU vector operations; reductions in a fixed order independent of the thread count.
-#include "internal.h"
+// blas1.c: CPU vector operations on the encoded data (each vector read and written in its own
+// storage precision); reductions in a fixed order independent of the thread count.
+#include "dispatch.h"
 
 #include <math.h>
 #include <string.h>
 
-// Chunks of MSP__RED_CHUNK entries are summed in index order (in parallel over chunks); up to
-// GROUP chunk sums are combined pairwise in a fixed tree; groups are added in order. No
-// allocation: the partials live on the stack.
+// Reductions: chunks of MSP__RED_CHUNK entries are summed in index order (in parallel over
+// chunks); up to GROUP chunk sums are combined pairwise in a fixed tree; groups are added in
+// order. No allocation: the partials live on the stack. Arithmetic is fp64 whatever the storage.
 #define GROUP 1024
+// Writes: blocks of WBLOCK entries (a multiple of MSP_VEC_FX_BLOCK, so the block scales of a
+// fixed-point result are set from whole blocks) computed into a stack buffer, then stored.
+#define WBLOCK 1024
 
-typedef double (*term_fn)(const double *x, const double *y, int64_t i, double s);
+enum { OP_DOT, OP_ABS, OP_SQ, OP_MAX };
+
+typedef struct {
+  int op;
+  msp_acc xa, ya;
+  int64_t n, g0, ng; // the group: chunks g0 .. g0+ng-1
+  double s;          // OP_SQ: the scale applied before squaring
+  double *part;      // ng partial results
+} red_args;
+
+// The partial result of each chunk of the group: x.y, sum |x|, sum (s x)^2 or max |x| (NaN when
+// the chunk holds one). PX and PY are constants; the op is chosen once per chunk.
+MSP__CPU_INLINE void red_kernel(msp_precision PX, msp_precision PY, red_args *a) {
+  const msp_acc xa = a->xa, ya = a->ya;
+  const double s = a->s;
+#pragma omp for schedule(static)
+  for (int64_t c = 0; c < a->ng; c++) {
+    const int64_t b = (a->g0 + c) * MSP__RED_CHUNK;
+    const int64_t e = b + MSP__RED_CHUNK < a->n ? b + MSP__RED_CHUNK : a->n;
+    double t = 0.0;
+    switch (a->op) {
+    case OP_DOT:
+      for (int64_t i = b; i < e; i++)
+        t += msp_acc_load_p(PX, &xa, i) * msp_acc_load_p(PY, &ya, i);
+      break;
+    case OP_ABS:
+      for (int64_t i = b; i < e; i++)
+        t += fabs(msp_acc_load_p(PX, &xa, i));
+      break;
+    case OP_SQ:
+      for (int64_t i = b; i < e; i++) {
+        const double v = msp_acc_load_p(PX, &xa, i) * s;
+        t += v * v;
+      }
+      break;
+    default:
+      for (int64_t i = b; i < e; i++)
+        t = msp_absmax_step(t, msp_acc_load_p(PX, &xa, i));
+      break;
+    }
+    a->part[c] = t;
+  }
+}
+
+#define MSP__CPU_KERNEL red_kernel
+MSP__CPU_INSTANTIATE2(red_args *)
+#undef MSP__CPU_KERNEL
 
 static double pairwise(double *p, int64_t n) {
   for (int64_t w = 1; w < n; w *= 2)
@@ -18,90 +68,136 @@ static double pairwise(double *p, int64_t n) {
   return n ? p[0] : 0.0;
 }
 
-static double reduce(const double *x, const double *y, int64_t n, double s, term_fn f) {
+// op over x (and y for OP_DOT; y = x otherwise). Sums: pairwise per group, groups in order; max:
+// exact in any order.
+static double reduce(int op, msp_vector x, msp_vector y, double s) {
   double part[GROUP];
   double total = 0.0;
-  int64_t chunks = (n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
+  red_args a;
+  memset(&a, 0, sizeof a);
+  a.op = op;
+  a.xa = msp__vector_acc(x, 0);
+  a.ya = msp__vector_acc(y, 0);
+  a.n = x->n;
+  a.s = s;
+  a.part = part;
+  const int64_t chunks = (x->n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
   for (int64_t g0 = 0; g0 < chunks; g0 += GROUP) {
-    int64_t ng = chunks - g0 < GROUP ? chunks - g0 : GROUP;
-#pragma omp parallel for schedule(static)
-    for (int64_t c = 0; c < ng; c++) {
-      int64_t b = (g0 + c) * MSP__RED_CHUNK;
-      int64_t e = b + MSP__RED_CHUNK < n ? b + MSP__RED_CHUNK : n;
-      double t = 0.0;
-      for (int64_t i = b; i < e; i++)
-        t += f(x, y, i, s);
-      part[c] = t;
+    a.g0 = g0;
+    a.ng = chunks - g0 < GROUP ? chunks - g0 : GROUP;
+#pragma omp parallel
+    red_kernel_dispatch(x->prec, y->prec, &a);
+    if (op == OP_MAX) {
+      for (int64_t c = 0; c < a.ng; c++)
+        total = msp_absmax_step(total, part[c]);
+    } else {
+      total += pairwise(part, a.ng);
     }
-    total += pairwise(part, ng);
   }
   return total;
 }
 
-static double t_dot(const double *x, const double *y, int64_t i, double s) {
-  return x[i] * y[i];
-}
-static double t_abs(const double *x, const double *y, int64_t i, double s) {
-  return fabs(x[i]);
-}
-static double t_sq(const double *x, const double *y, int64_t i, double s) {
-  double v = x[i] * s;
-  return v * v;
-}
-
 msp_status msp__cpu_dot(msp_context ctx, msp_vector x, msp_vector y, double *r) {
-  *r = reduce(x->h_data, y->h_data, x->n, 0, t_dot);
+  *r = reduce(OP_DOT, x, y, 0.0);
   return MSP_SUCCESS;
 }
 
 msp_status msp__cpu_nrm1(msp_context ctx, msp_vector x, double *r) {
-  *r = reduce(x->h_data, NULL, x->n, 0, t_abs);
+  *r = reduce(OP_ABS, x, x, 0.0);
   return MSP_SUCCESS;
 }
 
 // 2-norm scaled by the largest magnitude, so squares neither overflow nor underflow.
 msp_status msp__cpu_nrm2(msp_context ctx, msp_vector x, double *r) {
-  double m = 0.0;
-  const double *xv = x->h_data;
-  for (int64_t i = 0; i < x->n; i++)
-    if (fabs(xv[i]) > m || isnan(xv[i])) m = isnan(xv[i]) ? NAN : fabs(xv[i]);
+  const double m = reduce(OP_MAX, x, x, 0.0);
   if (m == 0.0 || !isfinite(m)) {
     *r = m;
     return MSP_SUCCESS;
   }
-  *r = m * sqrt(reduce(xv, NULL, x->n, 1.0 / m, t_sq));
+  *r = m * sqrt(reduce(OP_SQ, x, x, 1.0 / m));
   return MSP_SUCCESS;
+}
+
+// ---- writes
+// --------------------------------------------------------------------------------------- dst =
+// alpha src + beta dst (dst not read when beta == 0) in blocks of WBLOCK entries; src is NULL for a
+// fill with `value`. src read in its precision (PX constant), dst rounded by its store.
+typedef struct {
+  msp_acc src, dst;
+  int has_src;
+  double value, alpha, beta;
+  int64_t n;
+  int64_t over;
+} write_args;
+
+MSP__CPU_INLINE void write_kernel(msp_precision PX, write_args *a) {
+  const msp_acc src = a->src, dst = a->dst;
+  const double alpha = a->alpha, beta = a->beta;
+  const int64_t n = a->n, nblocks = (n + WBLOCK - 1) / WBLOCK;
+  int64_t over = 0;
+#pragma omp for schedule(static) nowait
+  for (int64_t b = 0; b < nblocks; b++) {
+    const int64_t i0 = b * WBLOCK, m = n - i0 < WBLOCK ? n - i0 : WBLOCK;
+    double t[WBLOCK];
+    if (a->has_src) {
+      for (int64_t i = 0; i < m; i++)
+        t[i] = msp_acc_load_p(PX, &src, i0 + i);
+    } else {
+      for (int64_t i = 0; i < m; i++)
+        t[i] = a->value;
+    }
+    over += msp__cpu_store_rows(&dst, i0, t, m, alpha, beta);
+  }
+  msp__cpu_add_over(&a->over, over);
+}
+
+#define MSP__CPU_KERNEL write_kernel
+MSP__CPU_INSTANTIATE1(write_args *)
+#undef MSP__CPU_KERNEL
+
+// Run a write into dst and count its saturated results on dst.
+static void write_into(msp_vector src, double value, double alpha, double beta, msp_vector dst) {
+  write_args a;
+  memset(&a, 0, sizeof a);
+  a.has_src = src != NULL;
+  if (src) a.src = msp__vector_acc(src, 0);
+  a.dst = msp__vector_acc(dst, 0);
+  a.value = value;
+  a.alpha = alpha;
+  a.beta = beta;
+  a.n = dst->n;
+  const msp_precision px = src ? src->prec : MSP_PRECISION_F64;
+#pragma omp parallel
+  write_kernel_dispatch(px, &a);
+  dst->range_count += a.over;
 }
 
 msp_status msp__cpu_axpby(msp_context ctx, double a, msp_vector x, double b, msp_vector y) {
-  const double *xv = x->h_data;
-  double *yv = y->h_data;
-  int64_t n = x->n;
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; i++)
-    yv[i] = b == 0.0 ? a * xv[i] : a * xv[i] + b * yv[i];
+  write_into(x, 0.0, a, b, y);
   return MSP_SUCCESS;
 }
 
+// x = a x: read in x's precision (CPMS: its segments), stored back whole. Each block is read
+// into the buffer before it is stored, so reading and writing the same vector is safe.
 msp_status msp__cpu_scale(msp_context ctx, double a, msp_vector x) {
-  double *xv = x->h_data;
-  int64_t n = x->n;
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; i++)
-    xv[i] *= a;
+  write_into(x, 0.0, a, 0.0, x);
   return MSP_SUCCESS;
 }
 
+// y = x as operations read x. Same precision (and all CPMS segments read): the encoded bytes and
+// scales themselves; otherwise each value is read and rounded by y's store.
 msp_status msp__cpu_copy(msp_context ctx, msp_vector x, msp_vector y) {
-  if (x->n) memcpy(y->h_data, x->h_data, (size_t)x->n * sizeof(double));
+  const int all = msp__prec_segments(x->prec);
+  if (x->prec == y->prec && (x->segments == 0 || x->segments >= all)) {
+    if (x->n) memcpy(y->h_data, x->h_data, (size_t)x->n * msp__prec_bytes(x->prec));
+    if (x->nscales) memcpy(y->h_scales, x->h_scales, (size_t)x->nscales * sizeof(double));
+    return MSP_SUCCESS;
+  }
+  write_into(x, 0.0, 1.0, 0.0, y);
   return MSP_SUCCESS;
 }
 
 msp_status msp__cpu_fill(msp_context ctx, msp_vector x, double value) {
-  double *xv = x->h_data;
-  int64_t n = x->n;
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; i++)
-    xv[i] = value;
+  write_into(NULL, value, 1.0, 0.0, x);
   return MSP_SUCCESS;
 }

@@ -1,21 +1,45 @@
-// csr.c: CPU CSR SpMV (one row per iteration, rows split statically over OpenMP threads).
-#include "internal.h"
+// csr.c: CPU CSR SpMV (blocks of rows split statically over OpenMP threads), one body for every
+// storage precision of the values and of x.
+#include "dispatch.h"
+
+// Rows per block: a multiple of MSP_VEC_FX_BLOCK, so a fixed-point y gets whole blocks.
+#define CSR_BLOCK 32
 
 // Each y_i is summed by one thread in column order, so the bits do not depend on the thread
 // count. The GPU kernel choice (scalar / vector / merge) does not change the CPU algorithm.
+MSP__CPU_INLINE void csr_kernel(msp_precision PA, msp_precision PX, msp__cpu_spmv_args *s) {
+  const int64_t *rp = s->A->rowptr;
+  const int32_t *ci = s->A->colind;
+  const msp_acc va = s->va, xa = s->xa, ya = s->ya;
+  const double alpha = s->alpha, beta = s->beta;
+  const int64_t rows = s->A->rows, nblocks = (rows + CSR_BLOCK - 1) / CSR_BLOCK;
+  int64_t over = 0;
+#pragma omp for schedule(static) nowait
+  for (int64_t b = 0; b < nblocks; b++) {
+    const int64_t r0 = b * CSR_BLOCK, n = rows - r0 < CSR_BLOCK ? rows - r0 : CSR_BLOCK;
+    double t[CSR_BLOCK];
+    for (int64_t r = 0; r < n; r++) {
+      double sum = 0.0;
+      for (int64_t k = rp[r0 + r]; k < rp[r0 + r + 1]; k++)
+        sum += msp_acc_load_p(PA, &va, k) * msp_acc_load_p(PX, &xa, ci[k]);
+      t[r] = sum;
+    }
+    over += msp__cpu_store_rows(&ya, r0, t, n, alpha, beta);
+  }
+  msp__cpu_add_over(&s->over, over);
+}
+
+#define MSP__CPU_KERNEL csr_kernel
+MSP__CPU_INSTANTIATE2(msp__cpu_spmv_args *)
+#undef MSP__CPU_KERNEL
+
 msp_status msp__cpu_csr_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                              double beta, msp_vector y) {
-  const int64_t *rp = A->rowptr;
-  const int32_t *ci = A->colind;
-  const double *v = A->val, *xv = x->h_data;
-  double *yv = y->h_data;
-  int64_t rows = A->rows;
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < rows; i++) {
-    double t = 0.0;
-    for (int64_t k = rp[i]; k < rp[i + 1]; k++)
-      t += v[k] * xv[ci[k]];
-    yv[i] = beta == 0.0 ? alpha * t : alpha * t + beta * yv[i];
-  }
+  msp__cpu_spmv_args s;
+  msp_status st = msp__cpu_spmv_setup(&s, alpha, A, A->val, A->nnz, x, beta, y);
+  if (st != MSP_SUCCESS) return st;
+#pragma omp parallel
+  csr_kernel_dispatch(A->precision, x->prec, &s);
+  y->range_count += s.over;
   return MSP_SUCCESS;
 }

@@ -1,34 +1,51 @@
-// dia.c: CPU DIA SpMV (blocks of rows over OpenMP threads, diagonals in ascending order).
-#include "internal.h"
+// dia.c: CPU DIA SpMV (blocks of rows over OpenMP threads, diagonals in ascending order), one body
+// for every storage precision of the values and of x.
+#include "dispatch.h"
 
-// Rows per block: partial sums of a block stay in L1 while every diagonal passes over it.
+// Rows per block: partial sums of a block stay in L1 while every diagonal passes over it; a
+// multiple of MSP_VEC_FX_BLOCK, so a fixed-point y gets whole blocks.
 #define DIA_BLOCK 256
 
 // y_i = alpha * sum_d val[d * rows + i] * x[i + off[d]] (+ beta y_i), d ascending, over the
 // diagonals that meet row i inside the matrix. No column indices are read (PSBLAS Alg. 2).
 // One thread sums each row in a fixed order: the bits do not depend on the thread count.
-msp_status msp__cpu_dia_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
-                             double beta, msp_vector y) {
-  const msp__dia *D = (const msp__dia *)A->fmt;
-  const double *xv = x->h_data;
-  double *yv = y->h_data;
-  int64_t rows = A->rows, cols = A->cols, nblocks = (rows + DIA_BLOCK - 1) / DIA_BLOCK;
-#pragma omp parallel for schedule(static)
+MSP__CPU_INLINE void dia_kernel(msp_precision PA, msp_precision PX, msp__cpu_spmv_args *s) {
+  const msp__dia *D = (const msp__dia *)s->A->fmt;
+  const msp_acc va = s->va, xa = s->xa, ya = s->ya;
+  const double alpha = s->alpha, beta = s->beta;
+  const int64_t rows = s->A->rows, cols = s->A->cols, ndiag = D->ndiag;
+  const int64_t nblocks = (rows + DIA_BLOCK - 1) / DIA_BLOCK;
+  int64_t over = 0;
+#pragma omp for schedule(static) nowait
   for (int64_t b = 0; b < nblocks; b++) {
-    int64_t i0 = b * DIA_BLOCK, i1 = i0 + DIA_BLOCK < rows ? i0 + DIA_BLOCK : rows;
+    const int64_t i0 = b * DIA_BLOCK, i1 = i0 + DIA_BLOCK < rows ? i0 + DIA_BLOCK : rows;
     double t[DIA_BLOCK];
     for (int64_t i = i0; i < i1; i++)
       t[i - i0] = 0.0;
-    for (int64_t d = 0; d < D->ndiag; d++) {
-      int64_t o = D->offsets[d];
+    for (int64_t d = 0; d < ndiag; d++) {
+      const int64_t o = D->offsets[d], v0 = d * rows;
       // Rows where column i + o lies in 0..cols-1.
-      int64_t lo = -o > i0 ? -o : i0, hi = cols - o < i1 ? cols - o : i1;
-      const double *v = D->val + d * rows;
+      const int64_t lo = -o > i0 ? -o : i0, hi = cols - o < i1 ? cols - o : i1;
       for (int64_t i = lo; i < hi; i++)
-        t[i - i0] += v[i] * xv[i + o];
+        t[i - i0] += msp_acc_load_p(PA, &va, v0 + i) * msp_acc_load_p(PX, &xa, i + o);
     }
-    for (int64_t i = i0; i < i1; i++)
-      yv[i] = beta == 0.0 ? alpha * t[i - i0] : alpha * t[i - i0] + beta * yv[i];
+    over += msp__cpu_store_rows(&ya, i0, t, i1 - i0, alpha, beta);
   }
+  msp__cpu_add_over(&s->over, over);
+}
+
+#define MSP__CPU_KERNEL dia_kernel
+MSP__CPU_INSTANTIATE2(msp__cpu_spmv_args *)
+#undef MSP__CPU_KERNEL
+
+msp_status msp__cpu_dia_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                             double beta, msp_vector y) {
+  const msp__dia *D = (const msp__dia *)A->fmt;
+  msp__cpu_spmv_args s;
+  msp_status st = msp__cpu_spmv_setup(&s, alpha, A, D->val, A->rows * D->ndiag, x, beta, y);
+  if (st != MSP_SUCCESS) return st;
+#pragma omp parallel
+  dia_kernel_dispatch(A->precision, x->prec, &s);
+  y->range_count += s.over;
   return MSP_SUCCESS;
 }

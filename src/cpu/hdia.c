@@ -1,39 +1,56 @@
-// hdia.c: CPU hacked-DIA SpMV (hacks over OpenMP threads, each hack's diagonals ascending).
-#include "internal.h"
+// hdia.c: CPU hacked-DIA SpMV (hacks over OpenMP threads, each hack's diagonals ascending), one
+// body for every storage precision of the values and of x.
+#include "dispatch.h"
 
-// Rows summed together inside a hack (hack sizes are multiples of 32).
+// Rows summed together inside a hack (hack sizes are multiples of 32, so every block starts at
+// a multiple of MSP_VEC_FX_BLOCK and a fixed-point y gets whole blocks).
 #define HDIA_BLOCK 64
 
 // Each row is summed by one thread over its hack's diagonals in ascending order, so the bits
 // do not depend on the thread count. No column indices are read.
-msp_status msp__cpu_hdia_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
-                              double beta, msp_vector y) {
-  const msp__hdia *H = (const msp__hdia *)A->fmt;
-  const double *xv = x->h_data;
-  double *yv = y->h_data;
-  int64_t rows = A->rows, cols = A->cols, hack = H->hack, nhacks = H->nhacks;
-#pragma omp parallel for schedule(static)
+MSP__CPU_INLINE void hdia_kernel(msp_precision PA, msp_precision PX, msp__cpu_spmv_args *s) {
+  const msp__hdia *H = (const msp__hdia *)s->A->fmt;
+  const msp_acc va = s->va, xa = s->xa, ya = s->ya;
+  const double alpha = s->alpha, beta = s->beta;
+  const int64_t rows = s->A->rows, cols = s->A->cols, hack = H->hack, nhacks = H->nhacks;
+  int64_t over = 0;
+#pragma omp for schedule(static) nowait
   for (int64_t h = 0; h < nhacks; h++) {
     const int64_t *off = H->offsets + H->doff[h];
-    int64_t nd = H->doff[h + 1] - H->doff[h];
+    const int64_t nd = H->doff[h + 1] - H->doff[h];
     for (int64_t r0 = 0; r0 < hack && h * hack + r0 < rows; r0 += HDIA_BLOCK) {
-      int64_t i0 = h * hack + r0;
+      const int64_t i0 = h * hack + r0;
       int64_t i1 = i0 + HDIA_BLOCK < rows ? i0 + HDIA_BLOCK : rows;
       if (i1 > h * hack + hack) i1 = h * hack + hack;
       double t[HDIA_BLOCK];
       for (int64_t i = i0; i < i1; i++)
         t[i - i0] = 0.0;
       for (int64_t d = 0; d < nd; d++) {
-        int64_t o = off[d];
-        int64_t lo = -o > i0 ? -o : i0, hi = cols - o < i1 ? cols - o : i1;
-        // Row i's value on the hack's diagonal d: val[voff[h] + d * hack + (i - h * hack)].
-        const double *v = H->val + H->voff[h] + d * hack;
+        const int64_t o = off[d];
+        const int64_t lo = -o > i0 ? -o : i0, hi = cols - o < i1 ? cols - o : i1;
+        // Row i's value on the hack's diagonal d: value voff[h] + d * hack + (i - h * hack).
+        const int64_t v0 = H->voff[h] + d * hack - h * hack;
         for (int64_t i = lo; i < hi; i++)
-          t[i - i0] += v[i - h * hack] * xv[i + o];
+          t[i - i0] += msp_acc_load_p(PA, &va, v0 + i) * msp_acc_load_p(PX, &xa, i + o);
       }
-      for (int64_t i = i0; i < i1; i++)
-        yv[i] = beta == 0.0 ? alpha * t[i - i0] : alpha * t[i - i0] + beta * yv[i];
+      over += msp__cpu_store_rows(&ya, i0, t, i1 - i0, alpha, beta);
     }
   }
+  msp__cpu_add_over(&s->over, over);
+}
+
+#define MSP__CPU_KERNEL hdia_kernel
+MSP__CPU_INSTANTIATE2(msp__cpu_spmv_args *)
+#undef MSP__CPU_KERNEL
+
+msp_status msp__cpu_hdia_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                              double beta, msp_vector y) {
+  const msp__hdia *H = (const msp__hdia *)A->fmt;
+  msp__cpu_spmv_args s;
+  msp_status st = msp__cpu_spmv_setup(&s, alpha, A, H->val, H->voff[H->nhacks], x, beta, y);
+  if (st != MSP_SUCCESS) return st;
+#pragma omp parallel
+  hdia_kernel_dispatch(A->precision, x->prec, &s);
+  y->range_count += s.over;
   return MSP_SUCCESS;
 }

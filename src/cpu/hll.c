@@ -1,29 +1,46 @@
-// hll.c: CPU hacked-ELL SpMV (hacks over OpenMP threads, column-major slots inside a hack).
-#include "internal.h"
-
+// hll.c: CPU hacked-ELL SpMV (hacks over OpenMP threads, column-major slots inside a hack), one
+// body for every storage precision of the values and of x.
 #include "ell_block.h"
 
-// Rows summed together inside a hack (hack sizes are multiples of 32).
+// Rows summed together inside a hack (hack sizes are multiples of 32, so every block starts at
+// a multiple of MSP_VEC_FX_BLOCK and a fixed-point y gets whole blocks).
 #define HLL_BLOCK 32
 
 // Each row is summed by one thread over its hack's slots in ascending order, so the bits do
 // not depend on the thread count. Padding slots add 0 * x[a valid column].
+MSP__CPU_INLINE void hll_kernel(msp_precision PA, msp_precision PX, msp__cpu_spmv_args *s) {
+  const msp__hll *H = (const msp__hll *)s->A->fmt;
+  const msp_acc va = s->va, xa = s->xa, ya = s->ya;
+  const double alpha = s->alpha, beta = s->beta;
+  const int64_t rows = s->A->rows, hack = H->hack, nhacks = H->nhacks;
+  int64_t over = 0;
+#pragma omp for schedule(static) nowait
+  for (int64_t h = 0; h < nhacks; h++) {
+    const int64_t width = (H->off[h + 1] - H->off[h]) / hack;
+    for (int64_t r0 = 0; r0 < hack && h * hack + r0 < rows; r0 += HLL_BLOCK) {
+      const int64_t i0 = h * hack + r0;
+      const int64_t n = rows - i0 < HLL_BLOCK ? rows - i0 : HLL_BLOCK;
+      double t[HLL_BLOCK];
+      msp__cpu_ell_rows(PA, PX, &va, H->off[h] + r0, H->col + H->off[h] + r0, hack, width, n, &xa,
+                        t);
+      over += msp__cpu_store_rows(&ya, i0, t, n, alpha, beta);
+    }
+  }
+  msp__cpu_add_over(&s->over, over);
+}
+
+#define MSP__CPU_KERNEL hll_kernel
+MSP__CPU_INSTANTIATE2(msp__cpu_spmv_args *)
+#undef MSP__CPU_KERNEL
+
 msp_status msp__cpu_hll_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                              double beta, msp_vector y) {
   const msp__hll *H = (const msp__hll *)A->fmt;
-  const double *xv = x->h_data;
-  double *yv = y->h_data;
-  int64_t rows = A->rows, hack = H->hack, nhacks = H->nhacks;
-#pragma omp parallel for schedule(static)
-  for (int64_t h = 0; h < nhacks; h++) {
-    int64_t width = (H->off[h + 1] - H->off[h]) / hack;
-    for (int64_t r0 = 0; r0 < hack && h * hack + r0 < rows; r0 += HLL_BLOCK) {
-      int64_t i0 = h * hack + r0;
-      int64_t n = rows - i0 < HLL_BLOCK ? rows - i0 : HLL_BLOCK;
-      double t[HLL_BLOCK];
-      msp__cpu_ell_rows(H->col + H->off[h] + r0, H->val + H->off[h] + r0, hack, width, n, xv, t);
-      msp__cpu_store_rows(yv + i0, t, n, alpha, beta);
-    }
-  }
+  msp__cpu_spmv_args s;
+  msp_status st = msp__cpu_spmv_setup(&s, alpha, A, H->val, H->off[H->nhacks], x, beta, y);
+  if (st != MSP_SUCCESS) return st;
+#pragma omp parallel
+  hll_kernel_dispatch(A->precision, x->prec, &s);
+  y->range_count += s.over;
   return MSP_SUCCESS;
 }

@@ -145,15 +145,14 @@ exit:
 typedef struct {
   msp__backend backend;
   msp__cuda_upload_fn upload[MSP_FORMAT_COUNT];
-  msp__cuda_upload_fn upload_prec[MSP_FORMAT_COUNT]; // values not in f64 (A->pval)
 } cuda_tables;
 static const cuda_tables &tables(void);
 
 static msp_status cuda_matrix_upload(msp_context ctx, msp_matrix A) {
   msp_status st = MSP_SUCCESS;
-  msp__cuda_upload_fn f = (unsigned)A->format >= MSP_FORMAT_COUNT ? NULL
-                          : A->precision != MSP_PRECISION_F64     ? tables().upload_prec[A->format]
-                                                                  : tables().upload[A->format];
+  // one upload per format, whatever the storage precision (one device layout per format)
+  msp__cuda_upload_fn f =
+      (unsigned)A->format >= MSP_FORMAT_COUNT ? NULL : tables().upload[A->format];
   if (!f)
     return msp__error(MSP_ERR_NOT_SUPPORTED,
                       "matrix upload: format %s is not supported by the cuda backend",
@@ -184,30 +183,30 @@ static msp_status vector_malloc(msp_vector v, size_t bytes, const char *what, vo
   return MSP_SUCCESS;
 }
 
-// f64: d_data holds the values. Other precisions: d_enc / d_scales hold them encoded and d_data
-// is the fp64 work copy. What is allocated before a failure is released by cuda_vector_free.
+// The device copy holds the encoded values (n * bytes per value), the fixed-point scales (one
+// per MSP_VEC_FX_BLOCK values) and the overflow counter of results written into the vector.
+// What is allocated before a failure is released by cuda_vector_free.
 static msp_status cuda_vector_alloc(msp_vector v) {
   msp_status st = MSP_SUCCESS;
   // At least one element so that a length-0 vector still has a valid device pointer.
-  int64_t n = v->n > 0 ? v->n : 1;
-  if ((uint64_t)n > SIZE_MAX / sizeof(double))
-    return msp__error(MSP_ERR_OUT_OF_MEMORY, "CUDA backend: a vector of %lld doubles is too large",
+  const int64_t n = v->n > 0 ? v->n : 1;
+  const size_t vb = msp__prec_bytes(v->prec);
+  if ((uint64_t)n > SIZE_MAX / 8)
+    return msp__error(MSP_ERR_OUT_OF_MEMORY, "CUDA backend: a vector of %lld values is too large",
                       (long long)v->n);
   MSP_CUDA_TRY(cudaSetDevice(v->ctx->device));
   {
     void *p = NULL;
-    MSP_TRY(vector_malloc(v, (size_t)n * sizeof(double), "a vector", &p));
-    v->d_data = (double *)p;
-  }
-  if (v->prec != MSP_PRECISION_F64) {
-    void *p = NULL;
-    MSP_TRY(vector_malloc(v, (size_t)n * msp__prec_bytes(v->prec), "an encoded vector", &p));
-    v->d_enc = p;
-    MSP_TRY(vector_malloc(v, sizeof(double), "a vector's scale", &p));
-    v->d_scales = (double *)p;
-    // Zero, as the host's: only fixed point writes the scale, and the other precisions must not
-    // carry an undefined one back to the host.
-    MSP_CUDA_TRY(cudaMemset(v->d_scales, 0, sizeof(double)));
+    MSP_TRY(vector_malloc(v, (size_t)n * vb, "a vector", &p));
+    v->d_data = p;
+    MSP_TRY(vector_malloc(v, sizeof(unsigned long long), "a vector's overflow counter", &p));
+    v->d_range = (unsigned long long *)p;
+    MSP_CUDA_TRY(cudaMemset(v->d_range, 0, sizeof(unsigned long long)));
+    if (v->nscales > 0) {
+      MSP_TRY(vector_malloc(v, (size_t)v->nscales * sizeof(double), "a vector's scales", &p));
+      v->d_scales = (double *)p;
+      MSP_CUDA_TRY(cudaMemset(v->d_scales, 0, (size_t)v->nscales * sizeof(double)));
+    }
   }
 exit:
   return st;
@@ -216,48 +215,46 @@ exit:
 static void cuda_vector_free(msp_vector v) {
   (void)cudaSetDevice(v->ctx->device);
   if (v->d_data) (void)cudaFree(v->d_data);
-  if (v->d_enc) (void)cudaFree(v->d_enc);
   if (v->d_scales) (void)cudaFree(v->d_scales);
+  if (v->d_range) (void)cudaFree(v->d_range);
   (void)cudaGetLastError();
   v->d_data = NULL;
-  v->d_enc = NULL;
   v->d_scales = NULL;
+  v->d_range = NULL;
 }
 
+// The encoded bytes and scales travel, nothing else.
 static msp_status cuda_vector_to_device(msp_vector v) {
   msp_status st = MSP_SUCCESS;
   cudaStream_t s = msp__cuda(v->ctx)->stream;
   // Pageable source: the call returns once the data is staged, so the host copy may change
   // right after; kernels queued later on the same stream see the new device data.
-  if (v->prec != MSP_PRECISION_F64) {
-    // the encoded bytes and the scale, never the fp64 work copy
-    if (v->n > 0)
-      MSP_CUDA_TRY(cudaMemcpyAsync(v->d_enc, v->enc->data, (size_t)v->n * msp__prec_bytes(v->prec),
-                                   cudaMemcpyHostToDevice, s));
-    MSP_CUDA_TRY(
-        cudaMemcpyAsync(v->d_scales, v->enc->scales, sizeof(double), cudaMemcpyHostToDevice, s));
-  } else if (v->n > 0) {
-    MSP_CUDA_TRY(cudaMemcpyAsync(v->d_data, v->h_data, (size_t)v->n * sizeof(double),
+  if (v->n > 0)
+    MSP_CUDA_TRY(cudaMemcpyAsync(v->d_data, v->h_data, (size_t)v->n * msp__prec_bytes(v->prec),
                                  cudaMemcpyHostToDevice, s));
-  }
+  if (v->nscales > 0)
+    MSP_CUDA_TRY(cudaMemcpyAsync(v->d_scales, v->h_scales, (size_t)v->nscales * sizeof(double),
+                                 cudaMemcpyHostToDevice, s));
 exit:
   return st;
 }
 
+// Back to the host, with the count of results that overflowed on the device since the last
+// time (added to v->range_count for msp_vector_get to report; the device counter restarts).
 static msp_status cuda_vector_to_host(msp_vector v) {
   msp_status st = MSP_SUCCESS;
   cudaStream_t s = msp__cuda(v->ctx)->stream;
-  if (v->prec != MSP_PRECISION_F64) {
-    if (v->n > 0)
-      MSP_CUDA_TRY(cudaMemcpyAsync(v->enc->data, v->d_enc, (size_t)v->n * msp__prec_bytes(v->prec),
-                                   cudaMemcpyDeviceToHost, s));
-    MSP_CUDA_TRY(
-        cudaMemcpyAsync(v->enc->scales, v->d_scales, sizeof(double), cudaMemcpyDeviceToHost, s));
-  } else if (v->n > 0) {
-    MSP_CUDA_TRY(cudaMemcpyAsync(v->h_data, v->d_data, (size_t)v->n * sizeof(double),
+  unsigned long long *h_count = (unsigned long long *)msp__cuda(v->ctx)->h_result;
+  if (v->n > 0)
+    MSP_CUDA_TRY(cudaMemcpyAsync(v->h_data, v->d_data, (size_t)v->n * msp__prec_bytes(v->prec),
                                  cudaMemcpyDeviceToHost, s));
-  }
+  if (v->nscales > 0)
+    MSP_CUDA_TRY(cudaMemcpyAsync(v->h_scales, v->d_scales, (size_t)v->nscales * sizeof(double),
+                                 cudaMemcpyDeviceToHost, s));
+  MSP_CUDA_TRY(cudaMemcpyAsync(h_count, v->d_range, sizeof *h_count, cudaMemcpyDeviceToHost, s));
+  MSP_CUDA_TRY(cudaMemsetAsync(v->d_range, 0, sizeof *h_count, s));
   MSP_CUDA_TRY(cudaStreamSynchronize(s));
+  v->range_count += (int64_t)*h_count;
 exit:
   return st;
 }
@@ -326,8 +323,6 @@ static cuda_tables make_tables(void) {
   b.vector_free = cuda_vector_free;
   b.vector_to_device = cuda_vector_to_device;
   b.vector_to_host = cuda_vector_to_host;
-  b.vector_decode = msp__cuda_vector_decode;
-  b.vector_encode = msp__cuda_vector_encode;
   b.dot = msp__cuda_dot;
   b.nrm2 = msp__cuda_nrm2;
   b.nrm1 = msp__cuda_nrm1;
@@ -357,21 +352,6 @@ static cuda_tables make_tables(void) {
   t.upload[MSP_FORMAT_BDMP_PBP] = msp__cuda_bdmp_pbp_upload;
   b.spmv[MSP_FORMAT_BDMP_TCKI] = msp__cuda_bdmp_tcki_spmv;
   t.upload[MSP_FORMAT_BDMP_TCKI] = msp__cuda_bdmp_tcki_upload;
-  // values stored in another precision than f64 (src/cuda/csr_prec.cu)
-  b.spmv_prec[MSP_FORMAT_CSR] = msp__cuda_csr_prec_spmv;
-  t.upload_prec[MSP_FORMAT_CSR] = msp__cuda_csr_prec_upload;
-  b.spmv_prec[MSP_FORMAT_COO] = msp__cuda_coo_prec_spmv;
-  t.upload_prec[MSP_FORMAT_COO] = msp__cuda_coo_prec_upload;
-  b.spmv_prec[MSP_FORMAT_ELL] = msp__cuda_ell_prec_spmv;
-  t.upload_prec[MSP_FORMAT_ELL] = msp__cuda_ell_prec_upload;
-  b.spmv_prec[MSP_FORMAT_HLL] = msp__cuda_hll_prec_spmv;
-  t.upload_prec[MSP_FORMAT_HLL] = msp__cuda_hll_prec_upload;
-  b.spmv_prec[MSP_FORMAT_DIA] = msp__cuda_dia_prec_spmv;
-  t.upload_prec[MSP_FORMAT_DIA] = msp__cuda_dia_prec_upload;
-  b.spmv_prec[MSP_FORMAT_HDIA] = msp__cuda_hdia_prec_spmv;
-  t.upload_prec[MSP_FORMAT_HDIA] = msp__cuda_hdia_prec_upload;
-  b.spmv_prec[MSP_FORMAT_HYB] = msp__cuda_hyb_prec_spmv;
-  t.upload_prec[MSP_FORMAT_HYB] = msp__cuda_hyb_prec_upload;
   return t;
 }
 

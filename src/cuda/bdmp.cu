@@ -133,12 +133,23 @@ exit:
   return st;
 }
 
+// The BDMP kernels read x and write y as fp64 arrays: other vector precisions are refused until
+// they are templates over the vector loaders like the other formats' kernels.
+static msp_status f64_vectors(const char *fn, const msp_vector x, const msp_vector y) {
+  if (x->prec == MSP_PRECISION_F64 && y->prec == MSP_PRECISION_F64) return MSP_SUCCESS;
+  return msp__error(MSP_ERR_NOT_SUPPORTED,
+                    "%s (cuda): x (%s) and y (%s) must be f64 vectors; BDMP reads and writes "
+                    "only fp64 vectors on the GPU for now",
+                    fn, msp_precision_name(x->prec), msp_precision_name(y->prec));
+}
+
 // The fp32 part runs on aux_stream while the fp64 part runs on the context's stream (fork / join
 // events of msp__cuda_ctx), then y += alpha t32 on the stream: the two precisions' units and
 // memory streams overlap (paper 3.2.1).
 extern "C" msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, const msp_matrix A,
                                               msp_vector x, double beta, msp_vector y) {
   msp_status st = MSP_SUCCESS;
+  if ((st = f64_vectors("bdmp-pbp spmv", x, y)) != MSP_SUCCESS) return st;
   if (A->rows == 0) return MSP_SUCCESS;
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
   const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
@@ -151,17 +162,17 @@ extern "C" msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, con
     MSP_CUDA_TRY(cudaEventRecord(c->fork, c->stream));
     MSP_CUDA_TRY(cudaStreamWaitEvent(c->aux_stream, c->fork, 0));
     MSP_TRY((launch_pbp<float, true>(c->aux_stream, (int)m->i64[0], rows, (const int64_t *)m->d[0],
-                                     (const int32_t *)m->d[1], (const float *)m->d[2], x->d_data,
-                                     alpha, beta, t32)));
+                                     (const int32_t *)m->d[1], (const float *)m->d[2],
+                                     (const double *)x->d_data, alpha, beta, t32)));
     MSP_CUDA_TRY(cudaEventRecord(c->join, c->aux_stream));
   }
   MSP_TRY((launch_pbp<double, false>(c->stream, (int)m->i64[1], rows, (const int64_t *)m->d[3],
-                                     (const int32_t *)m->d[4], (const double *)m->d[5], x->d_data,
-                                     alpha, beta, y->d_data)));
+                                     (const int32_t *)m->d[4], (const double *)m->d[5],
+                                     (const double *)x->d_data, alpha, beta, (double *)y->d_data)));
   if (has32) {
     MSP_CUDA_TRY(cudaStreamWaitEvent(c->stream, c->join, 0));
-    pbp_add<<<msp__cuda_blocks(rows, PBP_THREADS), PBP_THREADS, 0, c->stream>>>(rows, alpha, t32,
-                                                                                y->d_data);
+    pbp_add<<<msp__cuda_blocks(rows, PBP_THREADS), PBP_THREADS, 0, c->stream>>>(
+        rows, alpha, t32, (double *)y->d_data);
     MSP_CUDA_CHECK_LAUNCH("pbp_add");
   }
 exit:
@@ -423,6 +434,7 @@ exit:
 extern "C" msp_status msp__cuda_bdmp_tcki_spmv(msp_context ctx, double alpha, const msp_matrix A,
                                                msp_vector x, double beta, msp_vector y) {
   msp_status st = MSP_SUCCESS;
+  if ((st = f64_vectors("bdmp-tcki spmv", x, y)) != MSP_SUCCESS) return st;
   if (A->rows == 0) return MSP_SUCCESS;
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
   if (!m || !A->fmt) return msp__error(MSP_ERR_INTERNAL, "bdmp-tcki spmv (cuda): no device data");
@@ -430,14 +442,16 @@ extern "C" msp_status msp__cuda_bdmp_tcki_spmv(msp_context ctx, double alpha, co
   const int64_t nchunks = m->i64[0], nsplit = m->i64[1];
   if (nchunks > 0) {
     if (m->i64[2] == 4)
-      MSP_TRY(launch_tcki<uint32_t>(m, A, x->d_data, alpha, beta, y->d_data, s));
+      MSP_TRY(launch_tcki<uint32_t>(m, A, (const double *)x->d_data, alpha, beta,
+                                    (double *)y->d_data, s));
     else
-      MSP_TRY(launch_tcki<int64_t>(m, A, x->d_data, alpha, beta, y->d_data, s));
+      MSP_TRY(launch_tcki<int64_t>(m, A, (const double *)x->d_data, alpha, beta,
+                                   (double *)y->d_data, s));
   }
   if (nsplit > 0) {
     tcki_fixup<<<msp__cuda_blocks(nsplit * MSP_BDMP_TILE, FIX_THREADS), FIX_THREADS, 0, s>>>(
         nsplit, A->rows, (const int64_t *)m->d[10], (const double *)m->d[11], alpha, beta,
-        y->d_data);
+        (double *)y->d_data);
     MSP_CUDA_CHECK_LAUNCH("tcki_fixup");
   }
 exit:

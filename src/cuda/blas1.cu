@@ -1,7 +1,15 @@
-// blas1.cu: CUDA vector operations; reductions in a fixed partition and order (deterministic).
-#include "cuda_internal.cuh"
+// blas1.cu: CUDA vector operations on encoded vectors; reductions in a fixed order (deterministic).
+//
+// Every operation reads and writes the vectors' device data in their storage precision: x and y
+// are each read through the loader of their own precision (one template instantiation per
+// precision, or per pair for dot, from msp__prec_dispatch), arithmetic is fp64, and a written
+// vector is stored through access.cuh's rounding stores: an overflow is saturated and counted
+// in its d_range; a fixed-point vector gets the scale of each block of 32 values from the
+// block's new values, a warp per block. No fp64 work copy: an f32 vector moves half the bytes.
+#include "access.cuh"
 
 #include <math.h>
+#include <string.h>
 
 // Reductions: the vector is cut into `blocks` contiguous ranges, a function of n only (never of
 // the device), each summed by one block in a fixed order (thread-strided sums, then a fixed
@@ -47,18 +55,18 @@ template <int OP> __device__ __forceinline__ void block_reduce(double &s, double
 }
 
 // Block b sums entries [b * chunk, min(n, (b + 1) * chunk)); partial[b] (and partial[nb + b] for
-// the maximum magnitude).
-template <int OP>
+// the maximum magnitude). y is read by RED_DOT only.
+template <int OP, msp_precision PX, msp_precision PY>
 __global__ void __launch_bounds__(RED_THREADS)
-    reduce_partials(int64_t n, int64_t chunk, const double *__restrict__ x,
-                    const double *__restrict__ y, double scale, double *__restrict__ partial) {
+    reduce_partials(int64_t n, int64_t chunk, const loader<PX> x, const loader<PY> y, double scale,
+                    double *__restrict__ partial) {
   const int64_t begin = (int64_t)blockIdx.x * chunk;
   const int64_t end = begin + chunk < n ? begin + chunk : n;
   double s = 0.0, m = 0.0;
 #pragma unroll 4
   for (int64_t i = begin + threadIdx.x; i < end; i += RED_THREADS) {
-    const double xi = __ldg(x + i);
-    if (OP == RED_DOT) s += xi * __ldg(y + i);
+    const double xi = x(i);
+    if (OP == RED_DOT) s += xi * y(i);
     if (OP == RED_ABS) s += fabs(xi);
     if (OP == RED_SQ_MAX) {
       s += xi * xi;
@@ -94,9 +102,9 @@ __global__ void __launch_bounds__(RED_THREADS)
 
 // Run a reduction over n > 0 entries; r[0] = sum, r[1] = max magnitude (RED_SQ_MAX). The one
 // synchronisation of these operations: the scalar goes back to the host.
-template <int OP>
-static msp_status reduce(msp_context ctx, int64_t n, const double *x, const double *y, double scale,
-                         double r[2]) {
+template <int OP, msp_precision PX, msp_precision PY>
+static msp_status reduce(msp_context ctx, int64_t n, const loader<PX> &x, const loader<PY> &y,
+                         double scale, double r[2]) {
   msp_status st = MSP_SUCCESS;
   msp__cuda_ctx *c = msp__cuda(ctx);
   // The partition depends on n only: ceil(n / nb) entries per block.
@@ -105,7 +113,7 @@ static msp_status reduce(msp_context ctx, int64_t n, const double *x, const doub
   const int64_t chunk = (n + nb - 1) / nb;
   double *partial = c->d_scratch;
   double *out = c->d_scratch + 2 * RED_BLOCKS;
-  reduce_partials<OP><<<nb, RED_THREADS, 0, c->stream>>>(n, chunk, x, y, scale, partial);
+  reduce_partials<OP, PX, PY><<<nb, RED_THREADS, 0, c->stream>>>(n, chunk, x, y, scale, partial);
   MSP_CUDA_CHECK_LAUNCH("reduce_partials");
   reduce_final<OP><<<1, RED_THREADS, 0, c->stream>>>(nb, partial, out);
   MSP_CUDA_CHECK_LAUNCH("reduce_final");
@@ -118,10 +126,26 @@ exit:
   return st;
 }
 
+// A reduction of one vector, x in its own precision (the y loader is not read).
+template <int OP>
+static msp_status reduce1(msp_context ctx, msp_vector x, double scale, double r[2]) {
+  return msp__prec_dispatch(x->prec, [&](auto px) {
+    loader<MSP_PRECISION_F64> none;
+    memset(&none, 0, sizeof none);
+    return reduce<OP>(ctx, x->n, msp__vector_loader<decltype(px)::value>(x), none, scale, r);
+  });
+}
+
 extern "C" msp_status msp__cuda_dot(msp_context ctx, msp_vector x, msp_vector y, double *r) {
   msp_status st = MSP_SUCCESS;
   double v[2] = {0.0, 0.0};
-  if (x->n > 0) MSP_TRY(reduce<RED_DOT>(ctx, x->n, x->d_data, y->d_data, 1.0, v));
+  if (x->n > 0)
+    MSP_TRY(msp__prec_dispatch(x->prec, [&](auto px) {
+      return msp__prec_dispatch(y->prec, [&](auto py) {
+        return reduce<RED_DOT>(ctx, x->n, msp__vector_loader<decltype(px)::value>(x),
+                               msp__vector_loader<decltype(py)::value>(y), 1.0, v);
+      });
+    }));
   *r = v[0];
 exit:
   return st;
@@ -130,7 +154,7 @@ exit:
 extern "C" msp_status msp__cuda_nrm1(msp_context ctx, msp_vector x, double *r) {
   msp_status st = MSP_SUCCESS;
   double v[2] = {0.0, 0.0};
-  if (x->n > 0) MSP_TRY(reduce<RED_ABS>(ctx, x->n, x->d_data, NULL, 1.0, v));
+  if (x->n > 0) MSP_TRY(reduce1<RED_ABS>(ctx, x, 1.0, v));
   *r = v[0];
 exit:
   return st;
@@ -145,7 +169,7 @@ extern "C" msp_status msp__cuda_nrm2(msp_context ctx, msp_vector x, double *r) {
   double v[2] = {0.0, 0.0};
   *r = 0.0;
   if (x->n == 0) goto exit;
-  MSP_TRY(reduce<RED_SQ_MAX>(ctx, x->n, x->d_data, NULL, 1.0, v));
+  MSP_TRY(reduce1<RED_SQ_MAX>(ctx, x, 1.0, v));
   {
     const double m = v[1];
     if (m == 0.0 || !isfinite(m)) {
@@ -153,7 +177,7 @@ extern "C" msp_status msp__cuda_nrm2(msp_context ctx, msp_vector x, double *r) {
     } else if (isfinite(v[0]) && m >= 0x1p-450) {
       *r = sqrt(v[0]);
     } else {
-      MSP_TRY(reduce<RED_SQ_SCALED>(ctx, x->n, x->d_data, NULL, 1.0 / m, v));
+      MSP_TRY(reduce1<RED_SQ_SCALED>(ctx, x, 1.0 / m, v));
       *r = m * sqrt(v[0]);
     }
   }
@@ -169,62 +193,89 @@ static unsigned ew_blocks(msp_context ctx, int64_t n) {
   return (unsigned)(want < cap ? want : cap);
 }
 
-// y = a*x + b*y, y not read when b == 0 (so a NaN in y does not propagate).
+// y_i = a * x_i + b * y_i (READ_X; fill: a with x_i = 1), y not read when b == 0 (so a NaN in y
+// does not propagate), rounded into y's precision by its store. x is read with plain loads,
+// not the read-only path: it may be y itself (scale, axpby of a vector with itself). A
+// fixed-point y takes a warp per block of 32 values (ystore_warp: the block's values are all read
+// before its new scale and values are written, so x == y is safe there too).
+template <msp_precision PX, bool READ_X>
 __global__ void __launch_bounds__(EW_THREADS)
-    axpby_kernel(int64_t n, double a, const double *__restrict__ x, double b,
-                 double *__restrict__ y) {
-  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-    y[i] = b == 0.0 ? a * __ldg(x + i) : a * __ldg(x + i) + b * y[i];
+    ew_kernel(int64_t n, double a, const msp_acc xa, double b, const ystore y) {
+  const msp_acc x = xa; // a local copy: the address of a parameter would go to local memory
+  if (!msp_prec_is_fixed(y.a.prec)) { // uniform over the launch
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+      ystore_row(y, i, a, READ_X ? msp_acc_load_p(PX, &x, i) : 1.0, b);
+    return;
+  }
+  const int64_t nblk = (n + MSP_VEC_FX_BLOCK - 1) >> MSP_VEC_FX_SHIFT;
+  const int64_t warps = (int64_t)gridDim.x * (EW_THREADS / 32);
+  for (int64_t blk = ((int64_t)blockIdx.x * EW_THREADS + threadIdx.x) >> 5; blk < nblk;
+       blk += warps) { // the same blk for all lanes of a warp
+    const int64_t i = (blk << MSP_VEC_FX_SHIFT) + (threadIdx.x & 31);
+    const bool valid = i < n;
+    ystore_warp(y, i, valid, a, READ_X && valid ? msp_acc_load_p(PX, &x, i) : 1.0, b);
+  }
 }
 
-__global__ void __launch_bounds__(EW_THREADS) scale_kernel(int64_t n, double a, double *x) {
-  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-    x[i] *= a;
+// Enqueue y = a * x + b * y with x in its own precision.
+template <msp_precision PX>
+static msp_status ew_enqueue(msp_context ctx, int64_t n, double a, msp_vector x, double b,
+                             msp_vector y) {
+  msp_status st = MSP_SUCCESS;
+  ew_kernel<PX, true><<<ew_blocks(ctx, n), EW_THREADS, 0, msp__cuda(ctx)->stream>>>(
+      n, a, msp__vector_acc(x, 1), b, msp__vector_ystore(y));
+  MSP_CUDA_CHECK_LAUNCH("ew_kernel");
+exit:
+  return st;
 }
-
-__global__ void __launch_bounds__(EW_THREADS) fill_kernel(int64_t n, double v, double *x) {
-  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-    x[i] = v;
+static msp_status ew_launch(msp_context ctx, int64_t n, double a, msp_vector x, double b,
+                            msp_vector y) {
+  return msp__prec_dispatch(
+      x->prec, [&](auto px) { return ew_enqueue<decltype(px)::value>(ctx, n, a, x, b, y); });
 }
 
 extern "C" msp_status msp__cuda_axpby(msp_context ctx, double a, msp_vector x, double b,
                                       msp_vector y) {
-  msp_status st = MSP_SUCCESS;
-  if (x->n == 0) goto exit;
-  axpby_kernel<<<ew_blocks(ctx, x->n), EW_THREADS, 0, msp__cuda(ctx)->stream>>>(x->n, a, x->d_data,
-                                                                                b, y->d_data);
-  MSP_CUDA_CHECK_LAUNCH("axpby_kernel");
-exit:
-  return st;
+  if (x->n == 0) return MSP_SUCCESS;
+  return ew_launch(ctx, x->n, a, x, b, y);
 }
 
 extern "C" msp_status msp__cuda_scale(msp_context ctx, double a, msp_vector x) {
-  msp_status st = MSP_SUCCESS;
-  if (x->n == 0) goto exit;
-  scale_kernel<<<ew_blocks(ctx, x->n), EW_THREADS, 0, msp__cuda(ctx)->stream>>>(x->n, a, x->d_data);
-  MSP_CUDA_CHECK_LAUNCH("scale_kernel");
-exit:
-  return st;
+  if (x->n == 0) return MSP_SUCCESS;
+  return ew_launch(ctx, x->n, a, x, 0.0, x);
 }
 
+// The same precision read in full: the encoded bytes and scales as they are (exact, and the
+// fewest bytes). Otherwise each value is read in x's precision (CPMS: the segments x reads) and
+// stored in y's.
 extern "C" msp_status msp__cuda_copy(msp_context ctx, msp_vector x, msp_vector y) {
   msp_status st = MSP_SUCCESS;
-  if (x->n > 0)
-    MSP_CUDA_TRY(cudaMemcpyAsync(y->d_data, x->d_data, (size_t)x->n * sizeof(double),
-                                 cudaMemcpyDeviceToDevice, msp__cuda(ctx)->stream));
+  const cudaStream_t s = msp__cuda(ctx)->stream;
+  const int all = msp__prec_segments(x->prec);
+  if (x->n == 0) goto exit;
+  if (x->prec == y->prec && (x->segments <= 0 || x->segments >= all)) {
+    MSP_CUDA_TRY(cudaMemcpyAsync(y->d_data, x->d_data, (size_t)x->n * msp__prec_bytes(x->prec),
+                                 cudaMemcpyDeviceToDevice, s));
+    if (x->nscales > 0)
+      MSP_CUDA_TRY(cudaMemcpyAsync(y->d_scales, x->d_scales, (size_t)x->nscales * sizeof(double),
+                                   cudaMemcpyDeviceToDevice, s));
+  } else {
+    MSP_TRY(ew_launch(ctx, x->n, 1.0, x, 0.0, y));
+  }
 exit:
   return st;
 }
 
 extern "C" msp_status msp__cuda_fill(msp_context ctx, msp_vector x, double value) {
   msp_status st = MSP_SUCCESS;
+  msp_acc none;
+  memset(&none, 0, sizeof none);
   if (x->n == 0) goto exit;
-  fill_kernel<<<ew_blocks(ctx, x->n), EW_THREADS, 0, msp__cuda(ctx)->stream>>>(x->n, value,
-                                                                               x->d_data);
-  MSP_CUDA_CHECK_LAUNCH("fill_kernel");
+  ew_kernel<MSP_PRECISION_F64, false>
+      <<<ew_blocks(ctx, x->n), EW_THREADS, 0, msp__cuda(ctx)->stream>>>(x->n, value, none, 0.0,
+                                                                        msp__vector_ystore(x));
+  MSP_CUDA_CHECK_LAUNCH("ew_kernel");
 exit:
   return st;
 }

@@ -1,13 +1,17 @@
 // csr.cu: CSR on the GPU: upload, and the scalar, vector and merge-path kernels for y = aAx + by.
 //
-// Device arrays of a CSR matrix (msp__cuda_matrix slots):
+// Device arrays of a CSR matrix (msp__cuda_matrix slots), one layout for every storage precision:
 //   d[0] rowptr   int64[rows + 1]
 //   d[1] colind   int32[nnz]
 //   d[2] val      the values as stored: double[nnz] for f64 (A->val); otherwise the encoded
 //                 array A->pval->data (src/common/precision.h layout, msp__prec_bytes each)
 //   d[3] tile_row int64[tiles + 1]: merge-path row coordinate where each tile starts (and ends)
 //   d[4] tile_nz  int64[tiles + 1]: merge-path nonzero coordinate where each tile starts
-//   d[5] carry    double[tiles]: each tile's partial sum of the row it leaves unfinished
+//   d[5] carry    double[2 * tiles]: carry[b], tile b's partial sum of the row it leaves
+//                 unfinished; head[b] = carry[tiles + b], alpha * (tile b's part of the row it
+//                 finishes) + beta * y_old when that row began in an earlier tile (see the
+//                 fix-ups: such a row is stored into y once, complete, so a reduced-precision y
+//                 is rounded and range-checked once)
 //   d[6] runs     int64[3 * nruns]: fix-up runs of at most FIXUP_LONG tiles (first tile, tile
 //                 count, row): rows that continue across tiles, see csr_merge_fixup
 //   d[7] scales   double[nscales]: fixed-point scales of the values (fx32, fx16 only)
@@ -17,27 +21,28 @@
 //   d[10] run_row  int64[runs]: fused fix-up only: the row of each run
 //   d[11] counter  unsigned[1]: fused fix-up only: blocks done in the current launch (0 between)
 //   i64[0] vector group size G, i64[1] tiles, i64[2] nruns, i64[3] scale_shift, i64[4] bank_shift,
-//   i64[5] nlong, i64[6] variant (MSP_CSR_VARIANT, see csr_variant), i64[7] fused run count (> 0:
-//   the merge kernel applies the carries itself, no fix-up launches)
-// The kernels are templates over a loader (value index -> double): one instantiation per storage
-// precision, reading through the accessors of src/common/precision.h; arithmetic is fp64.
-// Everything the merge-path kernel needs (tile coordinates, fix-up plan, carry scratch) is made
-// here, once, so a product only enqueues kernels: no allocation, no host synchronisation.
-// Variants (MSP_CSR_VARIANT, read once at upload, for benchmark A/B only): 1, the default, runs
-// csr_vector2_kernel and, for at most MERGE_FUSE_TILES tiles, the merge path in one launch (the
-// last block applies the carries); 0 runs csr_vector_kernel and the separate fix-up launches.
-// Scalar is the same in both.
-#include "cuda_internal.cuh"
-#include "precision.h"
+//   i64[5] nlong, i64[7] fused run count (> 0: the merge kernel applies the carries itself, no
+//   fix-up launches)
+// Each kernel is one template over the loader of the matrix values and the loader of x
+// (src/cuda/access.cuh, reading through the accessors of src/common/precision.h), instantiated
+// for every pair of MSP_PRECISION_LIST by two nested msp__prec_dispatch; arithmetic is fp64 and
+// y is written through ystore, which rounds into y's precision (chosen at run time). Everything
+// the merge-path kernel needs (tile coordinates, fix-up plan, carry scratch) is made here, once,
+// so a product only enqueues kernels: no allocation, no host synchronisation.
+//
+// Fixed-point y (one scale per 32 rows, set from those rows' results): the scalar and vector
+// kernels finish aligned blocks of 32 rows inside one CUDA block and set the scales in the same
+// pass. The merge path does not (a block of 32 rows may straddle tiles): it returns
+// MSP_ERR_NOT_SUPPORTED for a fixed-point y; choose the vector kernel (or f32 for y) there.
+#include "access.cuh"
 
-#include <stdlib.h>
 #include <string.h>
 
 #define SCALAR_THREADS 256
 #define VECTOR_THREADS 256
 #define VECTOR_ROWS 4 // rows a vector group works on at once
 // 4 blocks of 256 per SM: the compiler keeps the vector kernels at 64 registers without spills
-// (-Xptxas -v, every precision); 6 or 8 blocks would spill.
+// (-Xptxas -v, every pair of precisions); 6 or 8 blocks would spill.
 #define VECTOR_MIN_BLOCKS 4
 // Merge path (Merrill and Garland, "Merge-based parallel sparse matrix-vector multiplication",
 // SC16): a tile of MERGE_THREADS * MERGE_IPT items of the merged list (row ends + nonzeros) per
@@ -68,55 +73,24 @@ enum {
   SLOT_COUNTER
 };
 
-// Value loaders: stored value j as a double. f64 and f32 read through the read-only cache; the
-// other precisions decode with the shared accessor, bit for bit as the CPU backend does.
-// stream(j) is the same value read with an evict-first hint (ld.global.cs), for kernels that read
-// each value once: it leaves L2 to x (the 32 MB x of a 4M-row matrix fits H100's 50 MB L2 only if
-// the streamed columns and values do not push it out).
-template <msp_precision P> struct loader {
-  msp_acc a;
-  __device__ __forceinline__ double operator()(int64_t j) const { return msp_acc_load_p(P, &a, j); }
-  __device__ __forceinline__ double stream(int64_t j) const { return msp_acc_load_p(P, &a, j); }
-};
-template <> struct loader<MSP_PRECISION_F64> {
-  msp_acc a;
-  __device__ __forceinline__ double operator()(int64_t j) const {
-    return __ldg((const double *)a.data + j);
-  }
-  __device__ __forceinline__ double stream(int64_t j) const {
-    return __ldcs((const double *)a.data + j);
-  }
-};
-template <> struct loader<MSP_PRECISION_F32> {
-  msp_acc a;
-  __device__ __forceinline__ double operator()(int64_t j) const {
-    return (double)__ldg((const float *)a.data + j);
-  }
-  __device__ __forceinline__ double stream(int64_t j) const {
-    return (double)__ldcs((const float *)a.data + j);
-  }
-};
-
-// y[row] = alpha * s + beta * y[row]; y is not read when beta == 0 (NaN in y stays out).
-__device__ __forceinline__ void store_row(double *y, int64_t row, double alpha, double s,
-                                          double beta) {
-  y[row] = beta == 0.0 ? alpha * s : alpha * s + beta * y[row];
-}
-
 // ---- scalar: one thread per row ----------------------------------------------------------------
-template <typename L>
+// A warp holds 32 consecutive rows from a multiple of 32, so a fixed-point y gets its block
+// scales in the same pass (ystore_thread_row): no lane leaves early.
+template <msp_precision PA, msp_precision PX>
 __global__ void __launch_bounds__(SCALAR_THREADS)
     csr_scalar_kernel(int64_t rows, const int64_t *__restrict__ rowptr,
-                      const int32_t *__restrict__ colind, const L val, const double *__restrict__ x,
-                      double alpha, double beta, double *__restrict__ y) {
+                      const int32_t *__restrict__ colind, const loader<PA> val, const loader<PX> x,
+                      double alpha, double beta, const ystore y) {
   const int64_t row = (int64_t)blockIdx.x * SCALAR_THREADS + threadIdx.x;
-  if (row >= rows) return;
-  const int64_t end = __ldg(rowptr + row + 1);
+  const bool valid = row < rows;
   double s = 0.0;
+  if (valid) {
+    const int64_t end = __ldg(rowptr + row + 1);
 #pragma unroll 4
-  for (int64_t j = __ldg(rowptr + row); j < end; j++)
-    s += val(j) * __ldg(x + __ldg(colind + j));
-  store_row(y, row, alpha, s, beta);
+    for (int64_t j = __ldg(rowptr + row); j < end; j++)
+      s += val(j) * x(__ldg(colind + j));
+  }
+  ystore_thread_row(y, row, valid, alpha, s, beta);
 }
 
 // ---- vector: a group of G lanes per row (G divides 32) -----------------------------------------
@@ -125,137 +99,114 @@ __global__ void __launch_bounds__(SCALAR_THREADS)
 // bytes in flight instead of one (a short row alone leaves a warp waiting on three dependent
 // loads: row pointers, columns, x). A warp covers GPW * VECTOR_ROWS consecutive rows, its GPW =
 // 32 / G groups interleaved (group q takes rows q, q + GPW, ...), so that each load instruction
-// of the warp reads GPW consecutive rows: contiguous memory. The per-row order is fixed:
-// deterministic.
-template <typename L, int G>
+// of the warp reads GPW consecutive rows: contiguous memory. Further:
+//  - G is the largest power of two <= the mean row length (vector_group): a row of 27 on 16
+//    lanes fills 27 of 32 slots, as it does on 32 lanes, with twice the rows per warp;
+//  - each step issues vector_unroll slots per lane and row (k, k + G) before adding, so a lane
+//    has VECTOR_ROWS * unroll independent loads in flight (a row of up to 2G is one step);
+//  - columns and values are streamed (evict-first) so that x stays in L2.
+// Each lane adds its slots in the order k, k + G, k + 2G, ...; then a fixed butterfly: the same
+// bits on every run (addition is commutative, so all lanes of a group agree).
+// Slots per lane and row and step: 2 where the loaders leave the registers for it, 1 elsewhere,
+// so that no instantiation spills under the 64-register cap of VECTOR_MIN_BLOCKS (-Xptxas -v,
+// CUDA 13.0, sm_90): 2 for the pairs of f64, f32 and bf16 (but bf16 values with f32 or bf16 x
+// spill), and, from G = 4 on, for f64, f16, bf16 and fx16 values with f64, f32, f16, bf16, fx16
+// or fx32 x (with G = 2 the four rows' pointers take the registers). fx32 and CPMS values and
+// CPMS x decode with more registers: 1 (as f16 at G = 2 and f32 values with a 2-byte x).
+__host__ __device__ constexpr bool vector_light(msp_precision p) {
+  return p == MSP_PRECISION_F64 || p == MSP_PRECISION_F32 || p == MSP_PRECISION_BF16;
+}
+__host__ __device__ constexpr int vector_unroll(msp_precision pa, msp_precision px, int g) {
+  if (vector_light(pa) && vector_light(px))
+    return pa == MSP_PRECISION_BF16 && px != MSP_PRECISION_F64 ? 1 : 2;
+  const bool va = pa == MSP_PRECISION_F64 || pa == MSP_PRECISION_F16 || pa == MSP_PRECISION_BF16 ||
+                  pa == MSP_PRECISION_FX16;
+  const bool vx = vector_light(px) || px == MSP_PRECISION_F16 || px == MSP_PRECISION_FX16 ||
+                  px == MSP_PRECISION_FX32;
+  return g >= 4 && va && vx ? 2 : 1;
+}
+// A fixed-point y is staged per CUDA block (VECTOR_THREADS / 32 * GPW * VECTOR_ROWS consecutive
+// rows from a multiple of 32, in dynamic shared memory: the f64 launch asks for none, so its
+// L1 carve-out is untouched), then each warp stores whole blocks of 32 rows (ystore_warp).
+template <msp_precision PA, msp_precision PX, int G>
 __global__ void __launch_bounds__(VECTOR_THREADS, VECTOR_MIN_BLOCKS)
     csr_vector_kernel(int64_t rows, const int64_t *__restrict__ rowptr,
-                      const int32_t *__restrict__ colind, const L val, const double *__restrict__ x,
-                      double alpha, double beta, double *__restrict__ y) {
-  constexpr int GPW = 32 / G;
+                      const int32_t *__restrict__ colind, const loader<PA> val, const loader<PX> x,
+                      double alpha, double beta, const ystore y) {
+  constexpr int GPW = 32 / G, UNROLL = vector_unroll(PA, PX, G);
+  constexpr int BLOCK_ROWS = VECTOR_THREADS / 32 * GPW * VECTOR_ROWS;
+  static_assert(BLOCK_ROWS % 32 == 0, "a CUDA block must finish whole fixed-point blocks of y");
   const int64_t warp_id = ((int64_t)blockIdx.x * VECTOR_THREADS + threadIdx.x) / 32;
   const int lane = threadIdx.x & (G - 1);
   const int64_t base = warp_id * (GPW * VECTOR_ROWS) + (threadIdx.x & 31) / G;
-  // Groups leave together (the same rows for all lanes), so the shuffles name only the group's
-  // own lanes.
-  if (base >= rows) return;
-  const unsigned mask =
-      G == 32 ? 0xffffffffu : (((1u << G) - 1u) << ((threadIdx.x & 31) & ~(G - 1)));
-  int64_t b[VECTOR_ROWS], e[VECTOR_ROWS];
-#pragma unroll
-  for (int r = 0; r < VECTOR_ROWS; r++) {
-    const int64_t row = base + r * GPW;
-    b[r] = row < rows ? __ldg(rowptr + row) : 0;
-    e[r] = row < rows ? __ldg(rowptr + row + 1) : 0;
-  }
-  int64_t longest = 0;
-#pragma unroll
-  for (int r = 0; r < VECTOR_ROWS; r++)
-    longest = e[r] - b[r] > longest ? e[r] - b[r] : longest;
   double s[VECTOR_ROWS];
 #pragma unroll
   for (int r = 0; r < VECTOR_ROWS; r++)
     s[r] = 0.0;
-  for (int64_t k = lane; k < longest; k += G) {
+  if (base < rows) { // the whole group or none (same rows for all its lanes)
+    const unsigned mask =
+        G == 32 ? 0xffffffffu : (((1u << G) - 1u) << ((threadIdx.x & 31) & ~(G - 1)));
+    int64_t b[VECTOR_ROWS], len[VECTOR_ROWS];
 #pragma unroll
     for (int r = 0; r < VECTOR_ROWS; r++) {
-      const int64_t j = b[r] + k;
-      if (j < e[r]) s[r] += val(j) * __ldg(x + __ldg(colind + j));
+      const int64_t row = base + r * GPW;
+      b[r] = row < rows ? __ldg(rowptr + row) : 0;
+      len[r] = row < rows ? __ldg(rowptr + row + 1) - b[r] : 0;
     }
-  }
-  // Fixed butterfly: the same bits on every run (addition is commutative, so all lanes agree).
-#pragma unroll
-  for (int r = 0; r < VECTOR_ROWS; r++) {
-#pragma unroll
-    for (int off = G / 2; off > 0; off >>= 1)
-      s[r] += __shfl_xor_sync(mask, s[r], off);
-  }
-  if (lane == 0) {
+    int64_t longest = 0;
 #pragma unroll
     for (int r = 0; r < VECTOR_ROWS; r++)
-      if (base + r * GPW < rows) store_row(y, base + r * GPW, alpha, s[r], beta);
-  }
-}
-
-// ---- vector, variant 1 (default; MSP_CSR_VARIANT=0 selects the kernel above) -------------------
-// The same layout of groups and rows, with three changes meant to keep more bytes in flight:
-//  - G is the largest power of two <= the mean row length (vector_group), not the smallest >=:
-//    twice the rows per warp for the same lane use (a row of 27 on 16 lanes fills 27 of 32
-//    slots, as it does on 32 lanes);
-//  - each step issues VECTOR2_UNROLL slots per lane and row (k, k + G) before adding, so a lane
-//    has VECTOR_ROWS * VECTOR2_UNROLL independent loads in flight (f64 and f32: a row of up to 2G
-//    is one step);
-//  - columns and values are streamed (evict-first) so that x stays in L2.
-// Each lane still adds its slots in the order k, k + G, k + 2G, ...; then the same fixed
-// butterfly: deterministic.
-// Slots per lane and row and step: 2 for f64 and f32; the decoding loaders of the other
-// precisions need the registers (2 spills there under the 64-register cap, -Xptxas -v).
-template <typename L> struct vector2_unroll { static constexpr int value = 1; };
-template <> struct vector2_unroll<loader<MSP_PRECISION_F64>> { static constexpr int value = 2; };
-template <> struct vector2_unroll<loader<MSP_PRECISION_F32>> { static constexpr int value = 2; };
-template <typename L, int G>
-__global__ void __launch_bounds__(VECTOR_THREADS, VECTOR_MIN_BLOCKS)
-    csr_vector2_kernel(int64_t rows, const int64_t *__restrict__ rowptr,
-                       const int32_t *__restrict__ colind, const L val,
-                       const double *__restrict__ x, double alpha, double beta,
-                       double *__restrict__ y) {
-  constexpr int GPW = 32 / G, VECTOR2_UNROLL = vector2_unroll<L>::value;
-  const int64_t warp_id = ((int64_t)blockIdx.x * VECTOR_THREADS + threadIdx.x) / 32;
-  const int lane = threadIdx.x & (G - 1);
-  const int64_t base = warp_id * (GPW * VECTOR_ROWS) + (threadIdx.x & 31) / G;
-  if (base >= rows) return; // the whole group leaves (same rows for all its lanes)
-  const unsigned mask =
-      G == 32 ? 0xffffffffu : (((1u << G) - 1u) << ((threadIdx.x & 31) & ~(G - 1)));
-  int64_t b[VECTOR_ROWS], len[VECTOR_ROWS];
+      longest = len[r] > longest ? len[r] : longest;
+    for (int64_t k = lane; k < longest; k += G * UNROLL) {
+      if constexpr (UNROLL == 1) { // one load per lane and row (buffered, it would spill)
 #pragma unroll
-  for (int r = 0; r < VECTOR_ROWS; r++) {
-    const int64_t row = base + r * GPW;
-    b[r] = row < rows ? __ldg(rowptr + row) : 0;
-    len[r] = row < rows ? __ldg(rowptr + row + 1) - b[r] : 0;
-  }
-  int64_t longest = 0;
+        for (int r = 0; r < VECTOR_ROWS; r++)
+          if (k < len[r]) s[r] += val.stream(b[r] + k) * x(__ldcs(colind + b[r] + k));
+      } else {
+        double p[VECTOR_ROWS][UNROLL];
+        // All loads of the step first (predicated: no load past a row's end), then the sums.
 #pragma unroll
-  for (int r = 0; r < VECTOR_ROWS; r++)
-    longest = len[r] > longest ? len[r] : longest;
-  double s[VECTOR_ROWS];
+        for (int r = 0; r < VECTOR_ROWS; r++) {
 #pragma unroll
-  for (int r = 0; r < VECTOR_ROWS; r++)
-    s[r] = 0.0;
-  for (int64_t k = lane; k < longest; k += G * VECTOR2_UNROLL) {
-    if constexpr (VECTOR2_UNROLL == 1) { // as csr_vector_kernel (buffered, it spills)
+          for (int u = 0; u < UNROLL; u++) {
+            const int64_t kk = k + u * G;
+            p[r][u] = kk < len[r] ? val.stream(b[r] + kk) * x(__ldcs(colind + b[r] + kk)) : 0.0;
+          }
+        }
 #pragma unroll
-      for (int r = 0; r < VECTOR_ROWS; r++)
-        if (k < len[r]) s[r] += val.stream(b[r] + k) * __ldg(x + __ldcs(colind + b[r] + k));
-    } else {
-      double p[VECTOR_ROWS][VECTOR2_UNROLL];
-      // All loads of the step first (predicated: no load past a row's end), then the sums.
+        for (int r = 0; r < VECTOR_ROWS; r++) {
 #pragma unroll
-      for (int r = 0; r < VECTOR_ROWS; r++) {
-#pragma unroll
-        for (int u = 0; u < VECTOR2_UNROLL; u++) {
-          const int64_t kk = k + u * G;
-          p[r][u] =
-              kk < len[r] ? val.stream(b[r] + kk) * __ldg(x + __ldcs(colind + b[r] + kk)) : 0.0;
+          for (int u = 0; u < UNROLL; u++)
+            if (k + u * G < len[r]) s[r] += p[r][u];
         }
       }
+    }
 #pragma unroll
-      for (int r = 0; r < VECTOR_ROWS; r++) {
+    for (int r = 0; r < VECTOR_ROWS; r++) {
 #pragma unroll
-        for (int u = 0; u < VECTOR2_UNROLL; u++)
-          if (k + u * G < len[r]) s[r] += p[r][u];
-      }
+      for (int off = G / 2; off > 0; off >>= 1)
+        s[r] += __shfl_xor_sync(mask, s[r], off);
     }
   }
+  if (!msp_prec_is_fixed(y.a.prec)) { // uniform over the launch
+    if (base < rows && lane == 0) {
 #pragma unroll
-  for (int r = 0; r < VECTOR_ROWS; r++) {
-#pragma unroll
-    for (int off = G / 2; off > 0; off >>= 1)
-      s[r] += __shfl_xor_sync(mask, s[r], off);
+      for (int r = 0; r < VECTOR_ROWS; r++)
+        if (base + r * GPW < rows) ystore_row(y, base + r * GPW, alpha, s[r], beta);
+    }
+    return;
   }
+  extern __shared__ double s_stage[]; // BLOCK_ROWS results of this CUDA block's rows
+  const int64_t row0 = (int64_t)blockIdx.x * BLOCK_ROWS;
   if (lane == 0) {
 #pragma unroll
     for (int r = 0; r < VECTOR_ROWS; r++)
-      if (base + r * GPW < rows) store_row(y, base + r * GPW, alpha, s[r], beta);
+      s_stage[base + r * GPW - row0] = s[r]; // rows past the end hold 0 and stay unused
+  }
+  __syncthreads();
+  for (int c = threadIdx.x >> 5; c < BLOCK_ROWS / 32; c += VECTOR_THREADS / 32) {
+    const int i = c * 32 + (threadIdx.x & 31);
+    ystore_warp(y, row0 + i, row0 + i < rows, alpha, s_stage[i], beta);
   }
 }
 
@@ -266,21 +217,31 @@ __device__ __forceinline__ int pad(int k) {
   return k + k / MERGE_IPT;
 }
 
-// Fused fix-up (variant 1, at most MERGE_FUSE_TILES tiles): the last block of the launch to finish
-// adds the carries to their rows, so a product is one launch instead of two or three (a launch
-// costs a few microseconds, a large share of a small product). Every block makes its y and carry
+// A row split over tiles (first tile, count, row) is finished by tile first + count, which wrote
+// head[first + count] = alpha * (its part) + beta * y_old instead of y; the fix-up stores
+// head + alpha * (the carries, in tile order) into y once. For an f64 y these are the same
+// operations in the same order as adding the carries to y afterwards: the same bits.
+__device__ __forceinline__ void merge_store_split(const ystore &y, int64_t row, const double *head,
+                                                  int64_t end_tile, double alpha, double carries) {
+  ystore_row(y, row, 1.0, __ldcg(head + end_tile) + alpha * carries, 0.0);
+}
+
+// Fused fix-up (at most MERGE_FUSE_TILES tiles): the last block of the launch to finish stores
+// the split rows, so a product is one launch instead of two or three (a launch costs a few
+// microseconds, a large share of a small product). Every block makes its y, carry and head
 // stores visible (__threadfence) before taking a ticket from the integer counter; the block with
-// the last ticket fences again, reads all carries from L2 (__ldcg: never a stale L1 line), and
-// resets the counter for the next launch. The carries of a run (tiles of one row, contiguous) are
-// summed by a segmented reduction in a fixed order: contiguous chunks per thread, then a scan
-// over the threads as in the main kernel. No floating-point atomics: deterministic.
+// the last ticket fences again, reads all carries and heads from L2 (__ldcg: never a stale L1
+// line), and resets the counter for the next launch. The carries of a run (tiles of one row,
+// contiguous) are summed by a segmented reduction in a fixed order: contiguous chunks per
+// thread, then a scan over the threads as in the main kernel. A run that ends with tile k - 1
+// was finished by tile k (its head). No floating-point atomics: deterministic.
 #define MERGE_FUSE_TILES MERGE_TILE // the carries and run ids fit in s_prod and s_end
 __device__ __forceinline__ void merge_fixup_last(unsigned *counter, const int32_t *tile_run,
                                                  const int64_t *run_row, const double *carry,
-                                                 double alpha, double *y, int *s_key, double *s_val,
-                                                 unsigned *s_ticket) {
+                                                 const double *head, double alpha, const ystore &y,
+                                                 int *s_key, double *s_val, unsigned *s_ticket) {
   const int t = threadIdx.x, T = (int)gridDim.x;
-  __threadfence(); // this thread's y stores and carry, device-wide, before the ticket
+  __threadfence(); // this thread's y stores, carry and head, device-wide, before the ticket
   __syncthreads(); // s_end / s_prod are free again after this
   if (t == 0) *s_ticket = atomicAdd(counter, 1u);
   __syncthreads();
@@ -294,8 +255,9 @@ __device__ __forceinline__ void merge_fixup_last(unsigned *counter, const int32_
   const int C = (T + MERGE_THREADS - 1) / MERGE_THREADS; // <= MERGE_IPT
   const int a = t * C < T ? t * C : T, e = a + C < T ? a + C : T;
   // This thread's chunk [a, e): the first segment (may continue earlier threads' runs), inner
-  // segments (complete: applied here), the trailing one (scanned over the threads).
-  int cur = -1, fk = -1;
+  // segments (complete: stored here), the trailing one (scanned over the threads). A segment
+  // that ends before index i belongs to a run finished by tile i.
+  int cur = -1, fk = -1, fe = -1;
   bool first_done = false;
   double cs = 0.0, fv = 0.0;
   for (int i = a; i < e; i++) {
@@ -311,9 +273,9 @@ __device__ __forceinline__ void merge_fixup_last(unsigned *counter, const int32_
         first_done = true;
         fk = cur;
         fv = cs;
+        fe = i;
       } else if (cur >= 0) {
-        const int64_t row = __ldg(run_row + cur);
-        y[row] = __ldcg(y + row) + alpha * cs;
+        merge_store_split(y, __ldg(run_row + cur), head, i, alpha, cs);
       }
       cur = k;
       cs = c;
@@ -351,33 +313,32 @@ __device__ __forceinline__ void merge_fixup_last(unsigned *counter, const int32_
     ev = pv + ev;
   }
   if (pk == cur) v = pv + v; // inclusive, over the whole block
-  if (first_done && fk >= 0) {
-    const int64_t row = __ldg(run_row + fk);
-    y[row] = __ldcg(y + row) + alpha * (ek == fk ? ev + fv : fv);
-  }
-  // The trailing run ends here unless the next chunk starts with it.
-  if (a < e && cur >= 0 && (e >= T || s_key[pad(e)] != cur)) {
-    const int64_t row = __ldg(run_row + cur);
-    y[row] = __ldcg(y + row) + alpha * v;
-  }
+  if (first_done && fk >= 0)
+    merge_store_split(y, __ldg(run_row + fk), head, fe, alpha, ek == fk ? ev + fv : fv);
+  // The trailing run ends here unless the next chunk starts with it (the last tile has no
+  // carry, so e < T here and tile e finished it).
+  if (a < e && cur >= 0 && (e >= T || s_key[pad(e)] != cur))
+    merge_store_split(y, __ldg(run_row + cur), head, e, alpha, v);
   if (t == 0) *counter = 0u; // no block of this launch reads it again
 }
 
 // One block per tile. Tile b covers rows [r0, r1] and nonzeros [n0, n1) of the merged list;
 // locally, row ends are s_end[0..R] (clamped to the tile's nonzeros) and nonzeros 0..N-1.
-// Rows that end in the tile are written by the thread that consumes their end; the partial sums
-// that threads carry across their boundaries are combined by a segmented scan in a fixed order;
-// the tile's own carry-out (row r1, unfinished) goes to carry[b] for csr_merge_fixup, or, with
-// counter (fused plan), to merge_fixup_last. No floating-point atomics: every sum has a fixed
-// order. stream (variant 1): columns and values read evict-first, so that x stays in L2.
-template <typename L>
+// Rows that end in the tile are written by the thread that consumes their end, except row r0
+// when it began in an earlier tile (n0 > rowptr[r0]): its part goes to head[b] for the fix-up.
+// The partial sums that threads carry across their boundaries are combined by a segmented scan
+// in a fixed order; the tile's own carry-out (row r1, unfinished) goes to carry[b] for
+// csr_merge_fixup, or, with counter (fused plan), to merge_fixup_last. No floating-point
+// atomics: every sum has a fixed order. Columns and values are read evict-first, so that x stays
+// in L2.
+template <msp_precision PA, msp_precision PX>
 __global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
     csr_merge_kernel(int64_t rows, const int64_t *__restrict__ rowptr,
-                     const int32_t *__restrict__ colind, const L val, const double *__restrict__ x,
-                     double alpha, double beta, double *__restrict__ y,
+                     const int32_t *__restrict__ colind, const loader<PA> val, const loader<PX> x,
+                     double alpha, double beta, const ystore y,
                      const int64_t *__restrict__ tile_row, const int64_t *__restrict__ tile_nz,
-                     double *carry, const int32_t *__restrict__ tile_run,
-                     const int64_t *__restrict__ run_row, unsigned *counter, bool stream) {
+                     double *carry, double *head, const int32_t *__restrict__ tile_run,
+                     const int64_t *__restrict__ run_row, unsigned *counter) {
   __shared__ int s_end[MERGE_TILE + MERGE_THREADS + 1];
   __shared__ double s_prod[MERGE_TILE + MERGE_THREADS];
   __shared__ int s_wkey[MERGE_THREADS / 32];
@@ -402,9 +363,7 @@ __global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
 #pragma unroll
   for (int i = 0; i < MERGE_IPT; i++) {
     const int k = t + i * MERGE_THREADS;
-    if (k < N)
-      s_prod[pad(k)] = stream ? val.stream(n0 + k) * __ldg(x + __ldcs(colind + n0 + k))
-                              : val(n0 + k) * __ldg(x + __ldg(colind + n0 + k));
+    if (k < N) s_prod[pad(k)] = val.stream(n0 + k) * x(__ldcs(colind + n0 + k));
   }
   __syncthreads();
 
@@ -434,7 +393,7 @@ __global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
         first_row = xr;
         first_val = sum;
       } else {
-        store_row(y, r0 + xr, alpha, sum, beta);
+        ystore_row(y, r0 + xr, alpha, sum, beta);
       }
       sum = 0.0;
       xr++;
@@ -472,18 +431,26 @@ __global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
   } else if (ek == pk) {
     ev = pv + ev;
   }
-  if (first_row >= 0)
-    store_row(y, r0 + first_row, alpha, ek == first_row ? ev + first_val : first_val, beta);
+  if (first_row >= 0) {
+    const double part = ek == first_row ? ev + first_val : first_val;
+    // Row r0 is only ever a thread's first row; it began in an earlier tile exactly when that
+    // tile consumed some of its nonzeros, i.e. n0 > rowptr[r0] (then a fix-up run ends at b - 1).
+    if (first_row == 0 && r0 < rows && n0 > __ldg(rowptr + r0))
+      head[blockIdx.x] = beta == 0.0 ? alpha * part : alpha * part + beta * ystore_load(y, r0);
+    else
+      ystore_row(y, r0 + first_row, alpha, part, beta);
+  }
   if (t == MERGE_THREADS - 1) carry[blockIdx.x] = pk == key ? pv + v : v; // key == R here
   if (counter)
-    merge_fixup_last(counter, tile_run, run_row, carry, alpha, y, s_end, s_prod, &s_ticket);
+    merge_fixup_last(counter, tile_run, run_row, carry, head, alpha, y, s_end, s_prod, &s_ticket);
 }
 
-// Add each split row's carries, in tile order, to the value its last tile wrote. One thread per
-// run (a row continued across tiles); the runs name distinct rows, so there are no races.
+// Store each split row: its head plus its carries in tile order. One thread per run (a row
+// continued across tiles); the runs name distinct rows, so there are no races.
 __global__ void __launch_bounds__(FIXUP_THREADS)
     csr_merge_fixup(int64_t nruns, const int64_t *__restrict__ runs,
-                    const double *__restrict__ carry, double alpha, double *__restrict__ y) {
+                    const double *__restrict__ carry, const double *head, double alpha,
+                    const ystore y) {
   const int64_t r = (int64_t)blockIdx.x * FIXUP_THREADS + threadIdx.x;
   if (r >= nruns) return;
   const int64_t first = __ldg(runs + 3 * r), count = __ldg(runs + 3 * r + 1);
@@ -491,13 +458,13 @@ __global__ void __launch_bounds__(FIXUP_THREADS)
   double s = 0.0;
   for (int64_t k = 0; k < count; k++)
     s += carry[first + k];
-  y[row] += alpha * s;
+  merge_store_split(y, row, head, first + count, alpha, s);
 }
 
 // The same for one long run per block: threads sum strided carries, then a fixed tree.
 __global__ void __launch_bounds__(FIXUP_THREADS)
     csr_merge_fixup_long(const int64_t *__restrict__ runs, const double *__restrict__ carry,
-                         double alpha, double *__restrict__ y) {
+                         const double *head, double alpha, const ystore y) {
   __shared__ double s_part[FIXUP_THREADS / 32];
   const int64_t first = __ldg(runs + 3 * blockIdx.x), count = __ldg(runs + 3 * blockIdx.x + 1);
   const int64_t row = __ldg(runs + 3 * blockIdx.x + 2);
@@ -514,14 +481,13 @@ __global__ void __launch_bounds__(FIXUP_THREADS)
     double t = 0.0;
     for (int w = 0; w < FIXUP_THREADS / 32; w++)
       t += s_part[w];
-    y[row] += alpha * t;
+    merge_store_split(y, row, head, first + count, alpha, t);
   }
 }
 
-// ---- upload
-// -------------------------------------------------------------------------------------- The split
-// of diagonal d of the merge of the row ends (rowptr[1..rows]) with the nonzero indices 0..nnz-1: x
-// row ends and y nonzeros come before it (CUB's MergePathSearch).
+// ---- upload ------------------------------------------------------------------------------------
+// The split of diagonal d of the merge of the row ends (rowptr[1..rows]) with the nonzero
+// indices 0..nnz-1: x row ends and y nonzeros come before it (CUB's MergePathSearch).
 static void merge_search(int64_t d, const int64_t *rowptr, int64_t rows, int64_t nnz, int64_t *x,
                          int64_t *y) {
   int64_t lo = d > nnz ? d - nnz : 0, hi = d < rows ? d : rows;
@@ -536,33 +502,21 @@ static void merge_search(int64_t d, const int64_t *rowptr, int64_t rows, int64_t
   *y = d - lo;
 }
 
-// Vector group: variant 0, the smallest power of two >= the mean row length; variant 1
-// (csr_vector2_kernel), the largest power of two <= it; in 2..32 either way.
-static int vector_group(int64_t rows, int64_t nnz, int variant) {
+// Vector group: the largest power of two <= the mean row length, in 2..32. Measured on the H100
+// against the smallest power of two >= the mean (the kernel this file had before): 1.08x-1.17x
+// faster on the balanced matrices the rule gives the vector kernel (stencil27:160 0.579 ms
+// against 0.644, banded:1000000:64 0.317 against 0.363).
+static int vector_group(int64_t rows, int64_t nnz) {
   const double mean = rows > 0 ? (double)nnz / (double)rows : 0.0;
   int g = 2;
-  if (variant == 0) {
-    while (g < 32 && (double)g < mean)
-      g *= 2;
-  } else {
-    while (g < 32 && (double)(2 * g) <= mean)
-      g *= 2;
-  }
+  while (g < 32 && (double)(2 * g) <= mean)
+    g *= 2;
   return g;
 }
 
-// Kernel variant, read once per upload from the environment: MSP_CSR_VARIANT=0 selects the
-// previous kernels (vector group >= mean, one load per lane and row; merge path with separate
-// fix-up launches), anything else or unset the current ones. For benchmarking (A/B on one build)
-// only: the variants compute the same products (each deterministic), they differ in speed.
-// Measured on the H100 (mixsparse-bench, same run): the current vector kernel was 1.08x-1.17x
-// faster on the balanced matrices the rule gives it (stencil27:160 0.579 ms against 0.644,
-// banded:1000000:64 0.317 against 0.363), the current merge path 1.05x in geometric mean.
-static int csr_variant(void) {
-  const char *v = getenv("MSP_CSR_VARIANT");
-  return v && v[0] == '0' && v[1] == '\0' ? 0 : 1;
-}
-
+// One upload for every storage precision: the CSR structure, the value array as stored (f64:
+// A->val; otherwise A->pval, the same bytes as the CPU reads, with its fixed-point scales), and
+// the merge-path plan.
 extern "C" msp_status msp__cuda_csr_upload(msp_context ctx, msp_matrix A) {
   msp_status st = MSP_SUCCESS;
   msp__cuda_matrix *m = NULL;
@@ -570,7 +524,6 @@ extern "C" msp_status msp__cuda_csr_upload(msp_context ctx, msp_matrix A) {
   int32_t *trun = NULL;
   const int64_t rows = A->rows, nnz = A->nnz;
   const int64_t tiles = (rows + nnz + MERGE_TILE - 1) / MERGE_TILE;
-  const int variant = csr_variant();
   int64_t nruns = 0, nlong = 0, nfused = 0;
 
   if ((unsigned)A->precision >= MSP_PRECISION_COUNT ||
@@ -588,7 +541,6 @@ extern "C" msp_status msp__cuda_csr_upload(msp_context ctx, msp_matrix A) {
   if (A->precision == MSP_PRECISION_F64) {
     MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_VAL, A->val, (size_t)nnz * sizeof(double)));
   } else {
-    // The encoded array as it is (one layout for CPU and GPU), and its fixed-point scales.
     const msp__prec_array *pa = A->pval;
     MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_VAL, pa->data,
                                  (size_t)nnz * msp__prec_bytes(A->precision)));
@@ -628,8 +580,9 @@ extern "C" msp_status msp__cuda_csr_upload(msp_context ctx, msp_matrix A) {
     MSP_TRY(
         msp__cuda_matrix_put(ctx, m, SLOT_TILE_ROW, trow, (size_t)(tiles + 1) * sizeof(int64_t)));
     MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_TILE_NZ, tnz, (size_t)(tiles + 1) * sizeof(int64_t)));
-    MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_CARRY, NULL, (size_t)tiles * sizeof(double)));
-    if (variant != 0 && tiles <= MERGE_FUSE_TILES && nruns > 0) {
+    // carry (tiles) and head (tiles): written by every product before they are read
+    MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_CARRY, NULL, (size_t)(2 * tiles) * sizeof(double)));
+    if (tiles <= MERGE_FUSE_TILES && nruns > 0) {
       // Fused fix-up: each tile's run id (or -1), each run's row, and the zeroed block counter.
       MSP_TRY(MSP_ALLOC(trun, tiles, "csr merge tile runs"));
       MSP_TRY(MSP_ALLOC(rrow, nruns, "csr merge run rows"));
@@ -656,11 +609,10 @@ extern "C" msp_status msp__cuda_csr_upload(msp_context ctx, msp_matrix A) {
     MSP_TRY(
         msp__cuda_matrix_put(ctx, m, SLOT_LONG_RUNS, lruns, (size_t)(3 * nlong) * sizeof(int64_t)));
   }
-  m->i64[0] = vector_group(rows, nnz, variant);
+  m->i64[0] = vector_group(rows, nnz);
   m->i64[1] = tiles;
   m->i64[2] = nruns;
   m->i64[5] = nlong;
-  m->i64[6] = variant;
   m->i64[7] = nfused;
   // Copies from pageable memory are staged before cudaMemcpyAsync returns; waiting here anyway
   // keeps the host buffers freed below out of any doubt (uploads are not on the hot path).
@@ -676,125 +628,90 @@ exit:
 }
 
 // ---- launch ------------------------------------------------------------------------------------
-template <typename L>
-static msp_status launch_vector2(int g, cudaStream_t s, int64_t rows, const int64_t *rp,
-                                 const int32_t *ci, const L va, const double *x, double alpha,
-                                 double beta, double *y) {
-  msp_status st = MSP_SUCCESS;
-  const int64_t per_warp = (int64_t)(32 / g) * VECTOR_ROWS;
+template <msp_precision PA, msp_precision PX, int G>
+static void launch_vector_g(cudaStream_t s, int64_t rows, const int64_t *rp, const int32_t *ci,
+                            const loader<PA> &va, const loader<PX> &xa, double alpha, double beta,
+                            const ystore &y) {
+  constexpr int64_t per_warp = (int64_t)(32 / G) * VECTOR_ROWS;
+  constexpr size_t block_rows = VECTOR_THREADS / 32 * per_warp;
   const unsigned blocks = msp__cuda_blocks((rows + per_warp - 1) / per_warp * 32, VECTOR_THREADS);
-  switch (g) {
-  case 2:
-    csr_vector2_kernel<L, 2><<<blocks, VECTOR_THREADS, 0, s>>>(rows, rp, ci, va, x, alpha, beta, y);
-    break;
-  case 4:
-    csr_vector2_kernel<L, 4><<<blocks, VECTOR_THREADS, 0, s>>>(rows, rp, ci, va, x, alpha, beta, y);
-    break;
-  case 8:
-    csr_vector2_kernel<L, 8><<<blocks, VECTOR_THREADS, 0, s>>>(rows, rp, ci, va, x, alpha, beta, y);
-    break;
-  case 16:
-    csr_vector2_kernel<L, 16>
-        <<<blocks, VECTOR_THREADS, 0, s>>>(rows, rp, ci, va, x, alpha, beta, y);
-    break;
-  default:
-    csr_vector2_kernel<L, 32>
-        <<<blocks, VECTOR_THREADS, 0, s>>>(rows, rp, ci, va, x, alpha, beta, y);
-    break;
-  }
-  MSP_CUDA_CHECK_LAUNCH("csr_vector2_kernel");
-exit:
-  return st;
+  const size_t smem = msp_prec_is_fixed(y.a.prec) ? block_rows * sizeof(double) : 0;
+  csr_vector_kernel<PA, PX, G>
+      <<<blocks, VECTOR_THREADS, smem, s>>>(rows, rp, ci, va, xa, alpha, beta, y);
 }
 
-template <typename L>
-static msp_status launch_vector(int g, cudaStream_t s, int64_t rows, const int64_t *rp,
-                                const int32_t *ci, const L va, const double *x, double alpha,
-                                double beta, double *y) {
-  msp_status st = MSP_SUCCESS;
-  // One warp per 32 / g * VECTOR_ROWS consecutive rows.
-  const int64_t per_warp = (int64_t)(32 / g) * VECTOR_ROWS;
-  const unsigned blocks = msp__cuda_blocks((rows + per_warp - 1) / per_warp * 32, VECTOR_THREADS);
-  switch (g) {
-  case 2:
-    csr_vector_kernel<L, 2><<<blocks, VECTOR_THREADS, 0, s>>>(rows, rp, ci, va, x, alpha, beta, y);
-    break;
-  case 4:
-    csr_vector_kernel<L, 4><<<blocks, VECTOR_THREADS, 0, s>>>(rows, rp, ci, va, x, alpha, beta, y);
-    break;
-  case 8:
-    csr_vector_kernel<L, 8><<<blocks, VECTOR_THREADS, 0, s>>>(rows, rp, ci, va, x, alpha, beta, y);
-    break;
-  case 16:
-    csr_vector_kernel<L, 16><<<blocks, VECTOR_THREADS, 0, s>>>(rows, rp, ci, va, x, alpha, beta, y);
-    break;
-  default:
-    csr_vector_kernel<L, 32><<<blocks, VECTOR_THREADS, 0, s>>>(rows, rp, ci, va, x, alpha, beta, y);
-    break;
-  }
-  MSP_CUDA_CHECK_LAUNCH("csr_vector_kernel");
-exit:
-  return st;
-}
-
-// Enqueue the product with A->kernel on ctx's stream; nothing waits for it.
-template <msp_precision P>
-static msp_status launch(msp_context ctx, double alpha, const msp_matrix A, const double *x,
-                         double beta, double *y) {
+// Enqueue the product with kernel k on ctx's stream; nothing waits for it.
+template <msp_precision PA, msp_precision PX>
+static msp_status launch(msp_context ctx, msp_kernel k, double alpha, const msp_matrix A,
+                         const msp_vector x, double beta, const msp_vector yv) {
   msp_status st = MSP_SUCCESS;
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
   const cudaStream_t s = msp__cuda(ctx)->stream;
   const int64_t rows = A->rows;
   const int64_t *rp = (const int64_t *)m->d[SLOT_ROWPTR];
   const int32_t *ci = (const int32_t *)m->d[SLOT_COLIND];
+  const loader<PX> xa = msp__vector_loader<PX>(x);
+  const ystore y = msp__vector_ystore(yv);
   // The device view of the stored values; CPMS reads the segments the matrix asks for now
   // (msp_matrix_set_cpms_segments may change them after the upload).
-  loader<P> va;
+  loader<PA> va;
   memset(&va, 0, sizeof va);
   va.a.data = m->d[SLOT_VAL];
   va.a.n = A->nnz;
-  va.a.prec = P;
+  va.a.prec = PA;
   va.a.scale_shift = (int)m->i64[3];
   va.a.scales = (const double *)m->d[SLOT_SCALES];
   va.a.bank_shift = (int)m->i64[4];
   {
-    const int all = P == MSP_PRECISION_CPMS2 ? 2 : P == MSP_PRECISION_CPMS4 ? 4 : 1;
-    const int k = A->opts.cpms_segments;
-    va.a.read_segments = k <= 0 || k > all ? all : k;
+    const int all = msp__prec_segments(PA), seg = A->opts.cpms_segments;
+    va.a.read_segments = seg <= 0 || seg > all ? all : seg;
   }
-  msp_kernel k = A->kernel;
-  if (k == MSP_KERNEL_AUTO) k = msp_choose_kernel(&A->stats, NULL, 0);
   switch (k) {
   case MSP_KERNEL_SCALAR:
-    csr_scalar_kernel<loader<P>><<<msp__cuda_blocks(rows, SCALAR_THREADS), SCALAR_THREADS, 0, s>>>(
-        rows, rp, ci, va, x, alpha, beta, y);
+    csr_scalar_kernel<PA, PX><<<msp__cuda_blocks(rows, SCALAR_THREADS), SCALAR_THREADS, 0, s>>>(
+        rows, rp, ci, va, xa, alpha, beta, y);
     MSP_CUDA_CHECK_LAUNCH("csr_scalar_kernel");
     break;
   case MSP_KERNEL_VECTOR:
-    if (m->i64[6] == 0)
-      MSP_TRY(launch_vector<loader<P>>((int)m->i64[0], s, rows, rp, ci, va, x, alpha, beta, y));
-    else
-      MSP_TRY(launch_vector2<loader<P>>((int)m->i64[0], s, rows, rp, ci, va, x, alpha, beta, y));
+    switch ((int)m->i64[0]) {
+    case 2:
+      launch_vector_g<PA, PX, 2>(s, rows, rp, ci, va, xa, alpha, beta, y);
+      break;
+    case 4:
+      launch_vector_g<PA, PX, 4>(s, rows, rp, ci, va, xa, alpha, beta, y);
+      break;
+    case 8:
+      launch_vector_g<PA, PX, 8>(s, rows, rp, ci, va, xa, alpha, beta, y);
+      break;
+    case 16:
+      launch_vector_g<PA, PX, 16>(s, rows, rp, ci, va, xa, alpha, beta, y);
+      break;
+    default:
+      launch_vector_g<PA, PX, 32>(s, rows, rp, ci, va, xa, alpha, beta, y);
+      break;
+    }
+    MSP_CUDA_CHECK_LAUNCH("csr_vector_kernel");
     break;
   default: {
     const int64_t tiles = m->i64[1], nruns = m->i64[2], nlong = m->i64[5];
     const bool fused = m->i64[7] > 0; // the kernel applies the carries: no fix-up launch
-    csr_merge_kernel<loader<P>><<<(unsigned)tiles, MERGE_THREADS, 0, s>>>(
-        rows, rp, ci, va, x, alpha, beta, y, (const int64_t *)m->d[SLOT_TILE_ROW],
-        (const int64_t *)m->d[SLOT_TILE_NZ], (double *)m->d[SLOT_CARRY],
+    double *carry = (double *)m->d[SLOT_CARRY], *head = carry + tiles;
+    csr_merge_kernel<PA, PX><<<(unsigned)tiles, MERGE_THREADS, 0, s>>>(
+        rows, rp, ci, va, xa, alpha, beta, y, (const int64_t *)m->d[SLOT_TILE_ROW],
+        (const int64_t *)m->d[SLOT_TILE_NZ], carry, head,
         fused ? (const int32_t *)m->d[SLOT_TILE_RUN] : NULL,
         fused ? (const int64_t *)m->d[SLOT_RUN_ROW] : NULL,
-        fused ? (unsigned *)m->d[SLOT_COUNTER] : NULL, m->i64[6] != 0);
+        fused ? (unsigned *)m->d[SLOT_COUNTER] : NULL);
     MSP_CUDA_CHECK_LAUNCH("csr_merge_kernel");
     if (fused) break;
     if (nruns > 0) {
       csr_merge_fixup<<<msp__cuda_blocks(nruns, FIXUP_THREADS), FIXUP_THREADS, 0, s>>>(
-          nruns, (const int64_t *)m->d[SLOT_RUNS], (const double *)m->d[SLOT_CARRY], alpha, y);
+          nruns, (const int64_t *)m->d[SLOT_RUNS], carry, head, alpha, y);
       MSP_CUDA_CHECK_LAUNCH("csr_merge_fixup");
     }
     if (nlong > 0) {
       csr_merge_fixup_long<<<(unsigned)nlong, FIXUP_THREADS, 0, s>>>(
-          (const int64_t *)m->d[SLOT_LONG_RUNS], (const double *)m->d[SLOT_CARRY], alpha, y);
+          (const int64_t *)m->d[SLOT_LONG_RUNS], carry, head, alpha, y);
       MSP_CUDA_CHECK_LAUNCH("csr_merge_fixup_long");
     }
     break;
@@ -804,21 +721,24 @@ exit:
   return st;
 }
 
-// Every storage precision through one launcher (the switch over MSP_PRECISION_LIST): spmv[CSR]
-// for f64, and csr_prec.cu's spmv_prec[CSR] hands f32 here.
+// Every storage precision of A and of x through one launcher: the two nested switches over
+// MSP_PRECISION_LIST instantiate the kernels for each pair; y's precision is the store's.
 extern "C" msp_status msp__cuda_csr_spmv(msp_context ctx, double alpha, const msp_matrix A,
                                          msp_vector x, double beta, msp_vector y) {
   if (A->rows == 0) return MSP_SUCCESS;
   if (!A->dev)
     return msp__error(MSP_ERR_INTERNAL, "csr spmv (cuda): the matrix has no device data");
-  switch (A->precision) {
-#define CSR_PREC_CASE_(name, tag, bytes)                                                           \
-  case MSP_PRECISION_##name:                                                                       \
-    return launch<MSP_PRECISION_##name>(ctx, alpha, A, x->d_data, beta, y->d_data);
-    MSP_PRECISION_LIST(CSR_PREC_CASE_)
-#undef CSR_PREC_CASE_
-  default:
-    return msp__error(MSP_ERR_INVALID_ARGUMENT, "csr spmv (cuda): unknown precision %d",
-                      (int)A->precision);
-  }
+  msp_kernel k = A->kernel;
+  if (k == MSP_KERNEL_AUTO) k = msp_choose_kernel(&A->stats, NULL, 0);
+  if (k != MSP_KERNEL_SCALAR && k != MSP_KERNEL_VECTOR && msp_prec_is_fixed(y->prec))
+    return msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "csr spmv (cuda): the merge-path kernel cannot write a fixed-point y (%s: "
+                      "one scale per 32 rows, which may straddle its tiles); use the scalar or "
+                      "vector kernel, or another precision for y",
+                      msp_precision_name(y->prec));
+  return msp__prec_dispatch(A->precision, [&](auto pa) {
+    return msp__prec_dispatch(x->prec, [&](auto px) {
+      return launch<decltype(pa)::value, decltype(px)::value>(ctx, k, alpha, A, x, beta, y);
+    });
+  });
 }

@@ -65,15 +65,18 @@ msp_status msp__cuda_matrix_put(msp_context ctx, msp__cuda_matrix *m, int slot, 
 // through its per-format table; on failure backend.cu frees whatever A->dev holds.
 typedef msp_status (*msp__cuda_upload_fn)(msp_context ctx, msp_matrix A);
 
-// CSR (csr.cu): upload and y = alpha*A*x + beta*y with A->kernel (scalar, vector, merge). Both
-// take every storage precision (values other than f64 come from A->pval, read through the
-// accessors of src/common/precision.h); csr_prec.cu hands f32 to them.
+// CSR (csr.cu): upload and y = alpha*A*x + beta*y with A->kernel (scalar, vector, merge), for
+// every storage precision of the values (other than f64: A->pval), of x and of y, read and
+// written through src/cuda/access.cuh. The merge path answers MSP_ERR_NOT_SUPPORTED for a
+// fixed-point y.
 msp_status msp__cuda_csr_upload(msp_context ctx, msp_matrix A);
 msp_status msp__cuda_csr_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                               double beta, msp_vector y);
 
 // COO, ELL, HLL, DIA, HDIA, HYB (coo.cu, ell.cu, hll.cu, dia.cu, hdia.cu, hyb.cu): upload from
-// A->fmt and y = alpha*A*x + beta*y (fp64 values; deterministic, no atomics).
+// A->fmt (values: the host f64 array or A->pval, in the format's own order) and
+// y = alpha*A*x + beta*y for every storage precision of A, x and y, one kernel per format
+// (deterministic, no atomics). COO and HYB refuse a fixed-point y (MSP_ERR_NOT_SUPPORTED).
 msp_status msp__cuda_coo_upload(msp_context ctx, msp_matrix A);
 msp_status msp__cuda_coo_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                               double beta, msp_vector y);
@@ -93,11 +96,7 @@ msp_status msp__cuda_hyb_upload(msp_context ctx, msp_matrix A);
 msp_status msp__cuda_hyb_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                               double beta, msp_vector y);
 
-// CSR with values in another precision than f64 (csr_prec.cu; f32 is handed on to csr.cu), and
-// BDMP-PBP / BDMP-TCKI (bdmp.cu).
-msp_status msp__cuda_csr_prec_upload(msp_context ctx, msp_matrix A);
-msp_status msp__cuda_csr_prec_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
-                                   double beta, msp_vector y);
+// BDMP-PBP / BDMP-TCKI (bdmp.cu): f64 x and y only for now (MSP_ERR_NOT_SUPPORTED otherwise).
 msp_status msp__cuda_bdmp_pbp_upload(msp_context ctx, msp_matrix A);
 msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                                    double beta, msp_vector y);
@@ -105,20 +104,10 @@ msp_status msp__cuda_bdmp_tcki_upload(msp_context ctx, msp_matrix A);
 msp_status msp__cuda_bdmp_tcki_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                                     double beta, msp_vector y);
 
-// COO, ELL, HLL, DIA, HDIA, HYB with values in another precision than f64 (prec_formats.cu).
-#define MSP__CUDA_PREC_DECL_(fmt)                                                                  \
-  msp_status msp__cuda_##fmt##_prec_upload(msp_context ctx, msp_matrix A);                         \
-  msp_status msp__cuda_##fmt##_prec_spmv(msp_context ctx, double alpha, const msp_matrix A,        \
-                                         msp_vector x, double beta, msp_vector y);
-MSP__CUDA_PREC_DECL_(coo)
-MSP__CUDA_PREC_DECL_(ell)
-MSP__CUDA_PREC_DECL_(hll)
-MSP__CUDA_PREC_DECL_(dia)
-MSP__CUDA_PREC_DECL_(hdia)
-MSP__CUDA_PREC_DECL_(hyb)
-#undef MSP__CUDA_PREC_DECL_
-
-// Vector operations (blas1.cu): deterministic for any device (fixed grid and summation order).
+// Vector operations (blas1.cu) on the vectors' encoded device data, in every storage precision
+// (x and y each in their own), fp64 arithmetic; results rounded into the written vector's
+// precision (fixed point: a scale per 32 values from their new values; overflow saturated and
+// counted in its d_range). Deterministic for any device (fixed grid and summation order).
 // Reductions synchronise the context's stream to hand back the scalar; the rest only enqueue.
 msp_status msp__cuda_dot(msp_context ctx, msp_vector x, msp_vector y, double *r);
 msp_status msp__cuda_nrm2(msp_context ctx, msp_vector x, double *r);
@@ -127,11 +116,6 @@ msp_status msp__cuda_axpby(msp_context ctx, double a, msp_vector x, double b, ms
 msp_status msp__cuda_scale(msp_context ctx, double a, msp_vector x);
 msp_status msp__cuda_copy(msp_context ctx, msp_vector x, msp_vector y);
 msp_status msp__cuda_fill(msp_context ctx, msp_vector x, double value);
-// Vectors stored in a reduced precision (vector_prec.cu): decode d_enc into the work copy
-// d_data / encode d_data into d_enc (fixed point: the scale from a device max reduction, kept
-// on the device). Only enqueue.
-msp_status msp__cuda_vector_decode(msp_vector v);
-msp_status msp__cuda_vector_encode(msp_vector v);
 #ifdef __cplusplus
 }
 #endif

@@ -1,11 +1,19 @@
 // formats.cuh: shared by the CUDA COO, ELL, HLL, DIA, HDIA, HYB files (and HYB's ELL, COO parts).
+//
+// Each format's kernel is one template over the loader of its values (loader<PA>) and the loader
+// of x (loader<PX>), instantiated for every pair of MSP_PRECISION_LIST by msp__fmt_dispatch2 (two
+// nested msp__prec_dispatch); y is written through `ystore`, which picks the rounding store of
+// y's precision at run time (access.cuh). One device layout per format whatever the precision:
+// the format's value array in the host's order (the f64 host array, or A->pval: the same array
+// encoded), in one slot, plus a slot of fixed-point scales (one per 2^MSP_FX_BLOCK_SHIFT values).
 #ifndef MSP_CUDA_FORMATS_CUH
 #define MSP_CUDA_FORMATS_CUH
 
-#include "cuda_internal.cuh"
+#include "access.cuh"
 
 #include <limits.h>
 #include <stdint.h>
+#include <string.h>
 
 // Threads per block of every kernel here: 8 warps.
 #define MSP__FMT_BLOCK 256
@@ -19,65 +27,213 @@
 #define MSP__FMT_UNROLL 8
 
 // ---- device helpers -----------------------------------------------------------------------------
-// Matrix arrays and x are read-only during a product: the non-coherent read-only path.
+// Index arrays read by many threads (hack and diagonal offsets): the read-only cache.
 template <typename T> __device__ __forceinline__ T msp__ld(const T *p) {
   return __ldg(p);
 }
 __device__ __forceinline__ int64_t msp__ld(const int64_t *p) {
   return (int64_t)__ldg((const long long *)p);
 }
-// A stored value widened to the fp64 arithmetic (one place to put a storage accessor later).
-__device__ __forceinline__ double msp__widen(double v) {
-  return v;
+// Index arrays read once per product (ELL columns, row lengths): evict-first, so that x keeps its
+// place in L2 (the values go through loader::stream for the same reason).
+__device__ __forceinline__ int32_t msp__ld_once(const int32_t *p) {
+  return __ldcs(p);
 }
 
-// y_i = alpha * sum + beta * y_i; y_i is not read when beta == 0 (NaN in y must not propagate).
-__device__ __forceinline__ void msp__y_update(double *y, int64_t i, double alpha, double sum,
-                                              double beta) {
-  y[i] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[i];
-}
+// A cursor over a loader's array that moves by a fixed stride (ELL slots, diagonals): the
+// row kernels keep eight loads in flight, and addresses formed from an index each time (a 64-bit
+// multiply-add per slot and array) overflow their 64 registers into spills, where a walking
+// pointer costs one add. load() returns what a register holds until the value's use: f32, f16
+// and bf16 as a float (exact: one register instead of two), the others as the loader's double.
+// Fixed point walks the pointer too (its scale index is the pointer's offset); CPMS reads through
+// the loader at the index (its banks depend on it). Decoded exactly as the loader decodes.
+template <class L> struct msp__cursor {
+  const L &l;
+  int64_t j;
+  __device__ __forceinline__ msp__cursor(const L &l_, int64_t j_) : l(l_), j(j_) {}
+  __device__ __forceinline__ double load() const { return l.stream(j); }
+  __device__ __forceinline__ void step(int64_t s) { j += s; }
+};
+template <> struct msp__cursor<loader<MSP_PRECISION_F64>> {
+  const double *p;
+  __device__ __forceinline__ msp__cursor(const loader<MSP_PRECISION_F64> &l, int64_t j)
+      : p((const double *)l.a.data + j) {}
+  __device__ __forceinline__ double load() const { return __ldcs(p); }
+  __device__ __forceinline__ void step(int64_t s) { p += s; }
+};
+template <> struct msp__cursor<loader<MSP_PRECISION_F32>> {
+  const float *p;
+  __device__ __forceinline__ msp__cursor(const loader<MSP_PRECISION_F32> &l, int64_t j)
+      : p((const float *)l.a.data + j) {}
+  __device__ __forceinline__ float load() const { return __ldcs(p); }
+  __device__ __forceinline__ void step(int64_t s) { p += s; }
+};
+template <> struct msp__cursor<loader<MSP_PRECISION_F16>> {
+  const unsigned short *p;
+  __device__ __forceinline__ msp__cursor(const loader<MSP_PRECISION_F16> &l, int64_t j)
+      : p((const unsigned short *)l.a.data + j) {}
+  __device__ __forceinline__ float load() const { return (float)msp_f16_to_double(__ldcs(p)); }
+  __device__ __forceinline__ void step(int64_t s) { p += s; }
+};
+template <> struct msp__cursor<loader<MSP_PRECISION_BF16>> {
+  const unsigned short *p;
+  __device__ __forceinline__ msp__cursor(const loader<MSP_PRECISION_BF16> &l, int64_t j)
+      : p((const unsigned short *)l.a.data + j) {}
+  __device__ __forceinline__ float load() const { return (float)msp_bf16_to_double(__ldcs(p)); }
+  __device__ __forceinline__ void step(int64_t s) { p += s; }
+};
+template <class Q, msp_precision P> struct msp__fx_cursor {
+  const loader<P> &l; // the kernel's parameter: its fields are read in place, not held
+  const Q *p;
+  __device__ __forceinline__ msp__fx_cursor(const loader<P> &l_, int64_t j)
+      : l(l_), p((const Q *)l_.a.data + j) {}
+  // The index for the scale comes back from the pointer: no second walking register.
+  __device__ __forceinline__ double load() const {
+    return (double)__ldcs(p) * __ldg(l.a.scales + ((p - (const Q *)l.a.data) >> l.a.scale_shift));
+  }
+  __device__ __forceinline__ void step(int64_t s) { p += s; }
+};
+template <>
+struct msp__cursor<loader<MSP_PRECISION_FX32>> : msp__fx_cursor<int, MSP_PRECISION_FX32> {
+  using msp__fx_cursor::msp__fx_cursor;
+};
+template <>
+struct msp__cursor<loader<MSP_PRECISION_FX16>> : msp__fx_cursor<short, MSP_PRECISION_FX16> {
+  using msp__fx_cursor::msp__fx_cursor;
+};
 
-// Sum of len slots of an ELL-like row: slot k holds value vp[k * stride] and column cp[k * stride]
-// (column-major: consecutive threads read consecutive memory). Loads of MSP__FMT_UNROLL slots are
-// issued before their products; slots past len are predicated off, so a short row still has all
-// of its loads in flight at once. Sums in slot order.
-template <typename V>
-__device__ __forceinline__ double msp__ell_row_sum(const int32_t *__restrict__ cp,
-                                                   const V *__restrict__ vp, int64_t stride,
-                                                   int64_t len, const double *__restrict__ x) {
+// Sum of len slots of an ELL-like row: slot k holds value va[j0 + k * stride] and column
+// col[j0 + k * stride] (column-major: consecutive threads read consecutive memory). Loads of
+// MSP__FMT_UNROLL slots are issued before their products; slots past len are predicated off, so
+// a short row still has all of its loads in flight at once. Sums in slot order.
+template <class LA, class LX>
+__device__ __forceinline__ double msp__ell_row_sum(const int32_t *__restrict__ col, const LA &va,
+                                                   int64_t j0, int64_t stride, int64_t len,
+                                                   const LX &x) {
   double sum = 0.0;
+  msp__cursor<LA> vc(va, j0);
+  const int32_t *__restrict__ cp = col + j0;
   for (int64_t k = 0; k < len; k += MSP__FMT_UNROLL) {
-    V v[MSP__FMT_UNROLL];
+    decltype(vc.load()) v[MSP__FMT_UNROLL];
     int32_t c[MSP__FMT_UNROLL];
-    // Walking pointers (one add per slot) instead of k * stride products keep few 64-bit
-    // addresses live, which keeps the kernels at 64 registers without spills.
 #pragma unroll
     for (int u = 0; u < MSP__FMT_UNROLL; u++) {
       const bool ok = k + u < len;
-      v[u] = ok ? msp__ld(vp) : V(0);
-      c[u] = ok ? msp__ld(cp) : -1;
-      vp += stride;
+      v[u] = ok ? vc.load() : 0;
+      c[u] = ok ? msp__ld_once(cp) : -1;
+      vc.step(stride);
       cp += stride;
     }
     double xv[MSP__FMT_UNROLL];
 #pragma unroll
     for (int u = 0; u < MSP__FMT_UNROLL; u++)
-      xv[u] = c[u] >= 0 ? msp__ld(x + c[u]) : 0.0;
+      xv[u] = c[u] >= 0 ? x(c[u]) : 0.0;
 #pragma unroll
     for (int u = 0; u < MSP__FMT_UNROLL; u++)
-      sum += msp__widen(v[u]) * xv[u];
+      sum += (double)v[u] * xv[u];
   }
   return sum;
 }
 
+// Values j .. j+7 of a loader's array into v (COO: a lane's 8 consecutive triples), those at or
+// past `end` read as 0. Where j is a multiple of 8 and all 8 are inside, the stored bytes come in
+// 16-byte evict-first loads (cudaMalloc aligns the array to 256 bytes, so 8 values from a multiple
+// of 8 are 16-byte aligned for every width of 2 bytes or more) and are decoded as the loader
+// decodes them; fixed point: the 8 share one scale (a scale block, 256 values, is a multiple of
+// 8). Otherwise, and for CPMS, one load per value.
+template <msp_precision P>
+__device__ __forceinline__ void msp__load8(const loader<P> &l, int64_t j, int64_t end,
+                                           double (&v)[8]) {
+  constexpr bool vec = P == MSP_PRECISION_F64 || P == MSP_PRECISION_F32 || P == MSP_PRECISION_F16 ||
+                       P == MSP_PRECISION_BF16 || P == MSP_PRECISION_FX32 ||
+                       P == MSP_PRECISION_FX16;
+  if constexpr (vec) {
+    if ((j & 7) == 0 && j + 8 <= end) {
+      if constexpr (P == MSP_PRECISION_F64) {
+        const double2 *q = reinterpret_cast<const double2 *>((const double *)l.a.data + j);
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+          const double2 u = __ldcs(q + c);
+          v[2 * c] = u.x;
+          v[2 * c + 1] = u.y;
+        }
+      } else if constexpr (P == MSP_PRECISION_F32 || P == MSP_PRECISION_FX32) {
+        const int4 *q = reinterpret_cast<const int4 *>((const int32_t *)l.a.data + j);
+        int32_t w[8];
+#pragma unroll
+        for (int c = 0; c < 2; c++) {
+          const int4 u = __ldcs(q + c);
+          w[4 * c] = u.x;
+          w[4 * c + 1] = u.y;
+          w[4 * c + 2] = u.z;
+          w[4 * c + 3] = u.w;
+        }
+        if constexpr (P == MSP_PRECISION_F32) {
+#pragma unroll
+          for (int k = 0; k < 8; k++)
+            v[k] = (double)__int_as_float(w[k]);
+        } else {
+          const double s = __ldg(l.a.scales + (j >> l.a.scale_shift));
+#pragma unroll
+          for (int k = 0; k < 8; k++)
+            v[k] = (double)w[k] * s;
+        }
+      } else {
+        const uint4 u = __ldcs(reinterpret_cast<const uint4 *>((const uint16_t *)l.a.data + j));
+        const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+        uint16_t h[8];
+#pragma unroll
+        for (int c = 0; c < 4; c++) { // little endian: the lower half is the lower index
+          h[2 * c] = (uint16_t)(w[c] & 0xffffu);
+          h[2 * c + 1] = (uint16_t)(w[c] >> 16);
+        }
+        if constexpr (P == MSP_PRECISION_F16) {
+#pragma unroll
+          for (int k = 0; k < 8; k++)
+            v[k] = msp_f16_to_double(h[k]);
+        } else if constexpr (P == MSP_PRECISION_BF16) {
+#pragma unroll
+          for (int k = 0; k < 8; k++)
+            v[k] = msp_bf16_to_double(h[k]);
+        } else {
+          const double s = __ldg(l.a.scales + (j >> l.a.scale_shift));
+#pragma unroll
+          for (int k = 0; k < 8; k++)
+            v[k] = (double)(int16_t)h[k] * s;
+        }
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < 8; k++)
+    v[k] = j + k < end ? l.stream(j + k) : 0.0;
+}
+
+// ---- the one dispatch over the pair (values, x) -------------------------------------------------
+// f(loader<PA>, loader<PX>) for the run-time precisions of the value view va and of x's view xa:
+// every format's launcher calls it once, so each kernel is instantiated for every pair of
+// MSP_PRECISION_LIST rows and a new row instantiates them all.
+template <class F>
+static msp_status msp__fmt_dispatch2(const msp_acc &va, const msp_acc &xa, F &&f) {
+  return msp__prec_dispatch(va.prec, [&](auto pa) {
+    return msp__prec_dispatch(xa.prec, [&](auto px) {
+      loader<decltype(pa)::value> la;
+      loader<decltype(px)::value> lx;
+      la.a = va;
+      lx.a = xa;
+      return f(la, lx);
+    });
+  });
+}
+
 // ---- host helpers for the uploads ---------------------------------------------------------------
-// The formats here store fp64 values only: msp_matrix_convert encodes other precisions for CSR
-// alone (msp__matrix_encode_values), so anything else reaching an upload is refused clearly. Row
-// indices and diagonal offsets travel as int32 on the device, so rows must fit an int32.
+// Values other than f64 come encoded in A->pval (msp__matrix_encode_values), in the order of the
+// format's host value array. Row indices and diagonal offsets travel as int32 on the device, so
+// rows and columns must fit an int32.
 static inline msp_status msp__fmt_check(const msp_matrix A, const char *fmt) {
-  if (A->precision != MSP_PRECISION_F64)
-    return msp__error(MSP_ERR_NOT_SUPPORTED,
-                      "CUDA %s upload: %s values are not supported (f64 only)", fmt,
+  if (A->precision != MSP_PRECISION_F64 && !A->pval)
+    return msp__error(MSP_ERR_INTERNAL, "CUDA %s upload: %s matrix without encoded values", fmt,
                       msp_precision_name(A->precision) ? msp_precision_name(A->precision) : "?");
   if (A->rows > INT32_MAX || A->cols > INT32_MAX)
     return msp__error(MSP_ERR_NOT_SUPPORTED,
@@ -87,70 +243,105 @@ static inline msp_status msp__fmt_check(const msp_matrix A, const char *fmt) {
   return MSP_SUCCESS;
 }
 
-// Put an array of `ncols` columns of `rows` elements (column-major, host leading dimension rows)
-// into slot `slot` with device leading dimension ld >= rows; rows ld-rows..ld-1 of each column are
-// zero. A leading dimension that is a multiple of 32 makes each warp's 32 consecutive rows start
-// on a 256-byte boundary for 8-byte elements, so no load straddles an extra sector.
-static inline msp_status msp__fmt_put_2d(msp_context ctx, msp__cuda_matrix *m, int slot,
-                                         const void *host, size_t elem, int64_t rows, int64_t ncols,
-                                         int64_t ld) {
+// The value slot `vslot`: f64, the host value array of n0 values followed by a second of n1 (HYB:
+// its ELL part, then its COO part; one array, one addressing); another precision, A->pval (the
+// same values encoded as one array), and its fixed-point scales in slot `sslot`.
+static inline msp_status msp__fmt_put_values(msp_context ctx, msp__cuda_matrix *m,
+                                             const msp_matrix A, int vslot, int sslot,
+                                             const double *v0, int64_t n0, const double *v1,
+                                             int64_t n1) {
   msp_status st = MSP_SUCCESS;
-  size_t bytes = (size_t)ncols * (size_t)ld * elem;
-  if (bytes == 0) return MSP_SUCCESS;
-  if (ld == rows) return msp__cuda_matrix_put(ctx, m, slot, host, bytes);
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, slot, NULL, bytes));
-  if (rows == 0) goto exit;
-  if ((size_t)ld * elem <= (size_t)INT32_MAX) {
-    MSP_CUDA_TRY(cudaMemcpy2DAsync(m->d[slot], (size_t)ld * elem, host, (size_t)rows * elem,
-                                   (size_t)rows * elem, (size_t)ncols, cudaMemcpyHostToDevice,
-                                   msp__cuda(ctx)->stream));
+  const cudaStream_t s = msp__cuda(ctx)->stream;
+  if (A->pval) {
+    const msp__prec_array *p = A->pval;
+    if (p->n != n0 + n1)
+      return msp__error(MSP_ERR_INTERNAL,
+                        "CUDA %s upload: %lld encoded values for a value array of %lld",
+                        msp_format_name(A->format), (long long)p->n, (long long)(n0 + n1));
+    MSP_TRY(msp__cuda_matrix_put(ctx, m, vslot, p->data, (size_t)p->n * msp__prec_bytes(p->prec)));
+    if (p->scales && p->nscales > 0)
+      MSP_TRY(msp__cuda_matrix_put(ctx, m, sslot, p->scales, (size_t)p->nscales * sizeof(double)));
+  } else if (n1 == 0) {
+    MSP_TRY(msp__cuda_matrix_put(ctx, m, vslot, v0, (size_t)n0 * sizeof(double)));
   } else {
-    // Pitches above the 2D copy's limit (cudaDevAttrMaxPitch): one copy per column.
-    for (int64_t k = 0; k < ncols; k++)
-      MSP_CUDA_TRY(cudaMemcpyAsync((char *)m->d[slot] + (size_t)k * (size_t)ld * elem,
-                                   (const char *)host + (size_t)k * (size_t)rows * elem,
-                                   (size_t)rows * elem, cudaMemcpyHostToDevice,
-                                   msp__cuda(ctx)->stream));
+    MSP_TRY(msp__cuda_matrix_put(ctx, m, vslot, NULL, (size_t)(n0 + n1) * sizeof(double)));
+    // Pageable sources: each copy returns once its data is staged.
+    if (n0 > 0)
+      MSP_CUDA_TRY(
+          cudaMemcpyAsync(m->d[vslot], v0, (size_t)n0 * sizeof(double), cudaMemcpyHostToDevice, s));
+    MSP_CUDA_TRY(cudaMemcpyAsync((double *)m->d[vslot] + n0, v1, (size_t)n1 * sizeof(double),
+                                 cudaMemcpyHostToDevice, s));
   }
 exit:
   return st;
 }
 
-static inline int64_t msp__fmt_round_up(int64_t n, int64_t m) {
-  return (n + m - 1) / m * m;
+// The device view of A's value array in slots vslot (values) and sslot (fixed-point scales). Built
+// at each product: CPMS reads the segments the matrix asks for now (msp_matrix_set_cpms_segments
+// may change them after the upload).
+static inline msp_acc msp__fmt_values(const msp_matrix A, const msp__cuda_matrix *m, int vslot,
+                                      int sslot) {
+  msp_acc a;
+  if (A->pval) {
+    a = msp__prec_view(A->pval, A->opts.cpms_segments);
+  } else {
+    memset(&a, 0, sizeof a);
+    a.prec = MSP_PRECISION_F64;
+    a.scale_shift = MSP_FX_BLOCK_SHIFT;
+    a.read_segments = 1;
+  }
+  a.data = m->d[vslot];
+  a.scales = (const double *)m->d[sslot];
+  return a;
 }
 
 // Whether an ELL-like kernel should read per-row lengths (int32 per row) and stop at them instead
 // of running over every padded slot: worth it when the padding is more than two slots per row on
-// average (a padded slot costs 12 bytes, the length 4 bytes per row; lanes past their length skip
-// whole sectors only where their neighbours are past theirs too, hence the margin).
+// average (a padded slot costs an index and a value, the length 4 bytes per row; lanes past their
+// length skip whole sectors only where their neighbours are past theirs too, hence the margin).
 static inline int msp__fmt_use_rowlen(int64_t rows, int64_t slots, int64_t nnz) {
   return rows > 0 && slots - nnz > 2 * rows;
 }
 
 // ---- parts shared with HYB ----------------------------------------------------------------------
-// An ELL part: `rows` x `width`, column-major with leading dimension ld (a multiple of 32), and
-// per-row lengths when use_rowlen. Fills slots s0 (col, int32), s0+1 (val), s0+2 (rowlen, int32,
-// only when used) and the scalars i64[q0] = width, i64[q0+1] = ld, i64[q0+2] = use_rowlen.
+// An ELL part: `rows` x `width`, column-major with leading dimension rows (the host layout: one
+// index addresses a slot's column and its value), and per-row lengths when use_rowlen. Fills
+// slots s0 (col, int32), s0+1 (rowlen, int32, only when used) and the scalars i64[q0] = width,
+// i64[q0+1] = use_rowlen. Its values are the first rows * width of the caller's value array.
 msp_status msp__cuda_ell_part_upload(msp_context ctx, msp__cuda_matrix *m, int s0, int q0,
                                      int64_t rows, const msp__ell *e, int64_t stored_nnz);
-// y = alpha * ELL * x + beta * y over all rows, from the slots written above.
+// y = alpha * ELL * x + beta * y over all rows, from the slots written above, values va (from
+// index 0), x's view xa and y's store (every precision of y, fixed point included). HYB: the rows
+// whose bit is set in tail (NULL: none) get part[i] = alpha * ELL_i x + beta * y_i (fp64)
+// instead, for the COO part to finish.
 msp_status msp__cuda_ell_part_spmv(cudaStream_t s, const msp__cuda_matrix *m, int s0, int q0,
-                                   int64_t rows, double alpha, const double *x, double beta,
-                                   double *y);
+                                   int64_t rows, const msp_acc &va, const msp_acc &xa,
+                                   const ystore &y, double alpha, double beta, const uint32_t *tail,
+                                   double *part);
 
 // A COO part (triples sorted by row, then column), reduced by equal shares of MSP__COO_TILE
-// triples per warp without atomics. Fills slots s0 .. s0+5 (row, col, val, head partials, tail
+// triples per warp without atomics. Fills slots s0 .. s0+4 (row, col, head partials, tail
 // partials, fix-up list) and the scalars i64[q0] = tiles, i64[q0+1] = short fix-ups,
-// i64[q0+2] = long fix-ups. coo.cu documents the scheme.
+// i64[q0+2] = long fix-ups, i64[q0+3] = nnz. coo.cu documents the scheme.
 #define MSP__COO_ITEMS 8                    // consecutive triples per lane
 #define MSP__COO_TILE (32 * MSP__COO_ITEMS) // triples per warp
 msp_status msp__cuda_coo_part_upload(msp_context ctx, msp__cuda_matrix *m, int s0, int q0,
-                                     int64_t nnz, const int32_t *row, const int32_t *col,
-                                     const double *val);
-// For every row r with triples: y_r = alpha * sum_r + beta * y_r (y_r not read when beta == 0).
-// Rows without triples are not touched.
+                                     int64_t nnz, const int32_t *row, const int32_t *col);
+// For every row r with triples: y_r = alpha * sum_r + beta * y_r (y_r not read when beta == 0),
+// or with part (HYB) y_r = alpha * sum_r + part[r], rounded once into y's precision; triple k's
+// value is va[voff + k]. Rows without triples are not touched. y must not be fixed point (a row's
+// sum is finished by one lane or a fix-up, never by a warp holding a whole block of 32 rows): the
+// caller refuses it.
 msp_status msp__cuda_coo_part_spmv(cudaStream_t s, const msp__cuda_matrix *m, int s0, int q0,
-                                   double alpha, const double *x, double beta, double *y);
+                                   const msp_acc &va, int64_t voff, const msp_acc &xa,
+                                   const ystore &y, double alpha, double beta, const double *part);
+// The refusal of a fixed-point y by the formats whose rows are finished one at a time.
+static inline msp_status msp__fmt_refuse_fixed_y(const char *fmt, const msp_vector y) {
+  return msp__error(MSP_ERR_NOT_SUPPORTED,
+                    "CUDA %s spmv: y in %s is not supported (a fixed-point y takes one scale per "
+                    "block of %d rows, and %s finishes rows one at a time); use another format "
+                    "or y in a floating-point precision",
+                    fmt, msp_precision_name(y->prec), MSP_VEC_FX_BLOCK, fmt);
+}
 
 #endif

@@ -1,38 +1,45 @@
 // hll.cu: hacked ELL (HLL) on CUDA: upload and SpMV, one thread per row within its hack.
 //
 // Hack h holds rows h*hack .. h*hack+hack-1 as an ELL block of width (off[h+1] - off[h]) / hack,
-// column-major inside the hack (slot k of row r at off[h] + k * hack + r). The hack size is a
+// column-major inside the hack (slot k of row r at off[h] + k * hack + r: the host layout, so the
+// value array is the host array or A->pval as it is, in every precision). The hack size is a
 // multiple of 32, so each warp's 32 rows lie in one hack and read 32 consecutive values and
-// columns per slot, starting on a 256-byte boundary (off[h] is a multiple of hack). A long row
-// only widens its own hack (papers/psblas-ext-gpu-formats-reference.txt 2.1, Hacked ELLPACK).
-// When the padding is large (msp__fmt_use_rowlen) the kernel stops each row at its length, so
-// the short rows sharing a hack with a long one issue no loads for their padding.
+// columns per slot (off[h] is a multiple of hack). A long row only widens its own hack
+// (papers/psblas-ext-gpu-formats-reference.txt 2.1, Hacked ELLPACK). When the padding is large
+// (msp__fmt_use_rowlen) the kernel stops each row at its length, so the short rows sharing a hack
+// with a long one issue no loads for their padding. One kernel template over the loaders of the
+// values and of x; y through ystore_thread_row (a warp holds 32 rows from a multiple of 32, so a
+// fixed-point y gets its block scales from the warp).
 //
 // Device slots of an HLL matrix:
 //   0 off    int64 [nhacks + 1]     first slot of each hack
 //   1 col    int32 [off[nhacks]]    column indices (padding: the row's last column)
-//   2 val    f64   [off[nhacks]]    values (padding 0)
+//   2 val    the values [off[nhacks]] in the matrix's precision (padding 0)
 //   3 rowlen int32 [rows]           entries of each row; present only when the kernel reads it
+//   4 scales f64 [ceil(off[nhacks] / 256)]  fixed point only
 // Scalars: i64[0] hack, i64[1] nhacks, i64[2] whether rowlen is used.
 #include "formats.cuh"
 
-enum { HLL_OFF = 0, HLL_COL, HLL_VAL, HLL_ROWLEN };
+enum { HLL_OFF = 0, HLL_COL, HLL_VAL, HLL_ROWLEN, HLL_SCALES };
 enum { HLL_Q_HACK = 0, HLL_Q_NHACKS, HLL_Q_ROWLEN };
 
-template <typename V, bool ROWLEN, int BLOCK>
+// No early return: every lane of a warp reaches the store (a fixed-point y shuffles there); rows
+// of the last hack past the matrix read nothing.
+template <class LA, class LX, bool ROWLEN, int BLOCK>
 __global__ void __launch_bounds__(BLOCK, MSP__FMT_MIN_BLOCKS)
     hll_kernel(int32_t rows, int32_t hack, const int64_t *__restrict__ off,
-               const int32_t *__restrict__ col, const V *__restrict__ val,
-               const int32_t *__restrict__ rowlen, const double *__restrict__ x, double alpha,
-               double beta, double *__restrict__ y) {
+               const int32_t *__restrict__ col, LA va, const int32_t *__restrict__ rowlen, LX x,
+               ystore y, double alpha, double beta) {
   const int64_t gi = (int64_t)blockIdx.x * BLOCK + threadIdx.x;
-  if (gi >= rows) return; // rows of the last hack past the matrix are never read
-  const int32_t i = (int32_t)gi;
+  const bool valid = gi < rows;
+  const int32_t i = valid ? (int32_t)gi : 0;
   const int32_t h = i / hack, r = i - h * hack;
   const int64_t o0 = msp__ld(off + h);
-  const int64_t len = ROWLEN ? (int64_t)msp__ld(rowlen + i) : (msp__ld(off + h + 1) - o0) / hack;
-  const double sum = msp__ell_row_sum<V>(col + o0 + r, val + o0 + r, hack, len, x);
-  msp__y_update(y, i, alpha, sum, beta);
+  const int64_t len = !valid   ? 0
+                      : ROWLEN ? (int64_t)msp__ld_once(rowlen + i)
+                               : (msp__ld(off + h + 1) - o0) / hack;
+  const double sum = msp__ell_row_sum(col, va, o0 + r, hack, len, x);
+  ystore_thread_row(y, gi, valid, alpha, sum, beta);
 }
 
 extern "C" msp_status msp__cuda_hll_upload(msp_context ctx, msp_matrix A) {
@@ -57,7 +64,7 @@ extern "C" msp_status msp__cuda_hll_upload(msp_context ctx, msp_matrix A) {
     MSP_TRY(
         msp__cuda_matrix_put(ctx, m, HLL_OFF, H->off, (size_t)(H->nhacks + 1) * sizeof(int64_t)));
     MSP_TRY(msp__cuda_matrix_put(ctx, m, HLL_COL, H->col, (size_t)slots * sizeof(int32_t)));
-    MSP_TRY(msp__cuda_matrix_put(ctx, m, HLL_VAL, H->val, (size_t)slots * sizeof(double)));
+    MSP_TRY(msp__fmt_put_values(ctx, m, A, HLL_VAL, HLL_SCALES, H->val, slots, NULL, 0));
     if (use) {
       if (!H->rowlen) {
         st = msp__error(MSP_ERR_INTERNAL, "CUDA hll upload: the host row lengths are missing");
@@ -71,17 +78,15 @@ exit:
   return st;
 }
 
-template <typename V, bool ROWLEN>
-static msp_status hll_launch(cudaStream_t s, const msp_matrix A, double alpha, const double *x,
-                             double beta, double *y) {
+template <class LA, class LX, bool ROWLEN>
+static msp_status hll_launch(cudaStream_t s, const msp_matrix A, const LA &va, const LX &x,
+                             const ystore &y, double alpha, double beta) {
   msp_status st = MSP_SUCCESS;
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
-  if (A->rows == 0) return MSP_SUCCESS;
-  hll_kernel<V, ROWLEN, MSP__FMT_BLOCK>
+  hll_kernel<LA, LX, ROWLEN, MSP__FMT_BLOCK>
       <<<msp__cuda_blocks(A->rows, MSP__FMT_BLOCK), MSP__FMT_BLOCK, 0, s>>>(
           (int32_t)A->rows, (int32_t)m->i64[HLL_Q_HACK], (const int64_t *)m->d[HLL_OFF],
-          (const int32_t *)m->d[HLL_COL], (const V *)m->d[HLL_VAL],
-          (const int32_t *)m->d[HLL_ROWLEN], x, alpha, beta, y);
+          (const int32_t *)m->d[HLL_COL], va, (const int32_t *)m->d[HLL_ROWLEN], x, y, alpha, beta);
   MSP_CUDA_CHECK_LAUNCH("hll_kernel");
 exit:
   return st;
@@ -90,9 +95,13 @@ exit:
 extern "C" msp_status msp__cuda_hll_spmv(msp_context ctx, double alpha, const msp_matrix A,
                                          msp_vector x, double beta, msp_vector y) {
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
-  cudaStream_t s = msp__cuda(ctx)->stream;
-  // Values are fp64 (msp__fmt_check refuses the rest at upload).
-  if (m->i64[HLL_Q_ROWLEN])
-    return hll_launch<double, true>(s, A, alpha, x->d_data, beta, y->d_data);
-  return hll_launch<double, false>(s, A, alpha, x->d_data, beta, y->d_data);
+  const cudaStream_t s = msp__cuda(ctx)->stream;
+  const bool use = m->i64[HLL_Q_ROWLEN] != 0;
+  const ystore ys = msp__vector_ystore(y);
+  if (A->rows == 0) return MSP_SUCCESS;
+  return msp__fmt_dispatch2(
+      msp__fmt_values(A, m, HLL_VAL, HLL_SCALES), msp__vector_acc(x, 1), [&](auto la, auto lx) {
+        return use ? hll_launch<decltype(la), decltype(lx), true>(s, A, la, lx, ys, alpha, beta)
+                   : hll_launch<decltype(la), decltype(lx), false>(s, A, la, lx, ys, alpha, beta);
+      });
 }

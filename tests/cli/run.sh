@@ -56,6 +56,10 @@ check err_format 2 none spmv small.mtx --format csc
 check err_nofile 2 none info
 check err_command 2 none frobnicate
 check err_repeat 2 none spmv small.mtx --repeat 0
+# Range honesty: f16 cannot hold 1e5 or -7e5 (above 65504) nor -1e-10 (below 2^-25)
+check err_range 1 none spmv range.mtx --backend cpu --format csr --precision f16
+check spmv_range_saturate 0 file:y_range_sat.mtx spmv range.mtx --backend cpu --format csr --precision f16 --range saturate --output y_range_sat.mtx
+check err_range_policy 2 none spmv range.mtx --range clamp
 check help 0 stdout --help
 check help_spmv 0 stdout spmv --help
 

@@ -1,0 +1,213 @@
+// dispatch.h: how the CPU kernels are specialised per storage precision, and the rounding store
+// of results into a vector.
+//
+// C has no templates, so each kernel is one `static inline` body whose precision parameters are
+// compile-time constants at every call: MSP__CPU_INSTANTIATE2 / 1 generate the switch over
+// MSP_PRECISION_LIST (matrix values, nested with x; or x alone) that calls the body with literal
+// enumerators, and forced inlining makes the compiler fold the accessors' switches away in each
+// case (C's version of Ginkgo's GKO_INSTANTIATE_FOR_EACH_*). The results are written through
+// msp__cpu_store_rows, which picks y's rounding store at run time, once per block of rows.
+//
+// OpenMP: GCC outlines a `parallel` region before it inlines, so a parallel region inside the
+// body would see the precisions as variables. The caller therefore opens the region around the
+// generated switch (`#pragma omp parallel` then the dispatch call), and the bodies share out
+// their loops with orphaned `#pragma omp for` constructs.
+#ifndef MSP_CPU_DISPATCH_H
+#define MSP_CPU_DISPATCH_H
+
+#include "internal.h"
+#include "precision.h"
+
+#if defined(__GNUC__)
+#define MSP__CPU_INLINE static inline __attribute__((always_inline))
+#define MSP__CPU_NOINLINE static __attribute__((noinline, unused))
+#else
+#define MSP__CPU_INLINE static inline
+#define MSP__CPU_NOINLINE static
+#endif
+
+#define MSP__CPU_CAT_(a, b) a##b
+#define MSP__CPU_CAT(a, b) MSP__CPU_CAT_(a, b)
+
+// Instantiate the body named by the macro MSP__CPU_KERNEL (define it before, #undef it after)
+// for every pair of precisions. The body is called as MSP__CPU_KERNEL(PA, PX, args) with PA and
+// PX literal msp_precision enumerators; this defines
+//   static void <kernel>_dispatch(msp_precision pa, msp_precision px, ARGT args)
+// which calls it with PA == pa and PX == px (nothing for an unknown precision, which src/core
+// has refused). The list is expanded twice side by side, not nested (a macro cannot expand inside
+// its own expansion): the inner switch is a forced-inline function of the constant PA.
+#define MSP__CPU_XCASE_(name, tag, bytes)                                                          \
+  case MSP_PRECISION_##name:                                                                       \
+    MSP__CPU_KERNEL(PA, MSP_PRECISION_##name, args);                                               \
+    break;
+#define MSP__CPU_ACASE_(name, tag, bytes)                                                          \
+  case MSP_PRECISION_##name:                                                                       \
+    MSP__CPU_CAT(MSP__CPU_KERNEL, _px_)(MSP_PRECISION_##name, px, args);                           \
+    break;
+#define MSP__CPU_INSTANTIATE2(ARGT)                                                                \
+  MSP__CPU_INLINE void MSP__CPU_CAT(MSP__CPU_KERNEL, _px_)(msp_precision PA, msp_precision px,     \
+                                                           ARGT args) {                            \
+    switch (px) {                                                                                  \
+      MSP_PRECISION_LIST(MSP__CPU_XCASE_)                                                          \
+    default:                                                                                       \
+      break;                                                                                       \
+    }                                                                                              \
+  }                                                                                                \
+  static void MSP__CPU_CAT(MSP__CPU_KERNEL, _dispatch)(msp_precision pa, msp_precision px,         \
+                                                       ARGT args) {                                \
+    switch (pa) {                                                                                  \
+      MSP_PRECISION_LIST(MSP__CPU_ACASE_)                                                          \
+    default:                                                                                       \
+      break;                                                                                       \
+    }                                                                                              \
+  }
+
+// The same for a body of one precision, called as MSP__CPU_KERNEL(PX, args); defines
+//   static void <kernel>_dispatch(msp_precision px, ARGT args)
+#define MSP__CPU_CASE1_(name, tag, bytes)                                                          \
+  case MSP_PRECISION_##name:                                                                       \
+    MSP__CPU_KERNEL(MSP_PRECISION_##name, args);                                                   \
+    break;
+#define MSP__CPU_INSTANTIATE1(ARGT)                                                                \
+  static void MSP__CPU_CAT(MSP__CPU_KERNEL, _dispatch)(msp_precision px, ARGT args) {              \
+    switch (px) {                                                                                  \
+      MSP_PRECISION_LIST(MSP__CPU_CASE1_)                                                          \
+    default:                                                                                       \
+      break;                                                                                       \
+    }                                                                                              \
+  }
+
+// ---- rounding store of results
+// -------------------------------------------------------------------- Every CPU kernel that writes
+// a vector hands over blocks of consecutive results t[0..n) for entries r0 .. r0+n-1 with r0 a
+// multiple of MSP_VEC_FX_BLOCK and n a multiple of it unless the block ends the vector: then a
+// fixed-point vector's block scales can be set from the block's own new values in the same pass
+// (each block of MSP_VEC_FX_BLOCK values is written by one thread, so the scales do not depend on
+// the thread count).
+
+// Any precision: y_i = alpha t_i + beta y_i (y read as operations read it, CPMS with the
+// vector's segments), rounded by the store; returns how many finite results overflowed f32, f16
+// or bf16 and were saturated. A template over y's precision selected by the switch.
+MSP__CPU_INLINE int64_t msp__cpu_store_p(msp_precision PY, const msp_acc *ya, int64_t r0,
+                                         const double *t, int64_t n, double alpha, double beta) {
+  msp_acc w = *ya; // the store view: CPMS writes every segment (reads truncate)
+  if (PY == MSP_PRECISION_CPMS2) w.read_segments = 2;
+  if (PY == MSP_PRECISION_CPMS4) w.read_segments = 4;
+  int64_t over = 0;
+  if (msp_prec_is_fixed(PY)) {
+    double *scales = (double *)ya->scales; // the vector's own scales (v->h_scales), writable
+    for (int64_t b0 = 0; b0 < n; b0 += MSP_VEC_FX_BLOCK) {
+      const int64_t nb = n - b0 < MSP_VEC_FX_BLOCK ? n - b0 : MSP_VEC_FX_BLOCK;
+      double v[MSP_VEC_FX_BLOCK], m = 0.0;
+      // beta y reads the old values with the old scale before the block's new scale is set
+      for (int64_t j = 0; j < nb; j++) {
+        const double a = alpha * t[b0 + j];
+        v[j] = beta == 0.0 ? a : a + beta * msp_acc_load_p(PY, ya, r0 + b0 + j);
+        m = msp_absmax_step(m, v[j]);
+      }
+      scales[(r0 + b0) >> MSP_VEC_FX_SHIFT] = msp_fx_block_scale(PY, m);
+      for (int64_t j = 0; j < nb; j++)
+        msp_acc_store_p(PY, &w, r0 + b0 + j, v[j]);
+    }
+    return 0;
+  }
+  for (int64_t r = 0; r < n; r++) {
+    const double a = alpha * t[r];
+    const double v = beta == 0.0 ? a : a + beta * msp_acc_load_p(PY, ya, r0 + r);
+    over += msp_acc_store_sat_p(PY, &w, r0 + r, v);
+  }
+  return over;
+}
+
+// The reduced precisions, out of line: one copy per file instead of one per kernel instance.
+#define MSP__CPU_STORE_CASE_(name, tag, bytes)                                                     \
+  case MSP_PRECISION_##name:                                                                       \
+    return msp__cpu_store_p(MSP_PRECISION_##name, ya, r0, t, n, alpha, beta);
+MSP__CPU_NOINLINE int64_t msp__cpu_store_rows_any(const msp_acc *ya, int64_t r0, const double *t,
+                                                  int64_t n, double alpha, double beta) {
+  switch (ya->prec) {
+    MSP_PRECISION_LIST(MSP__CPU_STORE_CASE_)
+  default:
+    return 0;
+  }
+}
+#undef MSP__CPU_STORE_CASE_
+
+// y[r0 + r] = alpha t[r] + beta y[r0 + r] for r < n (y not read when beta == 0), rounded by y's
+// precision, chosen at run time. fp64 y is the inline fast path of every kernel; the others go
+// through msp__cpu_store_rows_any. Returns the number of saturated results (0 for fp64).
+MSP__CPU_INLINE int64_t msp__cpu_store_rows(const msp_acc *ya, int64_t r0, const double *t,
+                                            int64_t n, double alpha, double beta) {
+  if (ya->prec == MSP_PRECISION_F64) {
+    double *y = (double *)ya->data + r0;
+    if (beta == 0.0) {
+      for (int64_t r = 0; r < n; r++)
+        y[r] = alpha * t[r];
+    } else {
+      for (int64_t r = 0; r < n; r++)
+        y[r] = alpha * t[r] + beta * y[r];
+    }
+    return 0;
+  }
+  return msp__cpu_store_rows_any(ya, r0, t, n, alpha, beta);
+}
+
+// ---- SpMV ---------------------------------------------------------------------------------------
+// What every SpMV body reads and writes. va views the format's value array in the format's own
+// order: the fp64 array for an f64 matrix, otherwise A->pval (msp__matrix_encode_values).
+typedef struct {
+  const struct msp_matrix_s *A;
+  msp_acc va;     // matrix values
+  msp_acc vb;     // HYB: the COO part's values, at vb_off + p for COO entry p
+  int64_t vb_off; // (f64: a view of coo.val and 0; encoded: A->pval and rows * K)
+  msp_acc xa;     // x in its storage precision (CPMS: x's segments)
+  msp_acc ya;     // y as it is read (see msp__cpu_store_rows)
+  double alpha, beta;
+  int64_t over; // saturated results, added by each thread (atomically) at the end of its share
+} msp__cpu_spmv_args;
+
+// A load view of an fp64 array of n values.
+static inline msp_acc msp__cpu_f64_view(const double *v, int64_t n) {
+  msp_acc a;
+  memset(&a, 0, sizeof a);
+  a.data = (void *)v;
+  a.n = n;
+  a.prec = MSP_PRECISION_F64;
+  a.read_segments = 1;
+  return a;
+}
+
+// Fill s for y = alpha A x + beta y. f64val / nval: the format's fp64 value array (read when A
+// is f64); otherwise A->pval, which must exist. vb = va.
+static inline msp_status msp__cpu_spmv_setup(msp__cpu_spmv_args *s, double alpha,
+                                             const msp_matrix A, const double *f64val, int64_t nval,
+                                             msp_vector x, double beta, msp_vector y) {
+  memset(s, 0, sizeof *s);
+  s->A = A;
+  if (A->precision == MSP_PRECISION_F64) {
+    s->va = msp__cpu_f64_view(f64val, nval);
+  } else {
+    if (A->pval == NULL)
+      return msp__error(MSP_ERR_INTERNAL,
+                        "msp_spmv: %s matrix with %s values has no encoded values",
+                        msp_format_name(A->format), msp_precision_name(A->precision));
+    s->va = msp__prec_view(A->pval, A->opts.cpms_segments);
+  }
+  s->vb = s->va;
+  s->xa = msp__vector_acc(x, 0);
+  s->ya = msp__vector_acc(y, 0);
+  s->alpha = alpha;
+  s->beta = beta;
+  return MSP_SUCCESS;
+}
+
+// Add a thread's count of saturated results to the shared total (integer adds: the total does
+// not depend on the order).
+static inline void msp__cpu_add_over(int64_t *total, int64_t over) {
+  if (over) {
+#pragma omp atomic
+    *total += over;
+  }
+}
+
+#endif
