@@ -90,7 +90,10 @@ static int combo_runs(msp_precision mp, msp_precision vp) {
 // merge-path CSR kernel, COO and HYB return MSP_ERR_NOT_SUPPORTED for a fixed-point y. The CPU
 // supports every combination.
 static int documented_unsupported(msp_backend b, msp_format f, msp_kernel k, msp_precision yp) {
-  if (b != MSP_BACKEND_CUDA || !msp_prec_is_fixed(yp)) return 0;
+  if (b != MSP_BACKEND_CUDA) return 0;
+  // BDMP's CUDA kernels read and write fp64 vectors only (README; the BDMP issue templates them)
+  if ((f == MSP_FORMAT_BDMP_PBP || f == MSP_FORMAT_BDMP_TCKI) && yp != MSP_PRECISION_F64) return 1;
+  if (!msp_prec_is_fixed(yp)) return 0;
   return (f == MSP_FORMAT_CSR && k == MSP_KERNEL_MERGE) || f == MSP_FORMAT_COO ||
          f == MSP_FORMAT_HYB;
 }

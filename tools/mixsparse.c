@@ -41,6 +41,8 @@ typedef struct {
   msp_kernel kernel;
   msp_precision precision;
   int cpms_segments;
+  msp_precision vprecision; // storage precision of x and y (--vector-precision)
+  int vsegments;            // CPMS segments of x read by the products (0: all)
   const char *x_spec;
   const char *output;
   int repeat;
@@ -60,6 +62,7 @@ static void options_init(options *o) {
   o->format = MSP_FORMAT_AUTO;
   o->kernel = MSP_KERNEL_AUTO;
   o->precision = MSP_PRECISION_F64;
+  o->vprecision = MSP_PRECISION_F64;
   o->x_spec = "ones";
   o->repeat = 10;
   o->max_fill = 3.0;
@@ -94,9 +97,12 @@ static int parse_options(int argc, char **argv, options *o, int allow_file_optio
       NEED_VALUE
       if (msp_kernel_parse(v, &o->kernel) != MSP_SUCCESS)
         return usage_error("%s", msp_last_error());
-    } else if (strcmp(a, "--precision") == 0) {
+    } else if (strcmp(a, "--precision") == 0 || strcmp(a, "--vector-precision") == 0) {
       NEED_VALUE
+      const int vec = strcmp(a, "--vector-precision") == 0;
       char tag[32];
+      int segments = 0;
+      msp_precision p;
       snprintf(tag, sizeof tag, "%s", v);
       char *colon = strchr(tag, ':');
       if (colon) {
@@ -104,10 +110,16 @@ static int parse_options(int argc, char **argv, options *o, int allow_file_optio
         char *end;
         long k = strtol(colon + 1, &end, 10);
         if (*end || k < 1 || k > 4) return usage_error("bad CPMS segment count in '%s'", v);
-        o->cpms_segments = (int)k;
+        segments = (int)k;
       }
-      if (msp_precision_parse(tag, &o->precision) != MSP_SUCCESS)
-        return usage_error("%s", msp_last_error());
+      if (msp_precision_parse(tag, &p) != MSP_SUCCESS) return usage_error("%s", msp_last_error());
+      if (vec) {
+        o->vprecision = p;
+        o->vsegments = segments;
+      } else {
+        o->precision = p;
+        o->cpms_segments = segments;
+      }
     } else if (strcmp(a, "--range") == 0) {
       NEED_VALUE
       int k = 0;
@@ -367,6 +379,8 @@ typedef struct {
   int is_bdmp;
   msp_bdmp_report bdmp;                   // when is_bdmp
   int64_t range_saturated, range_flushed; // matrix values outside the precision's range
+  int y_saturated;                        // results saturated in y's precision (see stderr)
+  const char *vprecision;                 // storage precision of x and y
 } run_result;
 
 // Convert, run `repeat` products after one warm-up, compare with an fp64 CPU reference.
@@ -393,10 +407,14 @@ static int do_products(const options *o, msp_context ctx, msp_matrix A, const do
     goto exit;
   }
   r->convert_seconds = now_s() - t0;
-  if ((st = msp_vector_create(ctx, msp_matrix_cols(B), &xv)) != MSP_SUCCESS ||
-      (st = msp_vector_create(ctx, msp_matrix_rows(B), &yv)) != MSP_SUCCESS ||
-      (st = msp_vector_set(xv, x)) != MSP_SUCCESS) {
-    fail(st, "vector");
+  // x and y stored in --vector-precision: the products read and write them encoded.
+  if ((st = msp_vector_create_precision(ctx, msp_matrix_cols(B), o->vprecision, &xv)) !=
+          MSP_SUCCESS ||
+      (st = msp_vector_create_precision(ctx, msp_matrix_rows(B), o->vprecision, &yv)) !=
+          MSP_SUCCESS ||
+      (st = msp_vector_set(xv, x)) != MSP_SUCCESS ||
+      (o->vsegments > 0 && (st = msp_vector_set_cpms_segments(xv, o->vsegments)) != MSP_SUCCESS)) {
+    fail(st, "x");
     goto exit;
   }
   // Warm-up (moves x to the device once, loads kernels).
@@ -416,15 +434,30 @@ static int do_products(const options *o, msp_context ctx, msp_matrix A, const do
     goto exit;
   }
   r->seconds = (now_s() - t0) / o->repeat;
-  if ((st = msp_vector_get(yv, y_out)) != MSP_SUCCESS) {
+  st = msp_vector_get(yv, y_out);
+  if (st == MSP_ERR_RANGE) {
+    // The count covers every product since y was last read: one more product, untimed, so that
+    // the note speaks of one product (and y is that product's).
+    if ((st = msp_spmv(ctx, 1.0, B, xv, 0.0, yv)) != MSP_SUCCESS) {
+      fail(st, "spmv");
+      goto exit;
+    }
+    st = msp_vector_get(yv, y_out);
+  }
+  if (st == MSP_ERR_RANGE) {
+    // Results beyond y's precision were saturated, never Inf: said, and counted by --accuracy.
+    fprintf(stderr, "%s: note: %s\n", prog, msp_last_error());
+    r->y_saturated = 1;
+  } else if (st != MSP_SUCCESS) {
     fail(st, "copy y back");
     goto exit;
   }
-  r->gbs = r->seconds > 0 ? msp_spmv_bytes(B, 0) / r->seconds * 1e-9 : 0;
+  r->gbs = r->seconds > 0 ? msp_spmv_bytes_vectors(B, xv, yv, 0) / r->seconds * 1e-9 : 0;
   r->gflops = r->seconds > 0 ? 2.0 * (double)msp_matrix_nnz(B) / r->seconds * 1e-9 : 0;
   r->format = msp_format_name(msp_matrix_format(B));
   r->kernel = msp_matrix_format(B) == MSP_FORMAT_CSR ? msp_kernel_name(msp_matrix_kernel(B)) : "-";
   r->precision = msp_precision_name(msp_matrix_precision(B));
+  r->vprecision = msp_precision_name(o->vprecision);
   r->backend = msp_backend_name(msp_context_backend(ctx));
   snprintf(r->reason, sizeof r->reason, "%s", msp_matrix_choice_reason(B));
   r->bytes = msp_matrix_bytes(B);
@@ -563,7 +596,7 @@ static const char *spmv_help =
     "                      [--precision P] [--x ones|random:SEED|X.mtx] [--output Y.mtx]\n"
     "                      [--repeat N] [--max-fill F] [--json] [--allow-nonfinite]\n"
     "                      [--accuracy] [--digits D] [--bdmp-f F] [--bdmp-lambda L]\n"
-    "                      [--range error|saturate|allow]\n"
+    "                      [--range error|saturate|allow] [--vector-precision P]\n"
     "  Compute y = A*x and report the time per product (mean of N after one warm-up), GB/s by\n"
     "  the format's byte model and GFLOP/s; write y in Matrix Market array format with --output.\n"
     "  --accuracy: also the significant digits of y against an fp64 CPU reference (histogram,\n"
@@ -574,6 +607,8 @@ static const char *spmv_help =
     "  F: csr coo ell hll dia hdia hyb bdmp-pbp bdmp-tcki auto tune (default auto)\n"
     "  K: scalar vector merge auto (CSR kernels; default auto)\n"
     "  P: f64 f32 f16 bf16 fx32 fx16 cpms2[:K] cpms4[:K] (storage precision; default f64)\n"
+    "  --vector-precision P: x and y stored in P (default f64): the product reads x and writes\n"
+    "  y in P (fp64 arithmetic); a result beyond P's range is saturated and reported.\n"
     "  --range: a matrix value that P cannot hold (it overflows, or a nonzero would be stored\n"
     "  as 0) is an error naming the first one (default), or is saturated to the largest\n"
     "  finite / smallest nonzero value of P, or is stored as Inf / 0 (allow); --accuracy\n"
@@ -650,9 +685,10 @@ static int cmd_spmv(int argc, char **argv, int is_run) {
     printf("{\"file\": ");
     json_string(o.file);
     printf(", \"rows\": %lld, \"cols\": %lld, \"nnz\": %lld, \"backend\": \"%s\", "
-           "\"format\": \"%s\", \"kernel\": \"%s\", \"precision\": \"%s\", \"reason\": ",
+           "\"format\": \"%s\", \"kernel\": \"%s\", \"precision\": \"%s\", "
+           "\"vector_precision\": \"%s\", \"reason\": ",
            (long long)s.rows, (long long)s.cols, (long long)s.nnz, r.backend, r.format, r.kernel,
-           r.precision);
+           r.precision, r.vprecision);
     json_string(r.reason);
     printf(", \"repeat\": %d, \"seconds_per_product\": %.9g, \"gb_per_s\": %.6g, "
            "\"gflop_per_s\": %.6g, \"max_rel_error\": %.6g, \"load_seconds\": %.6g, "
@@ -677,9 +713,11 @@ static int cmd_spmv(int argc, char **argv, int is_run) {
            r.convert_seconds);
     if (o.accuracy) print_accuracy_text(&o, &r, &acc);
   } else {
-    printf("%s: %lld x %lld, %lld nonzeros; backend %s, format %s, kernel %s, storage %s\n", o.file,
+    printf("%s: %lld x %lld, %lld nonzeros; backend %s, format %s, kernel %s, storage %s", o.file,
            (long long)s.rows, (long long)s.cols, (long long)s.nnz, r.backend, r.format, r.kernel,
            r.precision);
+    if (o.vprecision != MSP_PRECISION_F64) printf(", vectors %s", r.vprecision);
+    printf("\n");
     printf("time %.6f ms per product (%d repeats), %.3f GB/s, %.3f GFLOP/s\n", r.seconds * 1e3,
            o.repeat, r.gbs, r.gflops);
     if (o.accuracy) {

@@ -93,11 +93,13 @@ template <> struct loader<MSP_PRECISION_CPMS2> {
   msp_acc a;
   template <bool STREAM> __device__ __forceinline__ double load(int64_t j) const {
     const unsigned *seg = (const unsigned *)a.data;
-    const int64_t g0 = (j >> a.bank_shift) << a.bank_shift, bank = (int64_t)1 << a.bank_shift;
-    const int64_t m = a.n - g0 < bank ? a.n - g0 : bank; // values in j's group (last may be short)
-    const int64_t at = g0 + j;                           // g0 * 2 + (j - g0)
+    const int64_t g0 = (j >> a.bank_shift) << a.bank_shift;
+    const int64_t at = g0 + j; // g0 * 2 + (j - g0)
     uint64_t bits = cpms_seg<STREAM>(seg + at) << 32;
-    if (a.read_segments > 1) bits |= cpms_seg<STREAM>(seg + at + m);
+    if (a.read_segments > 1) { // the group's bank length (the last group may be short)
+      const int64_t rest = a.n - g0, bank = (int64_t)1 << a.bank_shift;
+      bits |= cpms_seg<STREAM>(seg + at + (rest < bank ? rest : bank));
+    }
     return msp_bits_f64(bits);
   }
   __device__ __forceinline__ double operator()(int64_t j) const { return load<false>(j); }

@@ -235,6 +235,8 @@ static msp_status cuda_vector_to_device(msp_vector v) {
   if (v->nscales > 0)
     MSP_CUDA_TRY(cudaMemcpyAsync(v->d_scales, v->h_scales, (size_t)v->nscales * sizeof(double),
                                  cudaMemcpyHostToDevice, s));
+  // The host values replace the device ones, and with them any overflow counted there.
+  MSP_CUDA_TRY(cudaMemsetAsync(v->d_range, 0, sizeof(unsigned long long), s));
 exit:
   return st;
 }

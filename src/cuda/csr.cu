@@ -112,7 +112,9 @@ __global__ void __launch_bounds__(SCALAR_THREADS)
 // CUDA 13.0, sm_90): 2 for the pairs of f64, f32 and bf16 (but bf16 values with f32 or bf16 x
 // spill), and, from G = 4 on, for f64, f16, bf16 and fx16 values with f64, f32, f16, bf16, fx16
 // or fx32 x (with G = 2 the four rows' pointers take the registers). fx32 and CPMS values and
-// CPMS x decode with more registers: 1 (as f16 at G = 2 and f32 values with a 2-byte x).
+// CPMS x decode with more registers: 1 (as f16 at G = 2 and f32 values with a 2-byte x). Left:
+// cpms2 values with an f32 or bf16 x spill 32-40 bytes, with a fixed-point or cpms2 x 4-12
+// bytes, even with 1 (cpms4 values do not; ptxas's choice, the loader is the same code).
 __host__ __device__ constexpr bool vector_light(msp_precision p) {
   return p == MSP_PRECISION_F64 || p == MSP_PRECISION_F32 || p == MSP_PRECISION_BF16;
 }

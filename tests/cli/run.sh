@@ -60,6 +60,9 @@ check err_repeat 2 none spmv small.mtx --repeat 0
 check err_range 1 none spmv range.mtx --backend cpu --format csr --precision f16
 check spmv_range_saturate 0 file:y_range_sat.mtx spmv range.mtx --backend cpu --format csr --precision f16 --range saturate --output y_range_sat.mtx
 check err_range_policy 2 none spmv range.mtx --range clamp
+check spmv_vec_f32 0 file:y_vf32.mtx spmv small.mtx --backend cpu --vector-precision f32 --x x5.mtx --output y_vf32.mtx
+check spmv_vec_sat 0 file:y_vsat.mtx spmv range.mtx --backend cpu --format csr --vector-precision f16 --output y_vsat.mtx
+check err_vec_prec 2 none spmv small.mtx --vector-precision f8
 check help 0 stdout --help
 check help_spmv 0 stdout spmv --help
 
