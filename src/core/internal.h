@@ -160,17 +160,17 @@ struct msp_vector_s {
   msp_context ctx;
   int64_t n;
   msp_precision prec;
-  int segments;    // CPMS: segments read by operations and msp_vector_get (0: all)
-  int bank_shift;  // CPMS-i bank shift (128-byte banks); MSP_CPMS_SEPARATE for the others
-  int64_t nscales; // fixed point: ceil(n / MSP_VEC_FX_BLOCK), at least 1; 0 otherwise
-  void *h_data;    // encoded values on the host: n * msp__prec_bytes(prec) bytes (at least 1)
+  int segments;     // CPMS: segments read by operations and msp_vector_get (0: all)
+  int bank_shift;   // CPMS-i bank shift (128-byte banks); MSP_CPMS_SEPARATE for the others
+  int64_t nscales;  // fixed point: ceil(n / MSP_VEC_FX_BLOCK), at least 1; 0 otherwise
+  void *h_data;     // encoded values on the host: n * msp__prec_bytes(prec) bytes (at least 1)
   double *h_scales; // fixed point: nscales scales, value i is q_i * h_scales[i >> MSP_VEC_FX_SHIFT]
   void *d_data;     // CUDA: the same bytes on the device
   double *d_scales; // CUDA: the same scales on the device
   unsigned long long *d_range; // CUDA: results that overflowed the precision (saturated) since
                                // the last read on the host
-  int64_t range_count; // overflowed (saturated) results not yet reported by msp_vector_get
-  int sync;            // MSP__SYNC_*: which copy is current (BOTH: both are)
+  int64_t range_count;         // overflowed (saturated) results not yet reported by msp_vector_get
+  int sync;                    // MSP__SYNC_*: which copy is current (BOTH: both are)
   int64_t transfers;
 };
 

@@ -36,8 +36,8 @@ msp_status msp_vector_create_precision(msp_context ctx, int64_t n, msp_precision
   // is zero-filled (which would commit the pages). Zero bytes are 0.0 in every precision (fixed
   // point with scale 0 included).
   if (ctx->backend->vector_alloc) MSP_TRY(ctx->backend->vector_alloc(v));
-  MSP_TRY(msp__alloc_zero(&v->h_data, n > 0 ? (size_t)n : 1, msp__prec_bytes(prec),
-                          "vector values"));
+  MSP_TRY(
+      msp__alloc_zero(&v->h_data, n > 0 ? (size_t)n : 1, msp__prec_bytes(prec), "vector values"));
   if (v->nscales) MSP_TRY(MSP_ALLOC_ZERO(v->h_scales, v->nscales, "vector scales"));
   *out = v;
   v = NULL;
@@ -137,8 +137,8 @@ static msp_status encode_from(msp_vector v, const double *src) {
                           (long long)i, src[i], msp_precision_name(p));
     }
   }
-  msp_status st = msp__range_scan(p, src, n, MSP_VEC_FX_SHIFT, MSP_RANGE_ERROR, &first, &over,
-                                  &flush);
+  msp_status st =
+      msp__range_scan(p, src, n, MSP_VEC_FX_SHIFT, MSP_RANGE_ERROR, &first, &over, &flush);
   if (st != MSP_SUCCESS) {
     char why[512]; // the message buffer is rewritten by msp__error: copy it first
     snprintf(why, sizeof why, "%s", msp_last_error());

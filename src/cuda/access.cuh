@@ -14,7 +14,8 @@
 
 #include <type_traits>
 
-// ---- loaders -------------------------------------------------------------------------------------
+// ---- loaders
+// -------------------------------------------------------------------------------------
 // operator()(j): a read through the read-only cache (values read more than once, x);
 // stream(j): the same value with an evict-first hint (ld.global.cs), for arrays read once per
 // product (matrix values and indices), which leaves L2 to x.
@@ -145,8 +146,9 @@ template <class F> static msp_status msp__prec_dispatch(msp_precision p, F &&f) 
   }
 }
 
-// ---- device views of matrices and vectors --------------------------------------------------------
-// The loader of a vector's device values (CPMS: the segments v->segments asks for).
+// ---- device views of matrices and vectors
+// -------------------------------------------------------- The loader of a vector's device values
+// (CPMS: the segments v->segments asks for).
 template <msp_precision P> static inline loader<P> msp__vector_loader(const msp_vector v) {
   loader<P> l;
   l.a = msp__vector_acc(v, 1);
