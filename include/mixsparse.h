@@ -68,6 +68,18 @@ typedef struct {
 // Install an allocator (NULL restores the C library's). Returns MSP_ERR_INVALID_ARGUMENT when a
 // function pointer is NULL.
 msp_status msp_set_allocator(const msp_allocator *alloc);
+// Memory budget: reading, generating, converting a matrix and creating a vector first compute
+// the host memory the whole operation needs (the object and the temporaries of its reader,
+// analysis or conversion) and fail at once with MSP_ERR_OUT_OF_MEMORY, naming the bytes needed
+// and the bytes available, when it exceeds `bytes` (in). 0 (the default) means the machine's
+// physical memory. One limit for the process; always MSP_SUCCESS.
+msp_status msp_set_memory_limit(size_t bytes);
+
+// Handles (contexts, matrices, vectors) carry a magic number that destroy clears: a destroyed
+// handle passed to any function is refused with MSP_ERR_INVALID_ARGUMENT ("handle already
+// destroyed") instead of a crash. This is best effort: once the freed memory is reused by
+// another allocation the handle reads as "not a mixsparse <object>", and a handle whose memory
+// was returned to the system cannot be examined at all.
 
 // ---------------------------------------------------------------------------------------------
 // Enumerations spelled once: backends, formats, kernels, storage precisions.
@@ -146,9 +158,11 @@ typedef struct msp_context_s *msp_context;
 // for in a build without it, MSP_ERR_NO_DEVICE when no usable device exists, MSP_ERR_DEVICE on a
 // driver error, MSP_ERR_OUT_OF_MEMORY.
 msp_status msp_context_create(msp_backend backend, int device, msp_context *ctx);
-// Destroy a context (NULL accepted); *ctx is set to NULL. Objects made with it must be destroyed
-// first.
-void msp_context_destroy(msp_context *ctx);
+// Destroy a context (NULL accepted); *ctx is set to NULL. Matrices and vectors made with it must
+// be destroyed first: while any is alive the call frees nothing and returns
+// MSP_ERR_INVALID_ARGUMENT with their number. MSP_ERR_INVALID_ARGUMENT for a destroyed or
+// foreign handle.
+msp_status msp_context_destroy(msp_context *ctx);
 // The backend actually in use (never AUTO).
 msp_backend msp_context_backend(const msp_context ctx);
 // Block until all work queued on the context's device has finished (no-op on CPU).
@@ -205,9 +219,14 @@ msp_status msp_matrix_from_csr(msp_context ctx, int64_t rows, int64_t cols, cons
 //   "rmat:SCALE:EDGE_FACTOR[:SEED]" R-MAT power-law graph (a=.57 b=.19 c=.19), 2^SCALE rows
 //   "banded:ROWS:WIDTH"      banded, WIDTH entries per row centred on the diagonal
 //   "powerlaw:ROWS:MEAN[:SEED]"  row lengths drawn from a power law, random columns
+//   "poisson3d:N"            3D 7-point Laplacian on an N^3 grid (symmetric, M-matrix)
+//   "convdiff3d:N[:PECLET]"  3D 7-point upwind convection-diffusion (nonsymmetric M-matrix;
+//                            wind (1, 1/2, 1/4), PECLET default 10, 0 gives poisson3d)
 // MSP_ERR_INVALID_ARGUMENT with the valid forms in the message for a bad spec.
 msp_status msp_matrix_generate(msp_context ctx, const char *spec, msp_matrix *A);
-void msp_matrix_destroy(msp_matrix *A);
+// Destroy a matrix (NULL accepted); *A is set to NULL. MSP_ERR_INVALID_ARGUMENT ("handle
+// already destroyed") for a copy of a handle destroyed before (best effort, see above).
+msp_status msp_matrix_destroy(msp_matrix *A);
 int64_t msp_matrix_rows(const msp_matrix A);
 int64_t msp_matrix_cols(const msp_matrix A);
 int64_t msp_matrix_nnz(const msp_matrix A);
@@ -360,7 +379,9 @@ msp_status msp_vector_create(msp_context ctx, int64_t n, msp_vector *v);
 // MSP_ERR_OUT_OF_MEMORY (host or device).
 msp_status msp_vector_create_precision(msp_context ctx, int64_t n, msp_precision prec,
                                        msp_vector *v);
-void msp_vector_destroy(msp_vector *v);
+// Destroy a vector (NULL accepted); *v is set to NULL. MSP_ERR_INVALID_ARGUMENT for a handle
+// destroyed before (best effort).
+msp_status msp_vector_destroy(msp_vector *v);
 int64_t msp_vector_length(const msp_vector v);
 // The storage precision of v (f64 for NULL).
 msp_precision msp_vector_precision(const msp_vector v);
@@ -385,7 +406,8 @@ msp_status msp_vector_write_mtx(msp_vector v, const char *path);
 int64_t msp_vector_transfers(const msp_vector v);
 
 // ---------------------------------------------------------------------------------------------
-// Operations. All run on the context's backend; x, y and A must belong to compatible contexts.
+// Operations. All run on the context's backend; x, y and A must have been made with this context
+// (MSP_ERR_INVALID_ARGUMENT otherwise).
 // ---------------------------------------------------------------------------------------------
 // y = alpha * A * x + beta * y. When beta == 0, y is not read (NaN in y does not propagate).
 msp_status msp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x, double beta,
@@ -412,6 +434,79 @@ double msp_spmv_bytes(const msp_matrix A, int beta_nonzero);
 // counts come from A's dimensions. 0 for NULL A.
 double msp_spmv_bytes_vectors(const msp_matrix A, const msp_vector x, const msp_vector y,
                               int beta_nonzero);
+
+// ---------------------------------------------------------------------------------------------
+// Solvers: restarted GMRES with a compressed Krylov basis (CB-GMRES,
+// papers/cb-gmres-compressed-basis.txt, Fig. 1). The basis is stored in a storage precision and
+// read through the accessors; all arithmetic is fp64.
+// ---------------------------------------------------------------------------------------------
+typedef enum {
+  MSP_PRECOND_NONE = 0,
+  MSP_PRECOND_JACOBI = 1, // M = diag(A) (fp64)
+  MSP_PRECOND_ILU0 = 2    // M = L U with the sparsity pattern of A (fp64, no fill)
+} msp_precond;
+
+typedef enum {
+  MSP_ORTHO_CGS = 0, // classical Gram-Schmidt, re-orthogonalised while ||w after|| < ||w before||
+                     // / sqrt(2), at most 2 extra passes (one read of the basis per pass)
+  MSP_ORTHO_MGS = 1  // modified Gram-Schmidt (one read of the basis per basis vector)
+} msp_ortho;
+
+// Options for msp_gmres. Initialise with msp_solver_options_default().
+typedef struct {
+  int restart;                   // Krylov dimension m per cycle (default 100)
+  double rtol;                   // stop when ||b - A x|| <= max(rtol ||b||, atol) (1e-8)
+  double atol;                   // (0)
+  int64_t max_iters;             // total inner iterations (10000)
+  msp_precision basis_precision; // storage of the Krylov basis (f64; any of MSP_PRECISION_LIST;
+                                 // CPMS stores and reads all segments)
+  int basis_auto;                // 1: ignore basis_precision; start with an f32 basis and move to
+                                 // f64 at a restart where the explicit residual stagnates
+                                 // (see msp_gmres)
+  msp_precond precond;           // right preconditioner (NONE)
+  msp_ortho ortho;               // (CGS)
+} msp_solver_options;
+
+msp_solver_options msp_solver_options_default(void);
+
+// Cycles whose basis precision the report records (the rest are counted, not listed).
+#define MSP_SOLVER_MAX_CYCLES 256
+
+// What msp_gmres did. `history` and `history_capacity` are set by the caller (NULL / 0 for none)
+// and kept by msp_gmres; every other field is overwritten.
+typedef struct {
+  int converged;            // 1 when the explicit residual met the tolerance
+  int64_t iterations;       // inner iterations (products with A) over all cycles
+  int64_t restarts;         // cycles started after the first
+  double rel_residual;      // final explicit ||b - A x|| / ||b|| (||b - A x|| when b = 0)
+  double *history;          // caller-owned, may be NULL: history[k] = the recurrence's relative
+                            // residual after k iterations (history[0] the initial explicit one)
+  int64_t history_capacity; // entries history can hold
+  int64_t history_length;   // entries written (at most history_capacity)
+  int cycles_recorded;      // entries of cycle_precision: min(cycles run, MSP_SOLVER_MAX_CYCLES)
+  msp_precision cycle_precision[MSP_SOLVER_MAX_CYCLES]; // basis precision of each cycle
+  int64_t iterations_by_precision[MSP_PRECISION_COUNT]; // inner iterations run with each basis
+  double time_s;                                        // wall time of the solve
+  double basis_bytes; // bytes of basis values (and fixed-point scales) read and written by the
+                      // basis operations: store, projection, subtraction, combination
+} msp_solver_report;
+
+// Solve A x = b by restarted GMRES with right preconditioning (A M^-1 u = b, x = M^-1 u), Givens
+// rotations and the options in opts (NULL: defaults). A square; b and x (in: the initial guess,
+// out: the solution) of length rows, in any storage precision, on ctx's backend. When the
+// recurrence says converged, the explicit residual b - A x is computed and the iteration goes on
+// (a new cycle) while it does not meet the tolerance. b = 0 gives x = 0; an initial guess that
+// already meets the tolerance returns at once. Not converging within max_iters is reported by
+// rep->converged = 0 with MSP_SUCCESS. Auto basis: the first cycle stores the basis in f32 (the
+// paper's 32-bit formats cost no extra iterations on its 49 problems, 16-bit ones 1.5-5x, so a
+// 16-bit start is never worth it); a cycle that leaves the explicit residual above 0.9 times its
+// value before it moves the next cycles to f64. rep (out) may be NULL.
+// MSP_ERR_INVALID_ARGUMENT (NULL or foreign arguments, bad options, A not square),
+// MSP_ERR_DIMENSION_MISMATCH, MSP_ERR_NOT_SUPPORTED (a backend without the basis operations),
+// MSP_ERR_INVALID_MATRIX (ILU(0) or Jacobi: a missing, zero or non-finite pivot, naming the
+// row), MSP_ERR_NONFINITE (the iteration produced NaN or Inf), MSP_ERR_OUT_OF_MEMORY.
+msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vector x,
+                     const msp_solver_options *opts, msp_solver_report *rep);
 
 #ifdef __cplusplus
 }

@@ -95,15 +95,20 @@ static void arguments(void) {
   CHECK_OK(msp_matrix_set_kernel(A, MSP_KERNEL_AUTO));
   CHECK(msp_matrix_kernel(A) == MSP_KERNEL_SCALAR, "auto kernel of a 1-per-row matrix");
   CHECK(msp_matrix_bytes(A) == 3 * 8 + 2 * 12, "CSR bytes %zu", msp_matrix_bytes(A));
-  msp_matrix_destroy(NULL);
-  msp_vector_destroy(NULL);
-  msp_context_destroy(NULL);
-  msp_matrix_destroy(&A);
+  CHECK_OK(msp_matrix_destroy(NULL));
+  CHECK_OK(msp_vector_destroy(NULL));
+  CHECK_OK(msp_context_destroy(NULL));
+  // The context refuses to go while its objects live, and says how many (tests/test_safety.c
+  // covers destroyed and foreign handles).
+  CHECK_STATUS(msp_context_destroy(&cpu), MSP_ERR_INVALID_ARGUMENT);
+  CHECK(cpu != NULL && strstr(msp_last_error(), "4 matrices and vectors"),
+        "context with 4 live objects: %s", msp_last_error());
+  CHECK_OK(msp_matrix_destroy(&A));
   CHECK(A == NULL, "destroy sets the handle to NULL");
-  msp_vector_destroy(&x);
-  msp_vector_destroy(&y);
-  msp_vector_destroy(&z);
-  msp_context_destroy(&cpu);
+  CHECK_OK(msp_vector_destroy(&x));
+  CHECK_OK(msp_vector_destroy(&y));
+  CHECK_OK(msp_vector_destroy(&z));
+  CHECK_OK(msp_context_destroy(&cpu));
   CHECK(cpu == NULL, "destroy sets the handle to NULL");
 }
 

@@ -440,6 +440,8 @@ static const bad_case bad_cases[] = {
      "index overflowing int64"},
     {"skew_diagonal", "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 2\n2 1 1\n2 2 1\n",
      0, MSP_ERR_MM_INDEX, 4, "diagonal entry in a skew-symmetric file"},
+    {"pattern_skew", "%%MatrixMarket matrix coordinate pattern skew-symmetric\n2 2 1\n2 1\n", 0,
+     MSP_ERR_MM_UNSUPPORTED, 1, "pattern skew-symmetric (not in the specification)"},
     {"value_missing", BANNER "3 3 2\n1 1 1\n2 2\n", 0, MSP_ERR_MM_VALUE, 4,
      "real entry without a value"},
     {"col_missing", BANNER "3 3 1\n2\n", 0, MSP_ERR_MM_VALUE, 3, "entry without column index"},

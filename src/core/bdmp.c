@@ -680,7 +680,8 @@ static msp_status tcki_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *coli
 }
 
 msp_status msp_matrix_bdmp_info(const msp_matrix A, msp_bdmp_report *r) {
-  MSP_CHECK_ARG(A && r, "msp_matrix_bdmp_info: A or r is NULL");
+  MSP_CHECK_HANDLE(msp__check_matrix(A, "msp_matrix_bdmp_info", "A"));
+  MSP_CHECK_ARG(r, "msp_matrix_bdmp_info: r is NULL");
   memset(r, 0, sizeof *r);
   if ((A->format != MSP_FORMAT_BDMP_PBP && A->format != MSP_FORMAT_BDMP_TCKI) || !A->fmt) {
     return msp__error(MSP_ERR_NOT_SUPPORTED, "msp_matrix_bdmp_info: the matrix is %s, not BDMP",

@@ -1,5 +1,10 @@
-// context.c: contexts, the backend registry and device queries.
+// context.c: contexts, the backend registry, device queries, handle checks and the memory
+// budget.
+// sysconf(_SC_PHYS_PAGES) under -std=c11.
+#define _DEFAULT_SOURCE
 #include "internal.h"
+
+#include <unistd.h>
 
 // The only place that knows whether CUDA was compiled in (STYLE.md section 6).
 const msp__backend *msp__backend_cuda_registered(void);
@@ -36,6 +41,7 @@ msp_status msp_context_create(msp_backend backend, int device, msp_context *ctx)
     chosen = msp__backend_cpu();
   }
   MSP_TRY(MSP_ALLOC_ZERO(c, 1, "context"));
+  c->magic = MSP__MAGIC_CONTEXT;
   c->backend = chosen;
   c->kind = chosen->kind;
   c->device = device;
@@ -56,19 +62,119 @@ exit:
   return st;
 }
 
-void msp_context_destroy(msp_context *ctx) {
-  if (!ctx || !*ctx) return;
-  if ((*ctx)->backend->context_fini) (*ctx)->backend->context_fini(*ctx);
-  msp__free(*ctx);
+msp_status msp_context_destroy(msp_context *ctx) {
+  if (!ctx || !*ctx) return MSP_SUCCESS;
+  msp_status st = msp__check_context(*ctx, "msp_context_destroy", "ctx");
+  if (st != MSP_SUCCESS) return st;
+  msp_context c = *ctx;
+  // Freeing the context under live objects would leave them pointing at freed memory: refuse,
+  // and free nothing, so the caller can still destroy them and then the context.
+  if (c->live > 0)
+    return msp__error(MSP_ERR_INVALID_ARGUMENT,
+                      "msp_context_destroy: %lld matrices and vectors made with this context are "
+                      "still alive; destroy them first (nothing was freed)",
+                      (long long)c->live);
+  if (c->backend->context_fini) c->backend->context_fini(c);
+  c->magic = MSP__MAGIC_FREED;
+  msp__free(c);
   *ctx = NULL;
+  return MSP_SUCCESS;
+}
+
+// ---- handle checks --------------------------------------------------------------------------
+// The magic number is read through a volatile pointer so the compiler cannot assume the object
+// is intact: the whole point is to look at memory that may have been destroyed.
+static uint32_t read_magic(const volatile uint32_t *m) {
+  return *m;
+}
+
+static msp_status bad_handle(uint32_t magic, const char *fn, const char *what, const char *kind) {
+  if (magic == MSP__MAGIC_FREED)
+    return msp__error(MSP_ERR_INVALID_ARGUMENT, "%s: %s: handle already destroyed", fn, what);
+  return msp__error(MSP_ERR_INVALID_ARGUMENT, "%s: %s is not a mixsparse %s", fn, what, kind);
+}
+
+msp_status msp__check_context(const msp_context c, const char *fn, const char *what) {
+  MSP_CHECK_ARG(c, "%s: %s is NULL", fn, what);
+  uint32_t m = read_magic(&c->magic);
+  if (m != MSP__MAGIC_CONTEXT) return bad_handle(m, fn, what, "context");
+  return MSP_SUCCESS;
+}
+
+msp_status msp__check_matrix(const msp_matrix A, const char *fn, const char *what) {
+  MSP_CHECK_ARG(A, "%s: %s is NULL", fn, what);
+  uint32_t m = read_magic(&A->magic);
+  if (m != MSP__MAGIC_MATRIX) return bad_handle(m, fn, what, "matrix");
+  if (A->ctx && read_magic(&A->ctx->magic) != MSP__MAGIC_CONTEXT)
+    return msp__error(MSP_ERR_INVALID_ARGUMENT, "%s: the context of %s was destroyed", fn, what);
+  return MSP_SUCCESS;
+}
+
+msp_status msp__check_vector(const msp_vector v, const char *fn, const char *what) {
+  MSP_CHECK_ARG(v, "%s: %s is NULL", fn, what);
+  uint32_t m = read_magic(&v->magic);
+  if (m != MSP__MAGIC_VECTOR) return bad_handle(m, fn, what, "vector");
+  if (read_magic(&v->ctx->magic) != MSP__MAGIC_CONTEXT)
+    return msp__error(MSP_ERR_INVALID_ARGUMENT, "%s: the context of %s was destroyed", fn, what);
+  return MSP_SUCCESS;
+}
+
+int msp__matrix_ok(const msp_matrix A) {
+  return A && read_magic(&A->magic) == MSP__MAGIC_MATRIX;
+}
+int msp__vector_ok(const msp_vector v) {
+  return v && read_magic(&v->magic) == MSP__MAGIC_VECTOR;
+}
+
+void msp__context_attach(msp_context ctx) {
+  if (ctx) ctx->live++;
+}
+void msp__context_detach(msp_context ctx) {
+  if (ctx && ctx->live > 0) ctx->live--;
+}
+
+// ---- memory budget ----------------------------------------------------------------------------
+// The caller's limit in bytes (0: the physical memory). One value for the process.
+static size_t memory_limit = 0;
+
+msp_status msp_set_memory_limit(size_t bytes) {
+  memory_limit = bytes;
+  return MSP_SUCCESS;
+}
+
+size_t msp__bytes_mul_add(size_t a, size_t b, size_t c) {
+  if (b && a > SIZE_MAX / b) return SIZE_MAX;
+  size_t p = a * b;
+  return p > SIZE_MAX - c ? SIZE_MAX : p + c;
+}
+
+static size_t physical_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return SIZE_MAX; // unknown: let the allocator decide
+  return msp__bytes_mul_add((size_t)pages, (size_t)page, 0);
+}
+
+msp_status msp__memory_check(size_t need, const char *what) {
+  size_t limit = memory_limit ? memory_limit : physical_memory();
+  if (need <= limit) return MSP_SUCCESS;
+  const char *whose = memory_limit ? "the limit set by msp_set_memory_limit" : "physical memory";
+  if (need == SIZE_MAX)
+    return msp__error(MSP_ERR_OUT_OF_MEMORY,
+                      "%s needs more bytes than a size_t can count; %zu bytes available (%s)", what,
+                      limit, whose);
+  return msp__error(MSP_ERR_OUT_OF_MEMORY,
+                    "%s needs %zu bytes (%.3g GB); %zu bytes (%.3g GB) available (%s)", what, need,
+                    (double)need / 1e9, limit, (double)limit / 1e9, whose);
 }
 
 msp_backend msp_context_backend(const msp_context ctx) {
-  return ctx ? ctx->kind : MSP_BACKEND_CPU;
+  return msp__check_context(ctx, "msp_context_backend", "ctx") == MSP_SUCCESS ? ctx->kind
+                                                                              : MSP_BACKEND_CPU;
 }
 
 msp_status msp_context_synchronize(msp_context ctx) {
-  MSP_CHECK_ARG(ctx, "msp_context_synchronize: ctx is NULL");
+  msp_status st = msp__check_context(ctx, "msp_context_synchronize", "ctx");
+  if (st != MSP_SUCCESS) return st;
   return ctx->backend->synchronize ? ctx->backend->synchronize(ctx) : MSP_SUCCESS;
 }
 

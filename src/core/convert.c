@@ -265,6 +265,16 @@ static msp_status build_format(const msp_matrix A, msp_format f, msp_convert_opt
   *fmt = NULL;
   MSP_TRY(ops->plan(A, o, &bytes, what, what_n));
   if (ops->max_fill_checked) MSP_TRY(fill_check(ops->tag, bytes, A, o));
+  {
+    // The plan's footprint and the CSR copy the converted matrix keeps, before building.
+    size_t need = bytes >= (double)SIZE_MAX ? SIZE_MAX : (size_t)bytes;
+    need = msp__bytes_mul_add((size_t)A->rows + 1, sizeof(int64_t), need);
+    need = msp__bytes_mul_add((size_t)A->nnz, sizeof(int32_t) + sizeof(double), need);
+    char desc[96];
+    snprintf(desc, sizeof desc, "converting a %lld x %lld matrix to %s", (long long)A->rows,
+             (long long)A->cols, ops->tag);
+    MSP_TRY(msp__memory_check(need, desc));
+  }
   MSP_TRY(ops->build(A, o, fmt));
 exit:
   return st;
@@ -497,8 +507,8 @@ msp_status msp_matrix_convert(msp_context ctx, const msp_matrix A, const msp_con
   msp_convert_options o = opts ? *opts : msp_convert_options_default();
   MSP_CHECK_ARG(B, "msp_matrix_convert: B is NULL");
   *B = NULL;
-  MSP_CHECK_ARG(ctx, "msp_matrix_convert: ctx is NULL");
-  MSP_CHECK_ARG(A, "msp_matrix_convert: A is NULL");
+  MSP_TRY(msp__check_context(ctx, "msp_matrix_convert", "ctx"));
+  MSP_TRY(msp__check_matrix(A, "msp_matrix_convert", "A"));
   MSP_TRY(validate(&o));
   if (o.format == MSP_FORMAT_AUTO)
     st = convert_auto(ctx, A, &o, B);

@@ -16,7 +16,7 @@
 
 #define GEN_FORMS                                                                                  \
   "laplace2d:N, stencil27:N, random:ROWS:PER_ROW[:SEED], rmat:SCALE:EDGE_FACTOR[:SEED], "          \
-  "banded:ROWS:WIDTH, powerlaw:ROWS:MEAN[:SEED]"
+  "banded:ROWS:WIDTH, powerlaw:ROWS:MEAN[:SEED], poisson3d:N, convdiff3d:N[:PECLET]"
 
 // Seed used when a spec names none: fixed so that a spec always means the same matrix.
 #define GEN_DEFAULT_SEED 20261122u
@@ -64,7 +64,9 @@ typedef enum {
   GEN_RANDOM,
   GEN_RMAT,
   GEN_BANDED,
-  GEN_POWERLAW
+  GEN_POWERLAW,
+  GEN_POISSON3D,
+  GEN_CONVDIFF3D
 } gen_kind;
 
 typedef struct {
@@ -74,6 +76,7 @@ typedef struct {
   int64_t per_row; // random
   int64_t width;   // banded
   double mean;     // powerlaw
+  double peclet;   // convdiff3d
   int scale;       // rmat
   int64_t edges;   // rmat: EDGE_FACTOR * 2^SCALE
   uint64_t seed;
@@ -158,6 +161,23 @@ static msp_status gen_parse(const char *spec, gen_spec *g) {
     }
     g->kind = (dim == 2) ? GEN_LAPLACE2D : GEN_STENCIL27;
     g->rows = g->cols = rows;
+    return MSP_SUCCESS;
+  }
+  if (strcmp(name, "poisson3d") == 0 || strcmp(name, "convdiff3d") == 0) {
+    const int cd = name[0] == 'c';
+    if (nf < 2 || nf > 2 + cd || !gen_int(f[1], &g->n) || g->n < 1)
+      return gen_bad(spec,
+                     cd ? "expected N, then an optional PECLET" : "N must be a positive integer");
+    if (g->n > 1290) // 1290^3 < 2^31 - 1 < 1291^3
+      return msp__error(MSP_ERR_INVALID_ARGUMENT,
+                        "msp_matrix_generate: \"%s\": N^3 rows exceed the int32 column index "
+                        "range (N at most 1290)",
+                        spec);
+    g->peclet = 10.0;
+    if (nf == 3 && (!gen_real(f[2], &g->peclet) || g->peclet < 0))
+      return gen_bad(spec, "PECLET must be a finite number >= 0");
+    g->kind = cd ? GEN_CONVDIFF3D : GEN_POISSON3D;
+    g->rows = g->cols = g->n * g->n * g->n;
     return MSP_SUCCESS;
   }
   if (strcmp(name, "random") == 0 || strcmp(name, "powerlaw") == 0) {
@@ -273,6 +293,11 @@ static inline int64_t gen_row_len(const gen_spec *g, int64_t i) {
     int64_t lx = 3 - (x == 0) - (x == n - 1), ly = 3 - (y == 0) - (y == n - 1),
             lz = 3 - (z == 0) - (z == n - 1);
     return lx * ly * lz;
+  }
+  case GEN_POISSON3D:
+  case GEN_CONVDIFF3D: {
+    int64_t n = g->n, x = i % n, y = (i / n) % n, z = i / (n * n);
+    return 7 - (x == 0) - (x == n - 1) - (y == 0) - (y == n - 1) - (z == 0) - (z == n - 1);
   }
   case GEN_RANDOM:
     return g->per_row;
@@ -395,6 +420,26 @@ static void gen_fill_row(const gen_spec *g, int64_t i, int32_t *col, double *val
       }
     }
     val[diag] = sum + 1.0;
+    break;
+  }
+  case GEN_POISSON3D:
+  case GEN_CONVDIFF3D: {
+    // -laplace(u) + PECLET (w . grad u) on the unit cube with mesh width h = 1/(N+1), Dirichlet
+    // boundary, scaled by h^2; the wind w = (1, 1/2, 1/4) differenced upwind (one-sided from the
+    // side it blows from), so the matrix is nonsymmetric, an M-matrix, and diagonally dominant
+    // (strictly in the rows next to the boundary). PECLET = 0 (and poisson3d) is the 7-point
+    // Laplacian: 6 on the diagonal, -1 off it.
+    static const double wind[3] = {1.0, 0.5, 0.25};
+    const int64_t n = g->n, x = i % n, y = (i / n) % n, z = i / (n * n);
+    const int64_t step[3] = {1, n, n * n}, at[3] = {x, y, z};
+    const double c = g->kind == GEN_CONVDIFF3D ? g->peclet / (double)(n + 1) : 0.0;
+    int64_t k = 0;
+    // below the diagonal: z-1, y-1, x-1 (ascending columns), each with the upwind term
+    for (int d = 2; d >= 0; d--)
+      if (at[d] > 0) col[k] = (int32_t)(i - step[d]), val[k++] = -1.0 - c * wind[d];
+    col[k] = (int32_t)i, val[k++] = 6.0 + c * (wind[0] + wind[1] + wind[2]);
+    for (int d = 0; d < 3; d++)
+      if (at[d] < n - 1) col[k] = (int32_t)(i + step[d]), val[k++] = -1.0;
     break;
   }
   case GEN_RANDOM:
@@ -590,7 +635,7 @@ msp_status msp_matrix_generate(msp_context ctx, const char *spec, msp_matrix *A)
   memset(&g, 0, sizeof(g));
   MSP_CHECK_ARG(A != NULL, "msp_matrix_generate: A is NULL");
   *A = NULL;
-  MSP_CHECK_ARG(ctx != NULL, "msp_matrix_generate: ctx is NULL");
+  MSP_CHECK_HANDLE(msp__check_context(ctx, "msp_matrix_generate", "ctx"));
   MSP_CHECK_ARG(spec != NULL, "msp_matrix_generate: spec is NULL; valid forms: " GEN_FORMS);
   MSP_TRY(gen_parse(spec, &g));
   if (g.kind == GEN_STENCIL27) MSP_TRY(stencil_tables(&g));

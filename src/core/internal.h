@@ -117,8 +117,22 @@ typedef struct {
 
 // ---- objects ------------------------------------------------------------------------------------
 typedef struct msp__backend msp__backend;
+typedef struct msp__basis_s msp__basis; // a GMRES Krylov basis (defined below)
+
+// Handle magic numbers (GraphBLAS GB_MAGIC / GB_FREED): set at create, replaced by
+// MSP__MAGIC_FREED at destroy. The field sits after the first 32 bytes of each object, which a
+// C library's allocator overwrites with its free-list links, so a destroyed handle still reads
+// as destroyed until its memory is reused (best effort: a reused block reads as "not a mixsparse
+// object").
+#define MSP__MAGIC_CONTEXT 0x6d737063u // "mspc"
+#define MSP__MAGIC_MATRIX 0x6d73706du  // "mspm"
+#define MSP__MAGIC_VECTOR 0x6d737076u  // "mspv"
+#define MSP__MAGIC_FREED 0x66726565u   // "free"
 
 struct msp_context_s {
+  void *guard_[4]; // room for the allocator's free-list links (see MSP__MAGIC_CONTEXT)
+  uint32_t magic;
+  int64_t live; // matrices and vectors made with this context and not yet destroyed
   msp_backend kind;
   const msp__backend *backend;
   int device;
@@ -126,6 +140,8 @@ struct msp_context_s {
 };
 
 struct msp_matrix_s {
+  void *guard_[4];
+  uint32_t magic; // MSP__MAGIC_MATRIX
   msp_context ctx;
   int64_t rows, cols, nnz;
   msp_format format;
@@ -157,6 +173,8 @@ enum { MSP__SYNC_BOTH = 0, MSP__SYNC_HOST = 1, MSP__SYNC_DEVICE = 2 };
 // device: no fp64 work copy, so an operation on an f32 vector moves half the bytes of an f64 one
 // (STYLE.md 5). Kernels read and write the encoded data through msp__vector_acc.
 struct msp_vector_s {
+  void *guard_[4];
+  uint32_t magic; // MSP__MAGIC_VECTOR
   msp_context ctx;
   int64_t n;
   msp_precision prec;
@@ -227,9 +245,43 @@ struct msp__backend {
   msp_status (*scale)(msp_context ctx, double a, msp_vector x);
   msp_status (*copy)(msp_context ctx, msp_vector x, msp_vector y);
   msp_status (*fill)(msp_context ctx, msp_vector x, double value);
+  // Krylov basis of GMRES (struct msp__basis below). The vectors w and z are f64 vectors whose
+  // data the core has made current on the backend's side; h and y are host arrays. Reductions
+  // are deterministic (fixed partition and order, independent of the thread count).
+  // Allocate V: `cols` columns of n values in prec (the workspace of the reductions included,
+  // so that the other operations never allocate). MSP_ERR_OUT_OF_MEMORY.
+  msp_status (*basis_alloc)(msp_context ctx, int64_t n, int cols, msp_precision prec,
+                            msp__basis **V);
+  void (*basis_free)(msp_context ctx, msp__basis *V); // NULL accepted
+  // Column j = w rounded by V's store (fixed point: the column's scale from max |w|); w is
+  // overwritten with the values as stored (what later reads of column j return).
+  msp_status (*basis_store)(msp_context ctx, msp__basis *V, int j, msp_vector w);
+  // h[k - j0] = V_k . w for k in j0 .. j1-1, in one pass over the columns and w.
+  msp_status (*basis_project)(msp_context ctx, const msp__basis *V, int j0, int j1, msp_vector w,
+                              double *h);
+  // w -= sum over k in j0 .. j1-1 of h[k - j0] V_k, in one pass.
+  msp_status (*basis_subtract)(msp_context ctx, const msp__basis *V, int j0, int j1,
+                               const double *h, msp_vector w);
+  // z = sum over k < k1 of y[k] V_k, in one pass.
+  msp_status (*basis_combine)(msp_context ctx, const msp__basis *V, int k1, const double *y,
+                              msp_vector z);
   // device queries
   msp_status (*device_count)(int *count);
   msp_status (*device_info)(int ordinal, msp_device_props *props);
+};
+
+// A Krylov basis: `cols` vectors of n values in `prec`, column j at value offset j * n (each
+// column its own accessor view: fixed point with scales[j], CPMS-i with 128-byte banks). The
+// memory (host or device) and the workspace belong to the backend that made it.
+struct msp__basis_s {
+  msp_precision prec;
+  int64_t n;
+  int cols;
+  int bank_shift;  // CPMS
+  void *data;      // cols * n * msp__prec_bytes(prec) bytes
+  double *scales;  // fixed point: one per column; NULL otherwise
+  double *work;    // reduction partials (backend-defined size)
+  int64_t nchunks; // CPU: row chunks of MSP__RED_CHUNK in a reduction
 };
 
 // The registry: CPU always; CUDA when built (NULL otherwise).
@@ -259,6 +311,40 @@ void msp__matrix_prec_free(msp_matrix A);
 // The two formats' records (msp__fmt_bdmp_pbp, msp__fmt_bdmp_tcki) are in src/core/bdmp.c.
 // CSR back from A->fmt of a BDMP_PBP or BDMP_TCKI matrix (as msp__format_to_csr's to_csr).
 msp_status msp__bdmp_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val);
+
+// ---- handle checks (src/core/context.c) --------------------------------------------------------
+// MSP_SUCCESS when h is a live object of its kind whose context is live; otherwise
+// MSP_ERR_INVALID_ARGUMENT naming `fn` and `what` ("handle already destroyed", "not a mixsparse
+// matrix"). NULL is an argument error too.
+msp_status msp__check_context(const msp_context c, const char *fn, const char *what);
+msp_status msp__check_matrix(const msp_matrix A, const char *fn, const char *what);
+msp_status msp__check_vector(const msp_vector v, const char *fn, const char *what);
+// 1 when the handle is a live object of its kind (for accessors that return no status).
+int msp__matrix_ok(const msp_matrix A);
+// Return the status of a failed handle check (for functions without an exit label).
+#define MSP_CHECK_HANDLE(check)                                                                    \
+  do {                                                                                             \
+    msp_status chk_ = (check);                                                                     \
+    if (chk_ != MSP_SUCCESS) return chk_;                                                          \
+  } while (0)
+int msp__vector_ok(const msp_vector v);
+// Count an object made with / destroyed from ctx (a context refuses destroy while any is live).
+void msp__context_attach(msp_context ctx);
+void msp__context_detach(msp_context ctx);
+
+// ---- memory budget (src/core/context.c) --------------------------------------------------------
+// Fail before allocating: MSP_ERR_OUT_OF_MEMORY naming `what`, the bytes needed and the bytes
+// available when `need` exceeds the limit of msp_set_memory_limit (or the physical memory when
+// none is set). SIZE_MAX stands for a size that overflows size_t.
+msp_status msp__memory_check(size_t need, const char *what);
+// a * b + c in size_t, SIZE_MAX on overflow (for msp__memory_check's estimates).
+size_t msp__bytes_mul_add(size_t a, size_t b, size_t c);
+
+// ---- files (src/core/mtx.c) ------------------------------------------------------------------
+// *same = 1 when paths a and b name the same file (same device and inode, symbolic links
+// followed), 0 when not or when either does not exist. MSP_ERR_IO when a path cannot be
+// examined for another reason (permissions); MSP_ERR_INVALID_ARGUMENT for NULL arguments.
+msp_status msp__same_file(const char *a, const char *b, int *same);
 
 // ---- core helpers -----------------------------------------------------------------------------
 // Free A->fmt according to A->format (host data of every format).

@@ -29,8 +29,21 @@ msp_status msp__matrix_alloc(msp_context ctx, int64_t rows, int64_t cols, int64_
     return msp__error(MSP_ERR_INVALID_ARGUMENT,
                       "matrix of %lld x %lld: dimensions must fit in 32-bit indices",
                       (long long)rows, (long long)cols);
+  // The CSR arrays and the analysis bitmaps (rows + cols bits), before any of them is allocated:
+  // an impossible size fails at once instead of after committing gigabytes.
+  {
+    size_t need = msp__bytes_mul_add((size_t)rows + 1, sizeof(int64_t), sizeof *A);
+    need = msp__bytes_mul_add((size_t)nnz, sizeof(int32_t) + sizeof(double), need);
+    need = msp__bytes_mul_add(((size_t)rows + (size_t)cols) / 8 + 1, 2, need);
+    char what[96];
+    snprintf(what, sizeof what, "a %lld x %lld matrix with %lld nonzeros", (long long)rows,
+             (long long)cols, (long long)nnz);
+    MSP_TRY(msp__memory_check(need, what));
+  }
   MSP_TRY(MSP_ALLOC_ZERO(A, 1, "matrix"));
+  A->magic = MSP__MAGIC_MATRIX;
   A->ctx = ctx;
+  msp__context_attach(ctx);
   A->rows = rows;
   A->cols = cols;
   A->nnz = nnz;
@@ -48,17 +61,21 @@ exit:
   return st;
 }
 
-void msp_matrix_destroy(msp_matrix *A) {
-  if (!A || !*A) return;
+msp_status msp_matrix_destroy(msp_matrix *A) {
+  if (!A || !*A) return MSP_SUCCESS;
   msp_matrix M = *A;
+  if (!msp__matrix_ok(M)) return msp__check_matrix(M, "msp_matrix_destroy", "*A");
   if (M->dev && M->ctx && M->ctx->backend->matrix_free) M->ctx->backend->matrix_free(M);
   if (M->fmt) msp__format_free(M->format, M->fmt);
   msp__matrix_prec_free(M);
   msp__free(M->rowptr);
   msp__free(M->colind);
   msp__free(M->val);
+  M->magic = MSP__MAGIC_FREED;
+  msp__context_detach(M->ctx);
   msp__free(M);
   *A = NULL;
+  return MSP_SUCCESS;
 }
 
 msp_kernel msp_choose_kernel(const msp_matrix_stats *s, char *reason, size_t n) {
@@ -291,7 +308,7 @@ msp_status msp_matrix_from_csr(msp_context ctx, int64_t rows, int64_t cols, cons
   msp_matrix A = NULL;
   MSP_CHECK_ARG(out, "msp_matrix_from_csr: out is NULL");
   *out = NULL;
-  MSP_CHECK_ARG(ctx, "msp_matrix_from_csr: ctx is NULL");
+  MSP_TRY(msp__check_context(ctx, "msp_matrix_from_csr", "ctx"));
   MSP_CHECK_ARG(rows >= 0 && cols >= 0, "msp_matrix_from_csr: negative size %lld x %lld",
                 (long long)rows, (long long)cols);
   MSP_CHECK_ARG(rowptr, "msp_matrix_from_csr: rowptr is NULL");
@@ -333,35 +350,36 @@ exit:
 }
 
 int64_t msp_matrix_rows(const msp_matrix A) {
-  return A ? A->rows : 0;
+  return msp__matrix_ok(A) ? A->rows : 0;
 }
 int64_t msp_matrix_cols(const msp_matrix A) {
-  return A ? A->cols : 0;
+  return msp__matrix_ok(A) ? A->cols : 0;
 }
 int64_t msp_matrix_nnz(const msp_matrix A) {
-  return A ? A->nnz : 0;
+  return msp__matrix_ok(A) ? A->nnz : 0;
 }
 msp_format msp_matrix_format(const msp_matrix A) {
-  return A ? A->format : MSP_FORMAT_CSR;
+  return msp__matrix_ok(A) ? A->format : MSP_FORMAT_CSR;
 }
 msp_kernel msp_matrix_kernel(const msp_matrix A) {
-  return A ? A->kernel : MSP_KERNEL_AUTO;
+  return msp__matrix_ok(A) ? A->kernel : MSP_KERNEL_AUTO;
 }
 msp_precision msp_matrix_precision(const msp_matrix A) {
-  return A ? A->precision : MSP_PRECISION_F64;
+  return msp__matrix_ok(A) ? A->precision : MSP_PRECISION_F64;
 }
 const char *msp_matrix_choice_reason(const msp_matrix A) {
-  return A ? A->reason : "";
+  return msp__matrix_ok(A) ? A->reason : "";
 }
 
 size_t msp_matrix_bytes(const msp_matrix A) {
-  if (!A) return 0;
+  if (!msp__matrix_ok(A)) return 0;
   return msp__format_bytes(A);
 }
 
 msp_status msp_matrix_get_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind,
                               double *values) {
-  MSP_CHECK_ARG(A, "msp_matrix_get_csr: A is NULL");
+  msp_status st = msp__check_matrix(A, "msp_matrix_get_csr", "A");
+  if (st != MSP_SUCCESS) return st;
   if (rowptr) memcpy(rowptr, A->rowptr, (size_t)(A->rows + 1) * sizeof *rowptr);
   if (colind && A->nnz) memcpy(colind, A->colind, (size_t)A->nnz * sizeof *colind);
   if (values && A->nnz) memcpy(values, A->val, (size_t)A->nnz * sizeof *values);
@@ -369,7 +387,8 @@ msp_status msp_matrix_get_csr(const msp_matrix A, int64_t *rowptr, int32_t *coli
 }
 
 msp_status msp_matrix_set_kernel(msp_matrix A, msp_kernel kernel) {
-  MSP_CHECK_ARG(A, "msp_matrix_set_kernel: A is NULL");
+  msp_status st = msp__check_matrix(A, "msp_matrix_set_kernel", "A");
+  if (st != MSP_SUCCESS) return st;
   MSP_CHECK_ARG((unsigned)kernel < MSP_KERNEL_COUNT, "msp_matrix_set_kernel: unknown kernel %d",
                 (int)kernel);
   if (A->format != MSP_FORMAT_CSR)
@@ -389,7 +408,9 @@ msp_status msp_matrix_set_kernel(msp_matrix A, msp_kernel kernel) {
 }
 
 msp_status msp_matrix_analyze(const msp_matrix A, msp_matrix_stats *stats) {
-  MSP_CHECK_ARG(A && stats, "msp_matrix_analyze: NULL argument");
+  msp_status st = msp__check_matrix(A, "msp_matrix_analyze", "A");
+  if (st != MSP_SUCCESS) return st;
+  MSP_CHECK_ARG(stats, "msp_matrix_analyze: stats is NULL");
   *stats = A->stats;
   return MSP_SUCCESS;
 }

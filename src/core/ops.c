@@ -3,16 +3,22 @@
 
 #include <math.h>
 
-// Same backend and device: the data of x lives where ctx computes.
-static int same_place(msp_context ctx, msp_context other) {
-  return other && other->backend == ctx->backend && other->device == ctx->device;
-}
+// An object is used only with the context that made it: the context counts it, and its data
+// lives where that context computes.
+#define CHECK_CTX()                                                                                \
+  do {                                                                                             \
+    st = msp__check_context(ctx, fn, "ctx");                                                       \
+    if (st != MSP_SUCCESS) return st;                                                              \
+  } while (0)
 
 #define CHECK_VEC(v, name)                                                                         \
   do {                                                                                             \
-    MSP_CHECK_ARG(v, "%s: vector %s is NULL", fn, name);                                           \
-    MSP_CHECK_ARG(same_place(ctx, (v)->ctx),                                                       \
-                  "%s: vector %s belongs to a context on another backend or device", fn, name);    \
+    st = msp__check_vector(v, fn, "vector " name);                                                 \
+    if (st != MSP_SUCCESS) return st;                                                              \
+    MSP_CHECK_ARG((v)->ctx == ctx,                                                                 \
+                  "%s: vector %s belongs to another context (an object is used only with the "     \
+                  "context that made it)",                                                         \
+                  fn, name);                                                                       \
   } while (0)
 
 // Make the vector's data current where ctx computes. Vectors are read in their own storage
@@ -33,10 +39,11 @@ msp_status msp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vecto
                     msp_vector y) {
   const char *fn = "msp_spmv";
   msp_status st = MSP_SUCCESS;
-  MSP_CHECK_ARG(ctx, "msp_spmv: ctx is NULL");
-  MSP_CHECK_ARG(A, "msp_spmv: A is NULL");
-  MSP_CHECK_ARG(same_place(ctx, A->ctx),
-                "msp_spmv: A belongs to a context on another backend or device");
+  CHECK_CTX();
+  st = msp__check_matrix(A, fn, "A");
+  if (st != MSP_SUCCESS) return st;
+  MSP_CHECK_ARG(A->ctx == ctx, "msp_spmv: A belongs to another context (an object is used only "
+                               "with the context that made it)");
   CHECK_VEC(x, "x");
   CHECK_VEC(y, "y");
   MSP_CHECK_ARG(x != y, "msp_spmv: x and y must be different vectors");
@@ -63,7 +70,8 @@ exit:
 msp_status msp_dot(msp_context ctx, msp_vector x, msp_vector y, double *result) {
   const char *fn = "msp_dot";
   msp_status st = MSP_SUCCESS;
-  MSP_CHECK_ARG(ctx && result, "msp_dot: ctx or result is NULL");
+  CHECK_CTX();
+  MSP_CHECK_ARG(result, "msp_dot: result is NULL");
   CHECK_VEC(x, "x");
   CHECK_VEC(y, "y");
   if (x->n != y->n)
@@ -79,7 +87,8 @@ exit:
 static msp_status norm(msp_context ctx, msp_vector x, double *result, int which) {
   const char *fn = which == 2 ? "msp_nrm2" : "msp_nrm1";
   msp_status st = MSP_SUCCESS;
-  MSP_CHECK_ARG(ctx && result, "%s: ctx or result is NULL", fn);
+  CHECK_CTX();
+  MSP_CHECK_ARG(result, "%s: result is NULL", fn);
   CHECK_VEC(x, "x");
   MSP_TRY(make_current(ctx, x));
   MSP_TRY(which == 2 ? ctx->backend->nrm2(ctx, x, result) : ctx->backend->nrm1(ctx, x, result));
@@ -96,7 +105,7 @@ msp_status msp_nrm1(msp_context ctx, msp_vector x, double *r) {
 msp_status msp_axpby(msp_context ctx, double alpha, msp_vector x, double beta, msp_vector y) {
   const char *fn = "msp_axpby";
   msp_status st = MSP_SUCCESS;
-  MSP_CHECK_ARG(ctx, "msp_axpby: ctx is NULL");
+  CHECK_CTX();
   CHECK_VEC(x, "x");
   CHECK_VEC(y, "y");
   if (x->n != y->n)
@@ -113,7 +122,7 @@ exit:
 msp_status msp_scale(msp_context ctx, double alpha, msp_vector x) {
   const char *fn = "msp_scale";
   msp_status st = MSP_SUCCESS;
-  MSP_CHECK_ARG(ctx, "msp_scale: ctx is NULL");
+  CHECK_CTX();
   CHECK_VEC(x, "x");
   MSP_TRY(make_current(ctx, x));
   MSP_TRY(ctx->backend->scale(ctx, alpha, x));
@@ -125,7 +134,7 @@ exit:
 msp_status msp_copy(msp_context ctx, msp_vector x, msp_vector y) {
   const char *fn = "msp_copy";
   msp_status st = MSP_SUCCESS;
-  MSP_CHECK_ARG(ctx, "msp_copy: ctx is NULL");
+  CHECK_CTX();
   CHECK_VEC(x, "x");
   CHECK_VEC(y, "y");
   if (x->n != y->n)
@@ -141,7 +150,7 @@ exit:
 
 msp_status msp_vector_fill(msp_vector v, double value) {
   msp_status st = MSP_SUCCESS;
-  MSP_CHECK_ARG(v, "msp_vector_fill: v is NULL");
+  MSP_TRY(msp__check_vector(v, "msp_vector_fill", "v"));
   msp_context ctx = v->ctx;
   MSP_TRY(ctx->backend->fill(ctx, v, value));
   MSP_TRY(written(ctx, v));

@@ -506,7 +506,7 @@ exit:
 }
 
 msp_status msp_matrix_range_info(const msp_matrix A, int64_t *saturated, int64_t *flushed) {
-  MSP_CHECK_ARG(A, "msp_matrix_range_info: A is NULL");
+  MSP_CHECK_HANDLE(msp__check_matrix(A, "msp_matrix_range_info", "A"));
   if (saturated) *saturated = A->range_saturated;
   if (flushed) *flushed = A->range_flushed;
   return MSP_SUCCESS;
@@ -590,7 +590,7 @@ exit:
 }
 
 msp_status msp_matrix_set_cpms_segments(msp_matrix A, int segments) {
-  MSP_CHECK_ARG(A, "msp_matrix_set_cpms_segments: A is NULL");
+  MSP_CHECK_HANDLE(msp__check_matrix(A, "msp_matrix_set_cpms_segments", "A"));
   int all = msp__prec_segments(A->precision);
   if (all == 1) {
     return msp__error(MSP_ERR_NOT_SUPPORTED,

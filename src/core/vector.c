@@ -17,12 +17,21 @@ msp_status msp_vector_create_precision(msp_context ctx, int64_t n, msp_precision
   msp_vector v = NULL;
   MSP_CHECK_ARG(out, "msp_vector_create: out is NULL");
   *out = NULL;
-  MSP_CHECK_ARG(ctx, "msp_vector_create: ctx is NULL");
+  MSP_TRY(msp__check_context(ctx, "msp_vector_create", "ctx"));
   MSP_CHECK_ARG(n >= 0, "msp_vector_create: negative length %lld", (long long)n);
   MSP_CHECK_ARG((unsigned)prec < MSP_PRECISION_COUNT, "msp_vector_create: unknown precision %d",
                 (int)prec);
+  {
+    char what[96];
+    snprintf(what, sizeof what, "a %s vector of %lld entries", msp_precision_name(prec),
+             (long long)n);
+    MSP_TRY(
+        msp__memory_check(msp__bytes_mul_add((size_t)n, msp__prec_bytes(prec), sizeof *v), what));
+  }
   MSP_TRY(MSP_ALLOC_ZERO(v, 1, "vector"));
+  v->magic = MSP__MAGIC_VECTOR;
   v->ctx = ctx;
+  msp__context_attach(ctx);
   v->n = n;
   v->prec = prec;
   v->sync = MSP__SYNC_HOST; // the zeroed host copy is the current one
@@ -50,27 +59,32 @@ msp_status msp_vector_create(msp_context ctx, int64_t n, msp_vector *out) {
   return msp_vector_create_precision(ctx, n, MSP_PRECISION_F64, out);
 }
 
-void msp_vector_destroy(msp_vector *v) {
-  if (!v || !*v) return;
+msp_status msp_vector_destroy(msp_vector *v) {
+  if (!v || !*v) return MSP_SUCCESS;
+  if (!msp__vector_ok(*v)) return msp__check_vector(*v, "msp_vector_destroy", "*v");
   if (((*v)->d_data || (*v)->d_scales || (*v)->d_range) && (*v)->ctx->backend->vector_free)
     (*v)->ctx->backend->vector_free(*v);
   msp__free((*v)->h_data);
   msp__free((*v)->h_scales);
+  (*v)->magic = MSP__MAGIC_FREED;
+  msp__context_detach((*v)->ctx);
   msp__free(*v);
   *v = NULL;
+  return MSP_SUCCESS;
 }
 
 msp_precision msp_vector_precision(const msp_vector v) {
-  return v ? v->prec : MSP_PRECISION_F64;
+  return msp__vector_ok(v) ? v->prec : MSP_PRECISION_F64;
 }
 
 size_t msp_vector_bytes(const msp_vector v) {
-  if (!v) return 0;
+  if (!msp__vector_ok(v)) return 0;
   return (size_t)v->n * msp__prec_bytes(v->prec) + (size_t)v->nscales * sizeof(double);
 }
 
 msp_status msp_vector_set_cpms_segments(msp_vector v, int segments) {
-  MSP_CHECK_ARG(v, "msp_vector_set_cpms_segments: v is NULL");
+  msp_status st = msp__check_vector(v, "msp_vector_set_cpms_segments", "v");
+  if (st != MSP_SUCCESS) return st;
   int all = msp__prec_segments(v->prec);
   if (all == 1) {
     return msp__error(MSP_ERR_NOT_SUPPORTED,
@@ -84,10 +98,10 @@ msp_status msp_vector_set_cpms_segments(msp_vector v, int segments) {
 }
 
 int64_t msp_vector_length(const msp_vector v) {
-  return v ? v->n : 0;
+  return msp__vector_ok(v) ? v->n : 0;
 }
 int64_t msp_vector_transfers(const msp_vector v) {
-  return v ? v->transfers : 0;
+  return msp__vector_ok(v) ? v->transfers : 0;
 }
 
 msp_status msp__vector_on_host(msp_vector v) {
@@ -160,9 +174,10 @@ static msp_status encode_from(msp_vector v, const double *src) {
 }
 
 msp_status msp_vector_set(msp_vector v, const double *host) {
-  MSP_CHECK_ARG(v, "msp_vector_set: v is NULL");
+  msp_status st = msp__check_vector(v, "msp_vector_set", "v");
+  if (st != MSP_SUCCESS) return st;
   MSP_CHECK_ARG(host || v->n == 0, "msp_vector_set: host array is NULL");
-  msp_status st = encode_from(v, host);
+  st = encode_from(v, host);
   if (st != MSP_SUCCESS) return st;
   v->range_count = 0; // every stored value is the caller's: nothing saturated
   msp__vector_host_written(v);
@@ -170,9 +185,10 @@ msp_status msp_vector_set(msp_vector v, const double *host) {
 }
 
 msp_status msp_vector_get(msp_vector v, double *host) {
-  MSP_CHECK_ARG(v, "msp_vector_get: v is NULL");
+  msp_status st = msp__check_vector(v, "msp_vector_get", "v");
+  if (st != MSP_SUCCESS) return st;
   MSP_CHECK_ARG(host || v->n == 0, "msp_vector_get: host array is NULL");
-  msp_status st = msp__vector_on_host(v);
+  st = msp__vector_on_host(v);
   if (st != MSP_SUCCESS) return st;
   const msp_acc a = msp__vector_acc(v, 0);
   const int64_t n = v->n;

@@ -8,6 +8,13 @@ msp_status msp__cpu_axpby(msp_context, double, msp_vector, double, msp_vector);
 msp_status msp__cpu_scale(msp_context, double, msp_vector);
 msp_status msp__cpu_copy(msp_context, msp_vector, msp_vector);
 msp_status msp__cpu_fill(msp_context, msp_vector, double);
+msp_status msp__cpu_basis_alloc(msp_context, int64_t, int, msp_precision, msp__basis **);
+void msp__cpu_basis_free(msp_context, msp__basis *);
+msp_status msp__cpu_basis_store(msp_context, msp__basis *, int, msp_vector);
+msp_status msp__cpu_basis_project(msp_context, const msp__basis *, int, int, msp_vector, double *);
+msp_status msp__cpu_basis_subtract(msp_context, const msp__basis *, int, int, const double *,
+                                   msp_vector);
+msp_status msp__cpu_basis_combine(msp_context, const msp__basis *, int, const double *, msp_vector);
 
 // Every format has a CPU kernel (src/cpu/<ident>.c) for every storage precision of the matrix,
 // x and y: the slots come from MSP_FORMAT_LIST.
@@ -24,6 +31,12 @@ static const msp__backend cpu_backend = {
     .scale = msp__cpu_scale,
     .copy = msp__cpu_copy,
     .fill = msp__cpu_fill,
+    .basis_alloc = msp__cpu_basis_alloc,
+    .basis_free = msp__cpu_basis_free,
+    .basis_store = msp__cpu_basis_store,
+    .basis_project = msp__cpu_basis_project,
+    .basis_subtract = msp__cpu_basis_subtract,
+    .basis_combine = msp__cpu_basis_combine,
 };
 
 const msp__backend *msp__backend_cpu(void) {

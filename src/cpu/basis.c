@@ -1,0 +1,229 @@
+// basis.c: CPU Krylov-basis operations of GMRES over the compressed basis (store, projection,
+// subtraction, combination), reading the stored values through the accessors, fp64 arithmetic.
+//
+// papers/cb-gmres-compressed-basis.txt ("Memory accessor"): the basis lives in memory in its
+// storage precision and is converted to double on every load; nothing is decoded into an fp64
+// copy, so a projection over an f32 basis reads half the bytes of an f64 one. Each operation is
+// one body per storage precision (MSP__CPU_INSTANTIATE1), which reads every column it needs in
+// one pass over the rows: the row block of w (or of the result) stays in cache while the
+// columns stream by.
+#include "dispatch.h"
+
+#include <string.h>
+
+// Rows per block of the subtraction and combination (the block of results lives on the stack).
+#define BLOCK 512
+
+// The accessor view of column j: its own array of n values (fixed point: its one scale; CPMS:
+// every segment read and written).
+MSP__CPU_INLINE msp_acc col_acc(const msp__basis *V, int j) {
+  msp_acc a;
+  memset(&a, 0, sizeof a);
+  a.data = (char *)V->data + (size_t)j * (size_t)V->n * msp__prec_bytes(V->prec);
+  a.n = V->n;
+  a.prec = V->prec;
+  a.scale_shift = MSP_CPMS_SEPARATE; // i >> 62 == 0: one scale for the column
+  a.scales = V->scales ? V->scales + j : NULL;
+  a.bank_shift = V->bank_shift;
+  a.read_segments = msp__prec_segments(V->prec);
+  return a;
+}
+
+typedef struct {
+  const msp__basis *V;
+  int j0, j1; // columns j0 .. j1-1 (store: column j0)
+  double *w;  // f64 vector data (w, or z for the combination)
+  const double *coef;
+  double max; // store: max |w| over all threads
+} basis_args;
+
+// ---- store --------------------------------------------------------------------------------------
+// Fixed point takes the column's scale from max |w| first (a NaN or Inf in w gives a NaN scale,
+// so the column reads NaN and the solver sees it); then every value is rounded into the column
+// and read back into w. The basis vectors are normalised (|entries| <= 1), so no IEEE storage
+// overflows; entries below a 16-bit format's smallest subnormal are flushed, which only
+// perturbs the basis as its rounding does.
+MSP__CPU_INLINE void store_kernel(msp_precision P, basis_args *a) {
+  double *w = a->w;
+  const int64_t n = a->V->n;
+  if (msp_prec_is_fixed(P)) {
+    double m = 0.0;
+#pragma omp for schedule(static) nowait
+    for (int64_t i = 0; i < n; i++)
+      m = msp_absmax_step(m, w[i]);
+#pragma omp critical(msp_basis_store_max)
+    a->max = msp_absmax_step(a->max, m);
+#pragma omp barrier
+#pragma omp single
+    a->V->scales[a->j0] = msp_fx_block_scale(P, a->max);
+  }
+  const msp_acc v = col_acc(a->V, a->j0);
+#pragma omp for schedule(static)
+  for (int64_t i = 0; i < n; i++) {
+    msp_acc_store_p(P, &v, i, w[i]);
+    w[i] = msp_acc_load_p(P, &v, i);
+  }
+}
+#define MSP__CPU_KERNEL store_kernel
+MSP__CPU_INSTANTIATE1(basis_args *)
+#undef MSP__CPU_KERNEL
+
+// ---- projection ---------------------------------------------------------------------------------
+// Chunk c of MSP__RED_CHUNK rows gives the partial dot product of every column with w, written
+// to V->work[k * nchunks + c]; the partials of each column are then added pairwise in a fixed
+// tree, so the result does not depend on the thread count.
+MSP__CPU_INLINE void project_kernel(msp_precision P, basis_args *a) {
+  const msp__basis *V = a->V;
+  const double *w = a->w;
+  const int64_t n = V->n, nchunks = V->nchunks;
+#pragma omp for schedule(static)
+  for (int64_t c = 0; c < nchunks; c++) {
+    const int64_t b = c * MSP__RED_CHUNK, e = b + MSP__RED_CHUNK < n ? b + MSP__RED_CHUNK : n;
+    for (int k = a->j0; k < a->j1; k++) {
+      const msp_acc v = col_acc(V, k);
+      double t = 0.0;
+      for (int64_t i = b; i < e; i++)
+        t += msp_acc_load_p(P, &v, i) * w[i];
+      V->work[(int64_t)(k - a->j0) * nchunks + c] = t;
+    }
+  }
+}
+#define MSP__CPU_KERNEL project_kernel
+MSP__CPU_INSTANTIATE1(basis_args *)
+#undef MSP__CPU_KERNEL
+
+// ---- subtraction and combination ----------------------------------------------------------------
+// Per block of rows: t = w (subtract) or 0 (combine), t += sign * coef[k] V_k for every column,
+// then the block is written back to w.
+MSP__CPU_INLINE void update_kernel(msp_precision P, basis_args *a, int subtract) {
+  const msp__basis *V = a->V;
+  double *w = a->w;
+  const int64_t n = V->n, nblocks = (n + BLOCK - 1) / BLOCK;
+#pragma omp for schedule(static)
+  for (int64_t blk = 0; blk < nblocks; blk++) {
+    const int64_t b = blk * BLOCK, m = n - b < BLOCK ? n - b : BLOCK;
+    double t[BLOCK];
+    for (int64_t i = 0; i < m; i++)
+      t[i] = subtract ? w[b + i] : 0.0;
+    for (int k = a->j0; k < a->j1; k++) {
+      const msp_acc v = col_acc(V, k);
+      const double h = subtract ? -a->coef[k - a->j0] : a->coef[k - a->j0];
+      for (int64_t i = 0; i < m; i++)
+        t[i] += h * msp_acc_load_p(P, &v, b + i);
+    }
+    memcpy(w + b, t, (size_t)m * sizeof(double));
+  }
+}
+MSP__CPU_INLINE void subtract_kernel(msp_precision P, basis_args *a) {
+  update_kernel(P, a, 1);
+}
+MSP__CPU_INLINE void combine_kernel(msp_precision P, basis_args *a) {
+  update_kernel(P, a, 0);
+}
+#define MSP__CPU_KERNEL subtract_kernel
+MSP__CPU_INSTANTIATE1(basis_args *)
+#undef MSP__CPU_KERNEL
+#define MSP__CPU_KERNEL combine_kernel
+MSP__CPU_INSTANTIATE1(basis_args *)
+#undef MSP__CPU_KERNEL
+
+// ---- slots --------------------------------------------------------------------------------------
+static void args_init(basis_args *a, const msp__basis *V, int j0, int j1, msp_vector w,
+                      const double *coef) {
+  memset(a, 0, sizeof *a);
+  a->V = V;
+  a->j0 = j0;
+  a->j1 = j1;
+  a->w = (double *)w->h_data;
+  a->coef = coef;
+}
+
+msp_status msp__cpu_basis_alloc(msp_context ctx, int64_t n, int cols, msp_precision prec,
+                                msp__basis **out) {
+  msp_status st = MSP_SUCCESS;
+  msp__basis *V = NULL;
+  *out = NULL;
+  MSP_TRY(MSP_ALLOC_ZERO(V, 1, "GMRES Krylov basis"));
+  V->prec = prec;
+  V->n = n;
+  V->cols = cols;
+  V->nchunks = (n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
+  V->bank_shift = MSP_CPMS_SEPARATE;
+  if (msp__prec_segments(prec) > 1) {
+    V->bank_shift = msp__cpms_bank_shift(msp__prec_segments(prec), MSP_CPMS_DEFAULT_BANK_BYTES);
+    if (V->bank_shift < 0) {
+      st = msp__error(MSP_ERR_INTERNAL, "msp_gmres: no CPMS bank layout for the %s basis",
+                      msp_precision_name(prec));
+      goto exit;
+    }
+  }
+  const size_t bytes = msp__prec_bytes(prec);
+  MSP_TRY(msp__alloc_zero(&V->data, (size_t)(n > 0 ? n : 1) * (size_t)cols, bytes,
+                          "GMRES Krylov basis values"));
+  if (msp_prec_is_fixed(prec)) MSP_TRY(MSP_ALLOC_ZERO(V->scales, cols, "GMRES basis scales"));
+  MSP_TRY(MSP_ALLOC_ZERO(V->work, (V->nchunks > 0 ? V->nchunks : 1) * (int64_t)cols,
+                         "GMRES projection partials"));
+  *out = V;
+  V = NULL;
+exit:
+  if (V) {
+    msp__free(V->data);
+    msp__free(V->scales);
+    msp__free(V->work);
+    msp__free(V);
+  }
+  return st;
+}
+
+void msp__cpu_basis_free(msp_context ctx, msp__basis *V) {
+  if (!V) return;
+  msp__free(V->data);
+  msp__free(V->scales);
+  msp__free(V->work);
+  msp__free(V);
+}
+
+msp_status msp__cpu_basis_store(msp_context ctx, msp__basis *V, int j, msp_vector w) {
+  basis_args a;
+  args_init(&a, V, j, j + 1, w, NULL);
+#pragma omp parallel
+  store_kernel_dispatch(V->prec, &a);
+  return MSP_SUCCESS;
+}
+
+// Sum of n partials in a fixed pairwise tree (destroys p).
+static double pairwise(double *p, int64_t n) {
+  for (int64_t s = 1; s < n; s *= 2)
+    for (int64_t i = 0; i + s < n; i += 2 * s)
+      p[i] += p[i + s];
+  return n ? p[0] : 0.0;
+}
+
+msp_status msp__cpu_basis_project(msp_context ctx, const msp__basis *V, int j0, int j1,
+                                  msp_vector w, double *h) {
+  basis_args a;
+  args_init(&a, V, j0, j1, w, NULL);
+#pragma omp parallel
+  project_kernel_dispatch(V->prec, &a);
+  for (int k = 0; k < j1 - j0; k++)
+    h[k] = pairwise(V->work + (int64_t)k * V->nchunks, V->nchunks);
+  return MSP_SUCCESS;
+}
+
+msp_status msp__cpu_basis_subtract(msp_context ctx, const msp__basis *V, int j0, int j1,
+                                   const double *h, msp_vector w) {
+  basis_args a;
+  args_init(&a, V, j0, j1, w, h);
+#pragma omp parallel
+  subtract_kernel_dispatch(V->prec, &a);
+  return MSP_SUCCESS;
+}
+
+msp_status msp__cpu_basis_combine(msp_context ctx, const msp__basis *V, int k1, const double *y,
+                                  msp_vector z) {
+  basis_args a;
+  args_init(&a, V, 0, k1, z, y);
+#pragma omp parallel
+  combine_kernel_dispatch(V->prec, &a);
+  return MSP_SUCCESS;
+}

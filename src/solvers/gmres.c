@@ -1,0 +1,416 @@
+// gmres.c: restarted GMRES with a compressed Krylov basis (CB-GMRES), for every backend.
+//
+// papers/cb-gmres-compressed-basis.txt, Fig. 1: right preconditioning, classical Gram-Schmidt
+// with conditional re-orthogonalisation (or modified Gram-Schmidt), the least-squares problem
+// kept triangular by Givens rotations. The basis is one block of n x (m+1) values in its storage
+// precision, made and used only through the backend's basis operations (store, project,
+// subtract, combine), which read the stored values through the accessors and compute in fp64.
+// Nothing here sees a device pointer or a format: every vector operation is a backend operation.
+#include "precond.h"
+
+#include <math.h>
+#include <omp.h>
+
+// Re-orthogonalise while a pass leaves less than eta of the norm it found (Fig. 1, line 7).
+#define ETA 0.70710678118654752 // 1 / sqrt(2)
+#define MAX_REORTH 2
+// Auto basis: a cycle that does not bring the explicit residual below this share of its value
+// before the cycle moves the basis to f64.
+#define STAGNATION 0.9
+
+msp_solver_options msp_solver_options_default(void) {
+  msp_solver_options o;
+  memset(&o, 0, sizeof o);
+  o.restart = 100;
+  o.rtol = 1e-8;
+  o.atol = 0.0;
+  o.max_iters = 10000;
+  o.basis_precision = MSP_PRECISION_F64;
+  o.basis_auto = 0;
+  o.precond = MSP_PRECOND_NONE;
+  o.ortho = MSP_ORTHO_CGS;
+  return o;
+}
+
+// The solve's state: options, work vectors (f64, on ctx's backend), the Hessenberg matrix and
+// rotations on the host, the basis.
+typedef struct {
+  msp_context ctx;
+  const msp__backend *be;
+  msp_matrix A;
+  msp_vector b, x;
+  msp_solver_options o;
+  int m; // restart, at most n
+  int64_t n;
+  msp_vector r, v, w, z, t;
+  double *H;       // (m+1) x m, column-major: H[i + j (m+1)]
+  double *cs, *sn; // rotations
+  double *g;       // rotated right-hand side (m+1)
+  double *h, *u;   // one column of projections and its correction (m+1)
+  msp__basis *V;
+  msp__precond P;
+  double bytes; // basis bytes moved
+} gmres_state;
+
+// ---- backend basis operations (vectors made current on the backend's side first) -------------
+static msp_status current(msp_context ctx, msp_vector v) {
+  return ctx->backend->vector_to_device ? msp__vector_on_device(v) : msp__vector_on_host(v);
+}
+static void written(msp_context ctx, msp_vector v) {
+  if (ctx->backend->vector_to_device)
+    msp__vector_device_written(v);
+  else
+    msp__vector_host_written(v);
+}
+// Bytes of `cols` columns of the basis: values and, for fixed point, each column's scale.
+static double col_bytes(const gmres_state *s, int cols) {
+  const double per = (double)s->n * (double)msp__prec_bytes(s->V->prec) +
+                     (msp_prec_is_fixed(s->V->prec) ? 8.0 : 0.0);
+  return per * cols;
+}
+
+static msp_status basis_store(gmres_state *s, int j, msp_vector w) {
+  msp_status st = MSP_SUCCESS;
+  MSP_TRY(current(s->ctx, w));
+  MSP_TRY(s->be->basis_store(s->ctx, s->V, j, w));
+  written(s->ctx, w);
+  s->bytes += col_bytes(s, 1);
+exit:
+  return st;
+}
+static msp_status basis_project(gmres_state *s, int j0, int j1, msp_vector w, double *h) {
+  msp_status st = MSP_SUCCESS;
+  MSP_TRY(current(s->ctx, w));
+  MSP_TRY(s->be->basis_project(s->ctx, s->V, j0, j1, w, h));
+  s->bytes += col_bytes(s, j1 - j0);
+exit:
+  return st;
+}
+static msp_status basis_subtract(gmres_state *s, int j0, int j1, const double *h, msp_vector w) {
+  msp_status st = MSP_SUCCESS;
+  MSP_TRY(current(s->ctx, w));
+  MSP_TRY(s->be->basis_subtract(s->ctx, s->V, j0, j1, h, w));
+  written(s->ctx, w);
+  s->bytes += col_bytes(s, j1 - j0);
+exit:
+  return st;
+}
+static msp_status basis_combine(gmres_state *s, int k, const double *y, msp_vector z) {
+  msp_status st = MSP_SUCCESS;
+  MSP_TRY(current(s->ctx, z));
+  MSP_TRY(s->be->basis_combine(s->ctx, s->V, k, y, z));
+  written(s->ctx, z);
+  s->bytes += col_bytes(s, k);
+exit:
+  return st;
+}
+
+// (Re)make the basis in precision p: at the start, and when the auto basis widens.
+static msp_status basis_make(gmres_state *s, msp_precision p) {
+  if (s->V && s->V->prec == p) return MSP_SUCCESS;
+  s->be->basis_free(s->ctx, s->V);
+  s->V = NULL;
+  return s->be->basis_alloc(s->ctx, s->n, s->m + 1, p, &s->V);
+}
+
+// The backend must have every basis operation: an empty slot names the first one missing.
+static msp_status check_slots(msp_context ctx) {
+  const msp__backend *be = ctx->backend;
+  const char *missing = !be->basis_alloc      ? "basis_alloc"
+                        : !be->basis_free     ? "basis_free"
+                        : !be->basis_store    ? "basis_store"
+                        : !be->basis_project  ? "basis_project"
+                        : !be->basis_subtract ? "basis_subtract"
+                        : !be->basis_combine  ? "basis_combine"
+                                              : NULL;
+  if (missing)
+    return msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "msp_gmres: operation %s is not implemented on the %s backend", missing,
+                      be->name);
+  return MSP_SUCCESS;
+}
+
+// r = b - A x and its norm.
+static msp_status residual(gmres_state *s, double *beta) {
+  msp_status st = MSP_SUCCESS;
+  MSP_TRY(msp_spmv(s->ctx, 1.0, s->A, s->x, 0.0, s->r));
+  MSP_TRY(msp_axpby(s->ctx, 1.0, s->b, -1.0, s->r));
+  MSP_TRY(msp_nrm2(s->ctx, s->r, beta));
+exit:
+  return st;
+}
+
+// Orthogonalise w (= A M^-1 v_j) against columns 0..j; h[0..j] gets the projections and
+// *hnext the norm of what is left.
+static msp_status orthogonalize(gmres_state *s, int j, double *hnext) {
+  msp_status st = MSP_SUCCESS;
+  double before = 0.0, after = 0.0;
+  MSP_TRY(msp_nrm2(s->ctx, s->w, &before));
+  if (s->o.ortho == MSP_ORTHO_MGS) {
+    for (int k = 0; k <= j; k++) {
+      MSP_TRY(basis_project(s, k, k + 1, s->w, &s->h[k]));
+      MSP_TRY(basis_subtract(s, k, k + 1, &s->h[k], s->w));
+    }
+    MSP_TRY(msp_nrm2(s->ctx, s->w, &after));
+  } else {
+    MSP_TRY(basis_project(s, 0, j + 1, s->w, s->h));
+    MSP_TRY(basis_subtract(s, 0, j + 1, s->h, s->w));
+    MSP_TRY(msp_nrm2(s->ctx, s->w, &after));
+    // Cancellation lost more than the factor eta: another pass recovers orthogonality.
+    for (int pass = 0; pass < MAX_REORTH && after < ETA * before; pass++) {
+      before = after;
+      MSP_TRY(basis_project(s, 0, j + 1, s->w, s->u));
+      MSP_TRY(basis_subtract(s, 0, j + 1, s->u, s->w));
+      for (int k = 0; k <= j; k++)
+        s->h[k] += s->u[k];
+      MSP_TRY(msp_nrm2(s->ctx, s->w, &after));
+    }
+  }
+  *hnext = after;
+exit:
+  return st;
+}
+
+// Column j of H from h[0..j] and hnext; the earlier rotations, then a new one that zeroes
+// H(j+1, j), applied to g as well. Returns |g[j+1]|, the recurrence's residual norm.
+static double rotate(gmres_state *s, int j, double hnext) {
+  const int ld = s->m + 1;
+  double *col = s->H + (size_t)j * ld;
+  for (int i = 0; i <= j; i++)
+    col[i] = s->h[i];
+  col[j + 1] = hnext;
+  for (int i = 0; i < j; i++) {
+    const double a = col[i], c = col[i + 1];
+    col[i] = s->cs[i] * a + s->sn[i] * c;
+    col[i + 1] = -s->sn[i] * a + s->cs[i] * c;
+  }
+  const double a = col[j], c = col[j + 1], rr = hypot(a, c);
+  s->cs[j] = rr == 0.0 ? 1.0 : a / rr;
+  s->sn[j] = rr == 0.0 ? 0.0 : c / rr;
+  col[j] = rr;
+  col[j + 1] = 0.0;
+  s->g[j + 1] = -s->sn[j] * s->g[j];
+  s->g[j] = s->cs[j] * s->g[j];
+  return fabs(s->g[j + 1]);
+}
+
+// Solve the k x k triangle H y = g (into h) and update x += M^-1 V_k y. A zero on the diagonal
+// (the new direction added nothing) drops that column and the ones after it.
+static msp_status update_solution(gmres_state *s, int k) {
+  msp_status st = MSP_SUCCESS;
+  const int ld = s->m + 1;
+  for (int i = 0; i < k; i++)
+    if (s->H[i + (size_t)i * ld] == 0.0) {
+      k = i;
+      break;
+    }
+  if (k == 0) return MSP_SUCCESS;
+  double *y = s->h;
+  for (int i = k - 1; i >= 0; i--) {
+    double t = s->g[i];
+    for (int c = i + 1; c < k; c++)
+      t -= s->H[i + (size_t)c * ld] * y[c];
+    y[i] = t / s->H[i + (size_t)i * ld];
+  }
+  MSP_TRY(basis_combine(s, k, y, s->z));
+  if (s->o.precond != MSP_PRECOND_NONE) {
+    MSP_TRY(msp__precond_apply(s->ctx, &s->P, s->z, s->t));
+    MSP_TRY(msp_axpby(s->ctx, 1.0, s->t, 1.0, s->x));
+  } else {
+    MSP_TRY(msp_axpby(s->ctx, 1.0, s->z, 1.0, s->x));
+  }
+exit:
+  return st;
+}
+
+static msp_status check_options(const msp_solver_options *o, const msp_solver_report *rep) {
+  MSP_CHECK_ARG(o->restart >= 1, "msp_gmres: restart %d must be at least 1", o->restart);
+  MSP_CHECK_ARG(o->rtol >= 0.0 && isfinite(o->rtol), "msp_gmres: rtol %g must be finite, >= 0",
+                o->rtol);
+  MSP_CHECK_ARG(o->atol >= 0.0 && isfinite(o->atol), "msp_gmres: atol %g must be finite, >= 0",
+                o->atol);
+  MSP_CHECK_ARG(o->max_iters >= 0, "msp_gmres: max_iters %lld is negative",
+                (long long)o->max_iters);
+  MSP_CHECK_ARG(o->basis_auto ||
+                    ((int)o->basis_precision >= 0 && (int)o->basis_precision < MSP_PRECISION_COUNT),
+                "msp_gmres: unknown basis precision %d", (int)o->basis_precision);
+  MSP_CHECK_ARG(o->precond == MSP_PRECOND_NONE || o->precond == MSP_PRECOND_JACOBI ||
+                    o->precond == MSP_PRECOND_ILU0,
+                "msp_gmres: unknown preconditioner %d", (int)o->precond);
+  MSP_CHECK_ARG(o->ortho == MSP_ORTHO_CGS || o->ortho == MSP_ORTHO_MGS,
+                "msp_gmres: unknown orthogonalisation %d", (int)o->ortho);
+  MSP_CHECK_ARG(!rep || rep->history_capacity >= 0, "msp_gmres: history_capacity %lld < 0",
+                rep ? (long long)rep->history_capacity : 0LL);
+  MSP_CHECK_ARG(!rep || rep->history || rep->history_capacity == 0,
+                "msp_gmres: history is NULL with history_capacity %lld",
+                rep ? (long long)rep->history_capacity : 0LL);
+  return MSP_SUCCESS;
+}
+
+static void history_add(msp_solver_report *R, double value) {
+  if (R->history_length < R->history_capacity) R->history[R->history_length++] = value;
+}
+
+static msp_status nonfinite(int64_t iter) {
+  return msp__error(MSP_ERR_NONFINITE,
+                    "msp_gmres: the iteration produced NaN or Inf at inner iteration %lld",
+                    (long long)iter);
+}
+
+msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vector x,
+                     const msp_solver_options *opts, msp_solver_report *rep) {
+  msp_status st = MSP_SUCCESS;
+  const double t_start = omp_get_wtime();
+  gmres_state S;
+  msp_solver_report R;
+  memset(&S, 0, sizeof S);
+  memset(&R, 0, sizeof R);
+  MSP_CHECK_ARG(ctx && A && b && x, "msp_gmres: ctx, A, b or x is NULL");
+  const msp_context cx[3] = {A->ctx, b->ctx, x->ctx};
+  for (int i = 0; i < 3; i++)
+    MSP_CHECK_ARG(cx[i] && cx[i]->backend == ctx->backend && cx[i]->device == ctx->device,
+                  "msp_gmres: %s belongs to a context on another backend or device",
+                  i == 0   ? "A"
+                  : i == 1 ? "b"
+                           : "x");
+  MSP_CHECK_ARG(A->rows == A->cols, "msp_gmres: A is %lld x %lld, not square", (long long)A->rows,
+                (long long)A->cols);
+  MSP_CHECK_ARG(b != x, "msp_gmres: b and x must be different vectors");
+  if (b->n != A->rows || x->n != A->rows)
+    return msp__error(MSP_ERR_DIMENSION_MISMATCH,
+                      "msp_gmres: A has %lld rows but b has %lld entries and x %lld",
+                      (long long)A->rows, (long long)b->n, (long long)x->n);
+  S.o = opts ? *opts : msp_solver_options_default();
+  MSP_TRY(check_options(&S.o, rep));
+  MSP_TRY(check_slots(ctx));
+  if (rep) {
+    R.history = rep->history;
+    R.history_capacity = rep->history_capacity;
+  }
+  S.ctx = ctx;
+  S.be = ctx->backend;
+  S.A = A;
+  S.b = b;
+  S.x = x;
+  S.n = A->rows;
+  // The Krylov space of an n x n matrix has at most n dimensions.
+  S.m = (int64_t)S.o.restart > S.n ? (int)(S.n > 0 ? S.n : 1) : S.o.restart;
+  const int m = S.m;
+
+  double bnorm = 0.0;
+  MSP_TRY(msp_nrm2(ctx, b, &bnorm));
+  if (!isfinite(bnorm)) {
+    st = msp__error(MSP_ERR_NONFINITE, "msp_gmres: b holds NaN or Inf");
+    goto exit;
+  }
+  if (bnorm == 0.0) {
+    // The solution of A x = 0 that GMRES would approach from any guess it can reach is 0.
+    MSP_TRY(msp_vector_fill(x, 0.0));
+    R.converged = 1;
+    history_add(&R, 0.0);
+    goto exit;
+  }
+  const double tol = fmax(S.o.rtol * bnorm, S.o.atol);
+
+  MSP_TRY(msp_vector_create(ctx, S.n, &S.r));
+  MSP_TRY(msp_vector_create(ctx, S.n, &S.v));
+  MSP_TRY(msp_vector_create(ctx, S.n, &S.w));
+  MSP_TRY(msp_vector_create(ctx, S.n, &S.z));
+  if (S.o.precond != MSP_PRECOND_NONE) MSP_TRY(msp_vector_create(ctx, S.n, &S.t));
+  MSP_TRY(MSP_ALLOC_ZERO(S.H, (size_t)(m + 1) * (size_t)m, "GMRES Hessenberg matrix"));
+  MSP_TRY(MSP_ALLOC_ZERO(S.cs, m, "GMRES rotations"));
+  MSP_TRY(MSP_ALLOC_ZERO(S.sn, m, "GMRES rotations"));
+  MSP_TRY(MSP_ALLOC_ZERO(S.g, m + 1, "GMRES right-hand side"));
+  MSP_TRY(MSP_ALLOC_ZERO(S.h, m + 1, "GMRES projections"));
+  MSP_TRY(MSP_ALLOC_ZERO(S.u, m + 1, "GMRES projections"));
+  MSP_TRY(msp__precond_setup(A, S.o.precond, &S.P));
+  msp_precision prec = S.o.basis_auto ? MSP_PRECISION_F32 : S.o.basis_precision;
+  MSP_TRY(basis_make(&S, prec));
+
+  double beta = 0.0;
+  MSP_TRY(residual(&S, &beta));
+  if (!isfinite(beta)) {
+    st = msp__error(MSP_ERR_NONFINITE, "msp_gmres: the initial residual holds NaN or Inf");
+    goto exit;
+  }
+  history_add(&R, beta / bnorm);
+  int64_t cycles = 0;
+  for (;;) {
+    if (beta <= tol) {
+      R.converged = 1;
+      break;
+    }
+    if (R.iterations >= S.o.max_iters) break;
+    if (cycles > 0) R.restarts++;
+    if (cycles < MSP_SOLVER_MAX_CYCLES) R.cycle_precision[R.cycles_recorded++] = prec;
+    cycles++;
+    // v_0 = r / beta, stored and rounded like every basis vector.
+    MSP_TRY(msp_axpby(ctx, 1.0 / beta, S.r, 0.0, S.v));
+    MSP_TRY(basis_store(&S, 0, S.v));
+    for (int i = 0; i <= m; i++)
+      S.g[i] = 0.0;
+    S.g[0] = beta;
+    int k = 0; // columns of H built in this cycle
+    for (int j = 0; j < m && R.iterations < S.o.max_iters; j++) {
+      if (S.o.precond != MSP_PRECOND_NONE) {
+        MSP_TRY(msp__precond_apply(ctx, &S.P, S.v, S.z));
+        MSP_TRY(msp_spmv(ctx, 1.0, A, S.z, 0.0, S.w));
+      } else {
+        MSP_TRY(msp_spmv(ctx, 1.0, A, S.v, 0.0, S.w));
+      }
+      double hnext = 0.0;
+      MSP_TRY(orthogonalize(&S, j, &hnext));
+      const double res = rotate(&S, j, hnext);
+      R.iterations++;
+      R.iterations_by_precision[prec]++;
+      k = j + 1;
+      if (!isfinite(hnext) || !isfinite(res)) {
+        st = nonfinite(R.iterations);
+        goto exit;
+      }
+      history_add(&R, res / bnorm);
+      // Converged by the recurrence, or w = 0: A M^-1 V_k lies in the span of V_k (exact
+      // solution in this space).
+      if (res <= tol || hnext == 0.0) break;
+      if (j + 1 < m && R.iterations < S.o.max_iters) {
+        MSP_TRY(msp_axpby(ctx, 1.0 / hnext, S.w, 0.0, S.v));
+        MSP_TRY(basis_store(&S, j + 1, S.v));
+      }
+    }
+    MSP_TRY(update_solution(&S, k));
+    // The explicit residual decides: rounding (and a compressed basis) can make the recurrence
+    // claim more than the iterate achieves, and then the iteration goes on.
+    const double before = beta;
+    MSP_TRY(residual(&S, &beta));
+    if (!isfinite(beta)) {
+      st = nonfinite(R.iterations);
+      goto exit;
+    }
+    if (S.o.basis_auto && prec != MSP_PRECISION_F64 && beta > STAGNATION * before && beta > tol) {
+      prec = MSP_PRECISION_F64;
+      MSP_TRY(basis_make(&S, prec));
+    }
+  }
+  R.rel_residual = beta / bnorm;
+
+exit:
+  if (st == MSP_SUCCESS && rep) {
+    R.time_s = omp_get_wtime() - t_start;
+    R.basis_bytes = S.bytes;
+    *rep = R;
+  }
+  if (S.be) S.be->basis_free(ctx, S.V);
+  msp__precond_free(&S.P);
+  msp_vector_destroy(&S.r);
+  msp_vector_destroy(&S.v);
+  msp_vector_destroy(&S.w);
+  msp_vector_destroy(&S.z);
+  msp_vector_destroy(&S.t);
+  msp__free(S.H);
+  msp__free(S.cs);
+  msp__free(S.sn);
+  msp__free(S.g);
+  msp__free(S.h);
+  msp__free(S.u);
+  return st;
+}

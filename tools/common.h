@@ -1,0 +1,107 @@
+// common.h: what the subcommands of the mixsparse program share: options, messages, inputs, JSON.
+#ifndef MSP_TOOLS_COMMON_H
+#define MSP_TOOLS_COMMON_H
+#include "mixsparse.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+extern const char *prog;
+
+// Exit statuses of the program, the same for every subcommand (item 10 of issue 12).
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+// Every option of the program, one bit each: a subcommand accepts a subset and refuses the
+// rest, so an option is never silently without effect.
+enum {
+  OPT_JSON = 1 << 0,
+  OPT_ACCURACY = 1 << 1,
+  OPT_ALLOW_NONFINITE = 1 << 2,
+  OPT_BACKEND = 1 << 3,
+  OPT_FORMAT = 1 << 4,
+  OPT_KERNEL = 1 << 5,
+  OPT_PRECISION = 1 << 6,
+  OPT_VPRECISION = 1 << 7,
+  OPT_RANGE = 1 << 8,
+  OPT_X = 1 << 9,
+  OPT_OUTPUT = 1 << 10,
+  OPT_REPEAT = 1 << 11,
+  OPT_MAX_FILL = 1 << 12,
+  OPT_DIGITS = 1 << 13,
+  OPT_BDMP_F = 1 << 14,
+  OPT_BDMP_LAMBDA = 1 << 15,
+};
+
+typedef struct {
+  const char *file;
+  msp_backend backend;
+  msp_format format;
+  msp_kernel kernel;
+  msp_precision precision;
+  int cpms_segments;
+  msp_precision vprecision; // storage precision of x and y (--vector-precision)
+  int vsegments;            // CPMS segments of x read by the products (0: all)
+  const char *x_spec;
+  const char *output;
+  int repeat;
+  int json;
+  double max_fill;
+  int accuracy;
+  int digits;
+  double bdmp_f;      // 0: the library default
+  double bdmp_lambda; // 0: computed from bdmp_f
+  int allow_nonfinite;
+  int range;      // msp_range_policy for matrix values the precision cannot hold
+  int help;       // --help or -h was given: print the help and nothing else
+  unsigned given; // OPT_ bits of the options on the command line
+} options;
+
+extern const char *const range_names[3]; // by msp_range_policy
+
+void options_init(options *o);
+// Parse argv[1..argc-1] (argv[0] is the subcommand's name) with getopt_long. `accepted` is the
+// OPT_ mask of the subcommand; `file` 0: no FILE, 1: FILE required, 2: FILE optional. Returns
+// EXIT_OK, or EXIT_USAGE after printing why.
+int parse_options(int argc, char **argv, unsigned accepted, int file, options *o);
+
+// "mixsparse: WHAT: MESSAGE (STATUS)", naming WHAT once when the library's message already
+// starts with it; adds a hint for the options that would have accepted the input. Returns 1.
+int fail(msp_status st, const char *what);
+// "mixsparse: MESSAGE (try 'mixsparse --help')", MESSAGE as printf formats it. Returns 2.
+int usage_error(const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+double now_s(void);
+
+// A matrix from a file, or from the generator for "gen:SPEC".
+msp_status load_matrix(msp_context ctx, const options *o, msp_matrix *A);
+// x from "ones", "random:SEED" or a Matrix Market array file (--allow-nonfinite applies).
+// Prints its own message on failure.
+msp_status make_x(msp_context ctx, const options *o, int64_t n, double **out);
+
+// ---- JSON ---------------------------------------------------------------------------------
+// A JSON document built member by member and printed once, complete, by json_print: through
+// cJSON when the build found it, else through the small writer of json.c (see there why).
+// Numbers that are not finite are written as null and remembered, so that json_status can say
+// which they were. Allocation failures are remembered too and reported by json_print.
+typedef struct json json;
+json *json_new(void);                       // the top-level object; NULL when out of memory
+void json_object(json *j, const char *key); // open an object member (key NULL inside an array)
+void json_array(json *j, const char *key);
+void json_end(json *j); // close the innermost open object or array
+void json_number(json *j, const char *key, double v);
+void json_int(json *j, const char *key, long long v);
+void json_string(json *j, const char *key, const char *s);
+void json_bool(json *j, const char *key, int b);
+void json_null(json *j, const char *key);
+// "status": "ok", or "nonfinite" with "status_reason" naming the members written as null
+// (after `why`, when not NULL). Call last, in the top-level object.
+void json_status(json *j, const char *why);
+// Print the document on one line to f and free it; MSP_SUCCESS or MSP_ERR_OUT_OF_MEMORY.
+msp_status json_print(json *j, FILE *f);
+void json_free(json *j);
+
+#endif

@@ -1,0 +1,35 @@
+// main.c: the mixsparse command-line program: dispatch to a subcommand (one file each).
+#include "cmd.h"
+#include "common.h"
+
+#include <string.h>
+
+static const char *main_help =
+    "usage: mixsparse COMMAND [ARGS]\n"
+    "  run [FILE]    the main job: analyse, choose, run SpMV on the best backend, report\n"
+    "  info FILE     statistics, chosen format and kernel, footprint per format\n"
+    "  spmv FILE     y = A*x with a chosen backend, format, kernel and precision\n"
+    "  devices       list CUDA devices\n"
+    "  COMMAND --help for the options of each command.\n"
+    "  Exit status: 0 success, 1 a failed operation (or a non-finite result of spmv or run),\n"
+    "  2 a usage error (unknown or malformed option, or one without effect for the command).\n";
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(main_help, stderr);
+    return EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    fputs(main_help, stdout);
+    return EXIT_OK;
+  }
+  if (!strcmp(cmd, "--version")) {
+    printf("mixsparse %d.%d.%d\n", MSP_VERSION_MAJOR, MSP_VERSION_MINOR, MSP_VERSION_PATCH);
+    return EXIT_OK;
+  }
+  if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
+  if (!strcmp(cmd, "spmv") || !strcmp(cmd, "run")) return cmd_spmv(argc - 1, argv + 1);
+  if (!strcmp(cmd, "devices")) return cmd_devices(argc - 1, argv + 1);
+  return usage_error("unknown command '%s'", cmd);
+}
