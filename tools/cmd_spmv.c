@@ -1,6 +1,7 @@
 // cmd_spmv.c: `mixsparse spmv` and `mixsparse run`: y = A x, timed and checked against fp64.
 #include "cmd.h"
 #include "common.h"
+#include "internal.h" // msp__same_file
 
 #include <math.h>
 #include <stdlib.h>
@@ -391,6 +392,19 @@ int cmd_spmv(int argc, char **argv) {
   }
   if (is_run && !o.file) o.file = "gen:" BUILTIN_SPEC;
   if (is_run && !(o.given & OPT_X)) o.x_spec = "random:1";
+  // --output must not replace an input (issue 12 item 2): same device and inode, links followed.
+  if (o.output) {
+    const char *inputs[2] = {strncmp(o.file, "gen:", 4) == 0 ? NULL : o.file,
+                             strcmp(o.x_spec, "ones") == 0 || strncmp(o.x_spec, "random:", 7) == 0
+                                 ? NULL
+                                 : o.x_spec};
+    for (int k = 0; k < 2; k++) {
+      int same = 0;
+      if (inputs[k] && msp__same_file(o.output, inputs[k], &same) == MSP_SUCCESS && same)
+        return usage_error("--output %s is the input file %s: refusing to overwrite it", o.output,
+                           inputs[k]);
+    }
+  }
   msp_context ctx = NULL, cpu = NULL;
   msp_matrix A = NULL;
   msp_vector yv = NULL;

@@ -95,6 +95,8 @@ check err_range_policy 2 none spmv range.mtx --range clamp
 check spmv_vec_f32 0 file:y_vf32.mtx spmv small.mtx --backend cpu --vector-precision f32 --x x5.mtx --output y_vf32.mtx
 check spmv_vec_sat 0 file:y_vsat.mtx spmv range.mtx --backend cpu --format csr --vector-precision f16 --output y_vsat.mtx
 check err_vec_prec 2 none spmv small.mtx --vector-precision f8
+check err_output_is_input 2 none spmv small.mtx --backend cpu --output small.mtx
+check err_output_is_x 2 none spmv small.mtx --backend cpu --x x5.mtx --output ./x5.mtx
 check help 0 stdout --help
 check help_spmv 0 stdout spmv --help
 
