@@ -1,6 +1,7 @@
 // bench_main.cu: mixsparse-bench: our SpMV kernels and formats against cuSPARSE on one GPU, in one
 // process.
 #include "bench.h"
+#include "json.h" // tools/json.c: JSON through cJSON when the build has it
 
 #include "cuda_internal.cuh"
 #include "precision.h"
@@ -1007,28 +1008,6 @@ void print_summary_line(const matrix_summary &s) {
 
 // ---- output files
 // --------------------------------------------------------------------------------
-std::string json_str(const std::string &s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += (char)c;
-    } else if (c < 0x20) {
-      char b[8];
-      snprintf(b, sizeof b, "\\u%04x", c);
-      o += b;
-    } else {
-      o += (char)c;
-    }
-  }
-  return o + "\"";
-}
-std::string json_num(double v) {
-  if (!std::isfinite(v)) return v > 0 ? "1e308" : "null";
-  char b[40];
-  snprintf(b, sizeof b, "%.6g", v);
-  return b;
-}
 std::string csv_field(const std::string &s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string o = "\"";
@@ -1126,156 +1105,217 @@ totals compute_totals(const std::vector<matrix_summary> &sums, const std::vector
   return t;
 }
 
-std::string group_json(const group_stats &g) {
-  return "{\"count\": " + std::to_string(g.n) + ", \"geomean\": " + json_num(g.geomean()) +
-         ", \"min\": " + json_num(g.n ? g.min : -1) + ", \"min_matrix\": " + json_str(g.min_name) +
-         "}";
+// ---- JSON, through the program's writer (tools/json.c: cJSON when the build has it) ----------
+// Numbers that are not finite become null there (JSON has no Inf or NaN).
+static void group_json(json *j, const char *key, const group_stats &g) {
+  json_object(j, key);
+  json_int(j, "count", g.n);
+  json_number(j, "geomean", g.geomean());
+  json_number(j, "min", g.n ? g.min : -1);
+  json_string(j, "min_matrix", g.min_name.c_str());
+  json_end(j);
 }
 
-// The issue-5 fields of a bdmp:* row (", ..." or empty for the other rows).
-std::string bdmp_json(const bench_row &r) {
-  if (r.variant.rfind("bdmp:", 0) != 0) return "";
-  std::string o = ", \"accuracy\": ";
-  if (r.has_acc) {
-    o += "{\"ratio\": " + json_num(r.acc_ratio) + ", \"min_digits\": " + json_num(r.acc_min) +
-         ", \"mean_digits\": " + json_num(r.acc_mean) + ", \"hist\": [";
-    for (int d = 0; d < MSP_ACCURACY_BINS; d++)
-      o += (d ? ", " : "") + std::to_string((long long)r.acc_hist[d]);
-    o += "]}";
-  } else {
-    o += "null";
+static void count_of(json *j, const char *key, int count, int of) {
+  json_object(j, key);
+  json_int(j, "count", count);
+  json_int(j, "of", of);
+  json_end(j);
+}
+
+static void mean_json(json *j, const char *key, const mean_stats &m) {
+  json_object(j, key);
+  json_int(j, "count", m.n);
+  json_number(j, "mean", m.mean());
+  json_end(j);
+}
+
+static void tristate(json *j, const char *key, int v) {
+  if (v < 0)
+    json_null(j, key);
+  else
+    json_bool(j, key, v);
+}
+
+// One row: the common fields, the issue-8 fields of our rows, the issue-5 fields of bdmp:* rows.
+static void row_json(json *j, const bench_row &r) {
+  json_object(j, NULL);
+  json_string(j, "matrix", r.matrix.c_str());
+  json_string(j, "kind", r.kind.c_str());
+  json_int(j, "rows", (long long)r.rows);
+  json_int(j, "cols", (long long)r.cols);
+  json_int(j, "nnz", (long long)r.nnz);
+  json_string(j, "variant", r.variant.c_str());
+  json_string(j, "format", r.format.c_str());
+  json_string(j, "kernel", r.kernel.c_str());
+  json_string(j, "precision", r.precision.c_str());
+  json_string(j, "vector_precision", r.vprec.c_str());
+  json_string(j, "status", r.status.c_str());
+  json_number(j, "ms", r.ms);
+  json_number(j, "ms_min", r.ms_min);
+  json_number(j, "ms_max", r.ms_max);
+  json_number(j, "bytes", r.bytes);
+  json_number(j, "gbs", r.gbs);
+  json_number(j, "pct_read_bw", r.pct_read);
+  json_number(j, "gflops", r.gflops);
+  json_number(j, "max_err", r.err);
+  json_number(j, "setup_ms", r.setup_ms);
+  json_string(j, "choice", r.choice.c_str());
+  json_string(j, "note", r.note.c_str());
+  if (r.variant.rfind("ours:", 0) == 0) {
+    json_number(j, "err_limit", r.err_limit);
+    json_number(j, "speedup_vs_f64", r.speedup_f64);
+    json_number(j, "target_speedup", r.target_speedup);
+    json_string(j, "peer", r.peer.c_str());
+    json_number(j, "peer_ms", r.peer_ms);
+    json_number(j, "speedup_vs_peer", r.peer_speedup);
   }
-  o += ", \"footprint_bytes\": " + json_num(r.footprint) +
-       ", \"footprint_vs_csr_f64\": " + json_num(r.footprint_ratio) +
-       ", \"fp32_share\": " + json_num(r.fp32_share) + ", \"digits\": " + std::to_string(r.digits) +
-       ", \"bound\": " + (r.digits > 0 ? json_num(r.bound) : "null") +
-       ", \"prep_spmv_equiv\": " + json_num(r.prep_spmv) +
-       ", \"speedup_cusparse_csr_f64\": " + json_num(r.speedup_cusp64) +
-       ", \"speedup_cusparse_csr_f32\": " + json_num(r.speedup_cusp32);
-  return o;
+  if (r.variant.rfind("bdmp:", 0) == 0) {
+    if (r.has_acc) {
+      json_object(j, "accuracy");
+      json_number(j, "ratio", r.acc_ratio);
+      json_number(j, "min_digits", r.acc_min);
+      json_number(j, "mean_digits", r.acc_mean);
+      json_array(j, "hist");
+      for (int d = 0; d < MSP_ACCURACY_BINS; d++)
+        json_int(j, NULL, (long long)r.acc_hist[d]);
+      json_end(j);
+      json_end(j);
+    } else {
+      json_null(j, "accuracy");
+    }
+    json_number(j, "footprint_bytes", r.footprint);
+    json_number(j, "footprint_vs_csr_f64", r.footprint_ratio);
+    json_number(j, "fp32_share", r.fp32_share);
+    json_int(j, "digits", r.digits);
+    if (r.digits > 0)
+      json_number(j, "bound", r.bound);
+    else
+      json_null(j, "bound");
+    json_number(j, "prep_spmv_equiv", r.prep_spmv);
+    json_number(j, "speedup_cusparse_csr_f64", r.speedup_cusp64);
+    json_number(j, "speedup_cusparse_csr_f32", r.speedup_cusp32);
+  }
+  json_end(j);
 }
 
-// The issue-8 fields of one of our rows (", ..." or empty for the other rows).
-std::string precision_json(const bench_row &r) {
-  if (r.variant.rfind("ours:", 0) != 0) return "";
-  return ", \"err_limit\": " + json_num(r.err_limit) +
-         ", \"speedup_vs_f64\": " + json_num(r.speedup_f64) +
-         ", \"target_speedup\": " + json_num(r.target_speedup) + ", \"peer\": " + json_str(r.peer) +
-         ", \"peer_ms\": " + json_num(r.peer_ms) +
-         ", \"speedup_vs_peer\": " + json_num(r.peer_speedup);
+static void summary_json(json *j, const matrix_summary &s) {
+  json_object(j, NULL);
+  json_string(j, "matrix", s.name.c_str());
+  json_string(j, "kind", s.kind.c_str());
+  json_int(j, "rows", (long long)s.rows);
+  json_int(j, "nnz", (long long)s.nnz);
+  json_number(j, "load_s", s.load_s);
+  json_string(j, "best_cusparse", s.best_cusp.c_str());
+  json_number(j, "best_cusparse_ms", s.best_cusp_ms);
+  json_string(j, "best_cusparse_f32", s.best_cusp32.c_str());
+  json_number(j, "best_cusparse_f32_ms", s.best_cusp32_ms);
+  json_number(j, "csr_auto_ms", s.csr_auto_ms);
+  json_string(j, "csr_auto_kernel", s.csr_auto_kernel.c_str());
+  json_number(j, "csr_auto_pct_read_bw", s.csr_auto_pct);
+  json_string(j, "fastest_kernel", s.fastest_kernel.c_str());
+  json_number(j, "fastest_kernel_ms", s.fastest_kernel_ms);
+  tristate(j, "auto_within_10pct", s.auto_within_10);
+  json_number(j, "auto_ms", s.auto_ms);
+  json_string(j, "auto_choice", s.auto_choice.c_str());
+  json_number(j, "auto_pct_read_bw", s.auto_pct);
+  json_number(j, "tune_ms", s.tune_ms);
+  json_string(j, "tune_choice", s.tune_choice.c_str());
+  tristate(j, "tune_within_5pct", s.tune_within_5);
+  json_string(j, "best_ours", s.best_ours.c_str());
+  json_number(j, "best_ours_ms", s.best_ours_ms);
+  json_number(j, "speedup_csr_auto", s.speedup_csr);
+  json_number(j, "speedup_auto", s.speedup_auto);
+  json_number(j, "speedup_tune", s.speedup_tune);
+  json_number(j, "speedup_best_ours", s.speedup_best);
+  json_number(j, "speedup_auto_f32", s.speedup_auto32);
+  json_object(j, "bdmp");
+  json_number(j, "pbp_speedup_cusparse_csr_f64", s.pbp_x);
+  json_number(j, "tcki_speedup_cusparse_csr_f64", s.tcki_x);
+  json_number(j, "pbp_accuracy_ratio", s.pbp_ratio);
+  json_number(j, "tcki_accuracy_ratio", s.tcki_ratio);
+  json_number(j, "pbp_footprint_vs_csr_f64", s.pbp_foot);
+  json_number(j, "tcki_footprint_vs_csr_f64", s.tcki_foot);
+  json_number(j, "tcki_prep_spmv_equiv", s.tcki_prep);
+  json_number(j, "fp32_share_d7", s.share_d[0]);
+  json_number(j, "fp32_share_d8", s.share_d[1]);
+  json_number(j, "fp32_share_d10", s.share_d[2]);
+  json_end(j);
+  json_end(j);
+}
+
+static void pair_json(json *j, const char *key, const group_stats &gen, const group_stats &real) {
+  json_object(j, key);
+  group_json(j, "generated", gen);
+  group_json(j, "real_over_1e5", real);
+  json_end(j);
 }
 
 bool write_json(const bench_state &S, const totals &t, const std::string &path) {
+  json *j = json_new();
+  if (!j) {
+    fprintf(stderr, "mixsparse-bench: out of memory writing %s\n", path.c_str());
+    return false;
+  }
+  json_string(j, "command", S.opt.command_line.c_str());
+  json_object(j, "device");
+  json_string(j, "name", S.props.name);
+  json_int(j, "sms", S.props.multiprocessors);
+  json_int(j, "l2_bytes", (long long)S.props.l2_cache_bytes);
+  json_number(j, "peak_gbs", S.props.peak_bandwidth_gbs);
+  json_number(j, "read_gbs", S.read_gbs);
+  json_number(j, "copy_gbs", S.copy_gbs);
+  json_end(j);
+  json_object(j, "timing");
+  json_int(j, "reps", S.opt.reps);
+  json_int(j, "warmup", S.opt.warmup);
+  json_string(j, "statistic", "median");
+  json_bool(j, "l2_flushed", S.opt.flush_l2);
+  json_string(j, "error", "max_i |y_i - ref_i| / (|A||x|)_i against the CPU backend's fp64 result");
+  json_end(j);
+  json_array(j, "rows");
+  for (const bench_row &r : S.rows)
+    row_json(j, r);
+  json_end(j);
+  json_array(j, "matrices");
+  for (const matrix_summary &s : S.sums)
+    summary_json(j, s);
+  json_end(j);
+  json_object(j, "summary");
+  pair_json(j, "speedup_csr_auto", t.csr_gen, t.csr_real);
+  pair_json(j, "speedup_auto", t.auto_gen, t.auto_real);
+  pair_json(j, "speedup_tune", t.tune_gen, t.tune_real);
+  pair_json(j, "speedup_best_ours", t.best_gen, t.best_real);
+  group_json(j, "speedup_auto_f32", t.auto32_all);
+  json_object(j, "precision_target_met");
+  json_int(j, "count", t.prec_met);
+  json_int(j, "of", t.prec_n);
+  json_string(j, "rule", "t(P) <= t(f64) bytes(P) / bytes(f64) / 0.9, same variant, same run");
+  json_end(j);
+  count_of(j, "auto_kernel_within_10pct", t.within10, t.within10_n);
+  count_of(j, "tune_within_5pct_of_best", t.tune5, t.tune5_n);
+  json_object(j, "bdmp");
+  group_json(j, "speedup_tcki_vs_cusparse_csr_f64_over_1e6", t.tcki_big);
+  group_json(j, "speedup_pbp_vs_cusparse_csr_f64_over_1e6", t.pbp_big);
+  count_of(j, "tcki_accuracy_ratio_ge_95pct_over_1e6", t.tcki_acc95, t.tcki_acc_n);
+  count_of(j, "pbp_accuracy_ratio_ge_95pct_over_1e6", t.pbp_acc95, t.pbp_acc_n);
+  mean_json(j, "tcki_footprint_reduction_vs_csr_f64", t.tcki_red);
+  mean_json(j, "pbp_footprint_reduction_vs_csr_f64", t.pbp_red);
+  mean_json(j, "tcki_prep_spmv_equiv", t.tcki_prep);
+  mean_json(j, "fp32_share_d7", t.share_d[0]);
+  mean_json(j, "fp32_share_d8", t.share_d[1]);
+  mean_json(j, "fp32_share_d10", t.share_d[2]);
+  json_end(j);
+  json_end(j); // summary
+  json_status(j, NULL);
   FILE *f = fopen(path.c_str(), "w");
   if (!f) {
     fprintf(stderr, "mixsparse-bench: cannot write %s: %s\n", path.c_str(), strerror(errno));
+    json_free(j);
     return false;
   }
-  fprintf(f, "{\n  \"command\": %s,\n", json_str(S.opt.command_line).c_str());
-  fprintf(f,
-          "  \"device\": {\"name\": %s, \"sms\": %d, \"l2_bytes\": %zu, \"peak_gbs\": %s, "
-          "\"read_gbs\": %s, \"copy_gbs\": %s},\n",
-          json_str(S.props.name).c_str(), S.props.multiprocessors, S.props.l2_cache_bytes,
-          json_num(S.props.peak_bandwidth_gbs).c_str(), json_num(S.read_gbs).c_str(),
-          json_num(S.copy_gbs).c_str());
-  fprintf(
-      f,
-      "  \"timing\": {\"reps\": %d, \"warmup\": %d, \"statistic\": \"median\", \"l2_flushed\": %s, "
-      "\"error\": \"max_i |y_i - ref_i| / (|A||x|)_i against the CPU backend's fp64 result\"},\n",
-      S.opt.reps, S.opt.warmup, S.opt.flush_l2 ? "true" : "false");
-  fprintf(f, "  \"rows\": [\n");
-  for (size_t i = 0; i < S.rows.size(); i++) {
-    const bench_row &r = S.rows[i];
-    fprintf(f,
-            "    {\"matrix\": %s, \"kind\": %s, \"rows\": %lld, \"cols\": %lld, \"nnz\": %lld, "
-            "\"variant\": %s, \"format\": %s, \"kernel\": %s, "
-            "\"precision\": %s, \"vector_precision\": %s, \"status\": %s, \"ms\": %s, "
-            "\"ms_min\": %s, \"ms_max\": %s, "
-            "\"bytes\": %s, "
-            "\"gbs\": %s, \"pct_read_bw\": %s, \"gflops\": %s, \"max_err\": %s, \"setup_ms\": %s, "
-            "\"choice\": %s, \"note\": %s%s%s}%s\n",
-            json_str(r.matrix).c_str(), json_str(r.kind).c_str(), (long long)r.rows,
-            (long long)r.cols, (long long)r.nnz, json_str(r.variant).c_str(),
-            json_str(r.format).c_str(), json_str(r.kernel).c_str(), json_str(r.precision).c_str(),
-            json_str(r.vprec).c_str(), json_str(r.status).c_str(), json_num(r.ms).c_str(),
-            json_num(r.ms_min).c_str(), json_num(r.ms_max).c_str(), json_num(r.bytes).c_str(),
-            json_num(r.gbs).c_str(), json_num(r.pct_read).c_str(), json_num(r.gflops).c_str(),
-            json_num(r.err).c_str(), json_num(r.setup_ms).c_str(), json_str(r.choice).c_str(),
-            json_str(r.note).c_str(), precision_json(r).c_str(), bdmp_json(r).c_str(),
-            i + 1 < S.rows.size() ? "," : "");
-  }
-  fprintf(f, "  ],\n  \"matrices\": [\n");
-  for (size_t i = 0; i < S.sums.size(); i++) {
-    const matrix_summary &s = S.sums[i];
-    fprintf(
-        f,
-        "    {\"matrix\": %s, \"kind\": %s, \"rows\": %lld, \"nnz\": %lld, \"load_s\": %s, "
-        "\"best_cusparse\": %s, \"best_cusparse_ms\": %s, \"best_cusparse_f32\": %s, "
-        "\"best_cusparse_f32_ms\": %s, "
-        "\"csr_auto_ms\": %s, \"csr_auto_kernel\": %s, \"csr_auto_pct_read_bw\": %s, "
-        "\"fastest_kernel\": %s, "
-        "\"fastest_kernel_ms\": %s, \"auto_within_10pct\": %s, \"auto_ms\": %s, \"auto_choice\": "
-        "%s, "
-        "\"auto_pct_read_bw\": %s, \"tune_ms\": %s, \"tune_choice\": %s, \"tune_within_5pct\": %s, "
-        "\"best_ours\": %s, \"best_ours_ms\": %s, \"speedup_csr_auto\": %s, \"speedup_auto\": %s, "
-        "\"speedup_tune\": %s, \"speedup_best_ours\": %s, \"speedup_auto_f32\": %s, "
-        "\"bdmp\": {\"pbp_speedup_cusparse_csr_f64\": %s, \"tcki_speedup_cusparse_csr_f64\": %s, "
-        "\"pbp_accuracy_ratio\": %s, \"tcki_accuracy_ratio\": %s, \"pbp_footprint_vs_csr_f64\": "
-        "%s, \"tcki_footprint_vs_csr_f64\": %s, \"tcki_prep_spmv_equiv\": %s, "
-        "\"fp32_share_d7\": %s, \"fp32_share_d8\": %s, \"fp32_share_d10\": %s}}%s\n",
-        json_str(s.name).c_str(), json_str(s.kind).c_str(), (long long)s.rows, (long long)s.nnz,
-        json_num(s.load_s).c_str(), json_str(s.best_cusp).c_str(), json_num(s.best_cusp_ms).c_str(),
-        json_str(s.best_cusp32).c_str(), json_num(s.best_cusp32_ms).c_str(),
-        json_num(s.csr_auto_ms).c_str(), json_str(s.csr_auto_kernel).c_str(),
-        json_num(s.csr_auto_pct).c_str(), json_str(s.fastest_kernel).c_str(),
-        json_num(s.fastest_kernel_ms).c_str(),
-        s.auto_within_10 < 0 ? "null" : (s.auto_within_10 ? "true" : "false"),
-        json_num(s.auto_ms).c_str(), json_str(s.auto_choice).c_str(), json_num(s.auto_pct).c_str(),
-        json_num(s.tune_ms).c_str(), json_str(s.tune_choice).c_str(),
-        s.tune_within_5 < 0 ? "null" : (s.tune_within_5 ? "true" : "false"),
-        json_str(s.best_ours).c_str(), json_num(s.best_ours_ms).c_str(),
-        json_num(s.speedup_csr).c_str(), json_num(s.speedup_auto).c_str(),
-        json_num(s.speedup_tune).c_str(), json_num(s.speedup_best).c_str(),
-        json_num(s.speedup_auto32).c_str(), json_num(s.pbp_x).c_str(), json_num(s.tcki_x).c_str(),
-        json_num(s.pbp_ratio).c_str(), json_num(s.tcki_ratio).c_str(), json_num(s.pbp_foot).c_str(),
-        json_num(s.tcki_foot).c_str(), json_num(s.tcki_prep).c_str(),
-        json_num(s.share_d[0]).c_str(), json_num(s.share_d[1]).c_str(),
-        json_num(s.share_d[2]).c_str(), i + 1 < S.sums.size() ? "," : "");
-  }
-  fprintf(f, "  ],\n  \"summary\": {\n");
-  fprintf(f, "    \"speedup_csr_auto\": {\"generated\": %s, \"real_over_1e5\": %s},\n",
-          group_json(t.csr_gen).c_str(), group_json(t.csr_real).c_str());
-  fprintf(f, "    \"speedup_auto\": {\"generated\": %s, \"real_over_1e5\": %s},\n",
-          group_json(t.auto_gen).c_str(), group_json(t.auto_real).c_str());
-  fprintf(f, "    \"speedup_tune\": {\"generated\": %s, \"real_over_1e5\": %s},\n",
-          group_json(t.tune_gen).c_str(), group_json(t.tune_real).c_str());
-  fprintf(f, "    \"speedup_best_ours\": {\"generated\": %s, \"real_over_1e5\": %s},\n",
-          group_json(t.best_gen).c_str(), group_json(t.best_real).c_str());
-  fprintf(f, "    \"speedup_auto_f32\": %s,\n", group_json(t.auto32_all).c_str());
-  fprintf(f,
-          "    \"precision_target_met\": {\"count\": %d, \"of\": %d, \"rule\": \"t(P) <= "
-          "t(f64) bytes(P) / bytes(f64) / 0.9, same variant, same run\"},\n",
-          t.prec_met, t.prec_n);
-  fprintf(f, "    \"auto_kernel_within_10pct\": {\"count\": %d, \"of\": %d},\n", t.within10,
-          t.within10_n);
-  fprintf(f, "    \"tune_within_5pct_of_best\": {\"count\": %d, \"of\": %d},\n", t.tune5,
-          t.tune5_n);
-  auto mj = [](const mean_stats &m) {
-    return "{\"count\": " + std::to_string(m.n) + ", \"mean\": " + json_num(m.mean()) + "}";
-  };
-  fprintf(f,
-          "    \"bdmp\": {\"speedup_tcki_vs_cusparse_csr_f64_over_1e6\": %s, "
-          "\"speedup_pbp_vs_cusparse_csr_f64_over_1e6\": %s, "
-          "\"tcki_accuracy_ratio_ge_95pct_over_1e6\": {\"count\": %d, \"of\": %d}, "
-          "\"pbp_accuracy_ratio_ge_95pct_over_1e6\": {\"count\": %d, \"of\": %d}, "
-          "\"tcki_footprint_reduction_vs_csr_f64\": %s, "
-          "\"pbp_footprint_reduction_vs_csr_f64\": %s, \"tcki_prep_spmv_equiv\": %s, "
-          "\"fp32_share_d7\": %s, \"fp32_share_d8\": %s, \"fp32_share_d10\": %s}\n  }\n}\n",
-          group_json(t.tcki_big).c_str(), group_json(t.pbp_big).c_str(), t.tcki_acc95, t.tcki_acc_n,
-          t.pbp_acc95, t.pbp_acc_n, mj(t.tcki_red).c_str(), mj(t.pbp_red).c_str(),
-          mj(t.tcki_prep).c_str(), mj(t.share_d[0]).c_str(), mj(t.share_d[1]).c_str(),
-          mj(t.share_d[2]).c_str());
-  bool ok = fclose(f) == 0;
+  bool ok = json_print(j, f) == MSP_SUCCESS; // frees j
+  ok = fclose(f) == 0 && ok;
   if (!ok) fprintf(stderr, "mixsparse-bench: error writing %s\n", path.c_str());
   return ok;
 }

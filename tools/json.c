@@ -1,11 +1,11 @@
-// json.c: the JSON writer of the program, over cJSON or, when the build has no cJSON, its own.
+// json.c: the JSON writer of the program and the benchmark, over cJSON or, when the build has no cJSON, its own.
 //
 // JSON goes through cJSON (Debian's libcjson-dev, found by CMake) so that escaping and number
 // printing are a well-kept library's, not printf's. The repository's CI installs no packages,
 // so a machine without libcjson-dev must still build the program: then this file's small
 // writer prints the same bytes (cJSON's unformatted layout and number rules), which keeps the
 // golden tests byte-identical in both builds. Either way a non-finite number is written as null.
-#include "common.h"
+#include "json.h"
 
 #include <float.h>
 #include <limits.h>
