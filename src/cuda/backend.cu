@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <dlfcn.h>
+
 // ---- errors -------------------------------------------------------------------------------------
 static const char *base_name(const char *path) {
   const char *s = strrchr(path, '/');
@@ -51,8 +53,19 @@ static msp_status cuda_context_init(msp_context ctx) {
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {
     (void)cudaGetLastError();
-    return msp__error(MSP_ERR_NO_DEVICE, "CUDA backend: no usable device (%s)",
-                      e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports 0 devices");
+    // The runtime says "driver version is insufficient" also when there is no driver at all:
+    // tell the two apart by whether the driver library loads.
+    const char *why = cudaGetErrorString(e);
+    if (e == cudaErrorInsufficientDriver) {
+      void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+      why = lib ? "the installed NVIDIA driver is older than this CUDA runtime needs"
+                : "no NVIDIA driver is installed (libcuda.so.1 cannot be loaded)";
+      if (lib) dlclose(lib);
+    } else if (e == cudaErrorNoDevice || (e == cudaSuccess && count == 0)) {
+      why = "the driver reports no CUDA device";
+    }
+    return msp__error(MSP_ERR_NO_DEVICE, "CUDA backend: no usable CUDA device: %s (CUDA error: %s)",
+                      why, e != cudaSuccess ? cudaGetErrorString(e) : "none, 0 devices");
   }
   if (ctx->device < 0 || ctx->device >= count)
     return msp__error(MSP_ERR_NO_DEVICE,
