@@ -394,10 +394,9 @@ int cmd_spmv(int argc, char **argv) {
   if (is_run && !(o.given & OPT_X)) o.x_spec = "random:1";
   // --output must not replace an input (issue 12 item 2): same device and inode, links followed.
   if (o.output) {
-    const char *inputs[2] = {strncmp(o.file, "gen:", 4) == 0 ? NULL : o.file,
-                             strcmp(o.x_spec, "ones") == 0 || strncmp(o.x_spec, "random:", 7) == 0
-                                 ? NULL
-                                 : o.x_spec};
+    const char *inputs[2] = {
+        strncmp(o.file, "gen:", 4) == 0 ? NULL : o.file,
+        strcmp(o.x_spec, "ones") == 0 || strncmp(o.x_spec, "random:", 7) == 0 ? NULL : o.x_spec};
     for (int k = 0; k < 2; k++) {
       int same = 0;
       if (inputs[k] && msp__same_file(o.output, inputs[k], &same) == MSP_SUCCESS && same)

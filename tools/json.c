@@ -1,4 +1,5 @@
-// json.c: the JSON writer of the program and the benchmark, over cJSON or, when the build has no cJSON, its own.
+// json.c: the JSON writer of the program and the benchmark, over cJSON or, when the build has no
+// cJSON, its own.
 //
 // JSON goes through cJSON (Debian's libcjson-dev, found by CMake) so that escaping and number
 // printing are a well-kept library's, not printf's. The repository's CI installs no packages,
