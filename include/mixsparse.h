@@ -366,17 +366,18 @@ typedef struct msp_vector_s *msp_vector;
 
 // A zero vector of length n on ctx's backend, values stored in f64.
 msp_status msp_vector_create(msp_context ctx, int64_t n, msp_vector *v);
-// A zero vector of length n on ctx's backend whose values are stored in `prec` (in): the host
-// and device copies hold the encoded values (n * bytes per value, plus one fixed-point scale
-// for the whole vector; CPMS in 128-byte banks), and transfers move those bytes. msp_vector_set
-// and every operation that writes the vector round by the store (nearest for f32/f16/bf16;
-// fixed point to nearest with scale max|v| / (2^(bits-1) - 1) taken anew at each write, a
-// result with Inf/NaN making every entry NaN; CPMS keeps all segments). Reads (operations and
-// msp_vector_get) decode, CPMS with the segments of msp_vector_set_cpms_segments; arithmetic
-// is fp64. Operations decode into an fp64 work copy that the vector keeps for the purpose (on
-// the computing side; allocated here, so operations never allocate). *v (out) is NULL on
-// failure. MSP_ERR_INVALID_ARGUMENT (NULL ctx or v, n < 0, unknown precision),
-// MSP_ERR_OUT_OF_MEMORY (host or device).
+// A zero vector of length n on ctx's backend whose values are stored in `prec` (in), and only
+// there: the host and device copies hold the encoded values (n * bytes per value; fixed point
+// with one scale per block of 32 values; CPMS in 128-byte banks), and transfers move those
+// bytes. There is no fp64 copy: kernels read the vector through its loader and write it through
+// a rounding store (nearest for f32/f16/bf16; fixed point to nearest with each block's scale
+// max|v| / (2^(bits-1) - 1) taken from the block's new values, a block holding Inf/NaN reading
+// NaN; CPMS keeps all segments), with fp64 arithmetic. A finite result beyond the precision's
+// range is stored as the largest finite value with its sign and counted; the next
+// msp_vector_get reports the count as MSP_ERR_RANGE. Reads decode, CPMS with the segments of
+// msp_vector_set_cpms_segments. *v (out) is NULL on failure. MSP_ERR_INVALID_ARGUMENT (NULL ctx
+// or v, n < 0, unknown precision), MSP_ERR_OUT_OF_MEMORY (host or device, or over the memory
+// limit).
 msp_status msp_vector_create_precision(msp_context ctx, int64_t n, msp_precision prec,
                                        msp_vector *v);
 // Destroy a vector (NULL accepted); *v is set to NULL. MSP_ERR_INVALID_ARGUMENT for a handle
@@ -385,19 +386,23 @@ msp_status msp_vector_destroy(msp_vector *v);
 int64_t msp_vector_length(const msp_vector v);
 // The storage precision of v (f64 for NULL).
 msp_precision msp_vector_precision(const msp_vector v);
-// Bytes of v's stored values: n * bytes per value, plus 8 for the scale of fixed point (the
-// fp64 work copy of a reduced-precision vector is not counted). 0 for NULL.
+// Bytes of v's stored values: n * bytes per value, plus 8 per fixed-point scale (one per 32
+// values). 0 for NULL.
 size_t msp_vector_bytes(const msp_vector v);
 // CPMS vectors: the number of segments (1..S, 0 = all) that operations and msp_vector_get read
 // from now on; the stored bytes are not touched (writes keep every segment). MSP_ERR_NOT_SUPPORTED
 // when v is not CPMS, MSP_ERR_INVALID_ARGUMENT for NULL v or a count outside 0..S.
 msp_status msp_vector_set_cpms_segments(msp_vector v, int segments);
 // Copy n = length host values in (host becomes current; the device copy is refreshed lazily).
-// Reduced precision: encoded on the host; MSP_ERR_NONFINITE for Inf/NaN in fixed point.
+// Reduced precision: encoded on the host; MSP_ERR_NONFINITE for Inf/NaN in fixed point;
+// MSP_ERR_RANGE, naming the first value and the count, for finite values the precision cannot
+// hold (overflow, or a nonzero that would be stored as 0), leaving v unchanged.
 msp_status msp_vector_set(msp_vector v, const double *host);
 // Fill every entry with `value`.
 msp_status msp_vector_fill(msp_vector v, double value);
 // Copy the values out to the caller's host array (copies device to host once if stale).
+// MSP_ERR_RANGE (after copying the values) when results written into v since the last read
+// overflowed its precision and were saturated; the message gives the count, reported once.
 msp_status msp_vector_get(msp_vector v, double *host);
 // Read a dense vector (Matrix Market array format, one column) / write one (%.17g).
 msp_status msp_vector_read_mtx(msp_context ctx, const char *path, unsigned flags, msp_vector *v);

@@ -6,6 +6,9 @@
 # usage: scripts/gpu-all.sh [STAGES]   STAGES: a comma list of test, sanitize, precision, main
 #        (default test,sanitize,precision,main); each stage is bounded by a timeout so that one
 #        call of the device tool (10 minutes) holds the stages it is given.
+# The build alone takes minutes (src/cuda/csr.cu instantiates every pair of value and x
+# precisions for each CSR kernel: about 3 minutes of one core). Where device time is short,
+# build on a machine without a GPU and run scripts/gpu-prebuilt.sh on the device instead.
 set -uo pipefail
 final=${OUT:-gpu-out}
 out=/tmp/gpu-logs

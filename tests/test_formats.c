@@ -568,8 +568,8 @@ static void test_fill_limit(void) {
   CHECK_OK(msp_matrix_convert(cpu, A, NULL, &B));
   CHECK(B && msp_matrix_format(B) == MSP_FORMAT_CSR, "NULL options did not give CSR");
   msp_matrix_destroy(&B);
-  // A format with no precision kernel: refused clearly (every plain format reads any precision
-  // now, src/cpu/prec_formats.c; BDMP picks fp32 or fp64 per tile itself).
+  // A format that fixes its own precision is refused clearly in another one (every plain
+  // format's kernel reads any precision; BDMP picks fp32 or fp64 per tile itself).
   o = msp_convert_options_default();
   o.format = MSP_FORMAT_BDMP_PBP;
   o.precision = MSP_PRECISION_F32;
