@@ -473,24 +473,7 @@ static int stored_csr(msp_matrix B, test_csr *s) {
   int32_t *ci = NULL;
   double *v = NULL;
   if (msp__format_to_csr(B, &rp, &ci, &v) != MSP_SUCCESS) return -1;
-  s->rows = B->rows;
-  s->cols = B->cols;
-  s->nnz = rp[B->rows];
-  s->rowptr = malloc((size_t)(s->rows + 1) * sizeof *s->rowptr);
-  s->colind = malloc((size_t)(s->nnz ? s->nnz : 1) * sizeof *s->colind);
-  s->val = malloc((size_t)(s->nnz ? s->nnz : 1) * sizeof *s->val);
-  int rc = s->rowptr && s->colind && s->val ? 0 : -1;
-  if (rc == 0) {
-    memcpy(s->rowptr, rp, (size_t)(s->rows + 1) * sizeof *rp);
-    if (s->nnz) {
-      memcpy(s->colind, ci, (size_t)s->nnz * sizeof *ci);
-      memcpy(s->val, v, (size_t)s->nnz * sizeof *v);
-    }
-  }
-  msp__free(rp);
-  msp__free(ci);
-  msp__free(v);
-  return rc;
+  return test_csr_take(B->rows, B->cols, rp, ci, v, s);
 }
 
 // One format, option variant and matrix precision: convert on every context, then every read

@@ -5,27 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static long fail_at = -1; // the allocation number that fails (-1: none)
-static long calls = 0;
-static long live = 0;
-
-static void *t_malloc(size_t n) {
-  if (fail_at >= 0 && calls++ == fail_at) return NULL;
-  void *p = malloc(n);
-  if (p) live++;
-  return p;
-}
-static void *t_realloc(void *p, size_t n) {
-  if (fail_at >= 0 && calls++ == fail_at) return NULL;
-  void *q = realloc(p, n);
-  if (q && !p) live++;
-  return q;
-}
-static void t_free(void *p) {
-  if (p) live--;
-  free(p);
-}
-
 typedef msp_status (*scenario_fn)(void);
 
 static const test_csr *g_m;
@@ -101,22 +80,23 @@ exit:
 }
 
 static void run_scenario(const char *name, scenario_fn fn) {
-  msp_allocator al = {t_malloc, t_realloc, t_free};
+  msp_allocator al = test_counting_allocator();
   CHECK_OK(msp_set_allocator(&al));
-  fail_at = -1;
-  live = 0;
+  test_alloc.fail_at = -1;
+  test_alloc.live = 0;
   msp_status st = fn();
   CHECK(st == MSP_SUCCESS, "%s without failures: %s (%s)", name, msp_status_name(st),
         msp_last_error());
-  CHECK(live == 0, "%s leaks %ld allocations without failures", name, live);
+  CHECK(test_alloc.live == 0, "%s leaks %ld allocations without failures", name, test_alloc.live);
   int k;
   for (k = 0; k < 100000; k++) {
-    fail_at = k;
-    calls = 0;
-    live = 0;
+    test_alloc.fail_at = k;
+    test_alloc.calls = 0;
+    test_alloc.live = 0;
     st = fn();
-    CHECK(live == 0, "%s: failing allocation %d leaks %ld allocations", name, k, live);
-    if (st == MSP_SUCCESS && calls <= k) break; // every allocation has been failed once
+    CHECK(test_alloc.live == 0, "%s: failing allocation %d leaks %ld allocations", name, k,
+          test_alloc.live);
+    if (st == MSP_SUCCESS && test_alloc.calls <= k) break; // every allocation has been failed once
     CHECK(st == MSP_ERR_OUT_OF_MEMORY, "%s: failing allocation %d gave %s (%s)", name, k,
           msp_status_name(st), msp_last_error());
   }

@@ -480,23 +480,6 @@ done:
 }
 
 // ---- allocation failures: each allocation of a solve fails in turn; OUT_OF_MEMORY, no leak ----
-static long fail_at = -1, calls = 0, live = 0;
-static void *t_malloc(size_t n) {
-  if (fail_at >= 0 && calls++ == fail_at) return NULL;
-  void *p = malloc(n);
-  if (p) live++;
-  return p;
-}
-static void *t_realloc(void *p, size_t n) {
-  if (fail_at >= 0 && calls++ == fail_at) return NULL;
-  void *q = realloc(p, n);
-  if (q && !p) live++;
-  return q;
-}
-static void t_free(void *p) {
-  if (p) live--;
-  free(p);
-}
 
 static msp_status alloc_scenario(msp_precond pc, int basis_auto) {
   msp_context c = NULL;
@@ -523,7 +506,7 @@ static msp_status alloc_scenario(msp_precond pc, int basis_auto) {
 }
 
 static void test_alloc_failures(void) {
-  msp_allocator al = {t_malloc, t_realloc, t_free};
+  msp_allocator al = test_counting_allocator();
   for (int sc = 0; sc < 3; sc++) {
     const msp_precond pc = sc == 0   ? MSP_PRECOND_NONE
                            : sc == 1 ? MSP_PRECOND_JACOBI
@@ -531,17 +514,18 @@ static void test_alloc_failures(void) {
     CHECK_OK(msp_set_allocator(&al));
     int k;
     for (k = 0; k < 100000; k++) {
-      fail_at = k;
-      calls = 0;
-      live = 0;
+      test_alloc.fail_at = k;
+      test_alloc.calls = 0;
+      test_alloc.live = 0;
       const msp_status st = alloc_scenario(pc, sc == 0);
-      CHECK(live == 0, "scenario %d: failing allocation %d leaks %ld", sc, k, live);
-      if (st == MSP_SUCCESS && calls <= k) break;
+      CHECK(test_alloc.live == 0, "scenario %d: failing allocation %d leaks %ld", sc, k,
+            test_alloc.live);
+      if (st == MSP_SUCCESS && test_alloc.calls <= k) break;
       CHECK(st == MSP_ERR_OUT_OF_MEMORY, "scenario %d: failing allocation %d gave %s (%s)", sc, k,
             msp_status_name(st), msp_last_error());
     }
     CHECK_OK(msp_set_allocator(NULL));
-    fail_at = -1;
+    test_alloc.fail_at = -1;
   }
 }
 

@@ -65,18 +65,7 @@ static void base_values(scenario *s, const char *name) {
 // stores for v (scale: the fixed-point scale of v's block), by the precision's own store and load
 // (tests/test_precision.c checks those bit for bit).
 static double stored(msp_precision p, double v, double scale) {
-  uint64_t cell = 0;
-  msp_acc a;
-  memset(&a, 0, sizeof a);
-  a.data = &cell;
-  a.n = 1;
-  a.prec = p;
-  a.scale_shift = MSP_CPMS_SEPARATE;
-  a.scales = &scale;
-  a.bank_shift = MSP_CPMS_SEPARATE;
-  a.read_segments = msp__prec_segments(p);
-  msp_acc_store(&a, 0, v);
-  return msp_acc_load(&a, 0);
+  return msp__prec_stored(p, v, scale);
 }
 
 static int is_fixed(msp_precision p) {

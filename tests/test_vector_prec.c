@@ -517,23 +517,6 @@ exit:
 }
 
 // ---- allocation failures --------------------------------------------------------------------
-static long fail_at = -1, calls = 0, live = 0;
-static void *t_malloc(size_t n) {
-  if (fail_at >= 0 && calls++ == fail_at) return NULL;
-  void *p = malloc(n);
-  if (p) live++;
-  return p;
-}
-static void *t_realloc(void *p, size_t n) {
-  if (fail_at >= 0 && calls++ == fail_at) return NULL;
-  void *q = realloc(p, n);
-  if (q && !p) live++;
-  return q;
-}
-static void t_free(void *p) {
-  if (p) live--;
-  free(p);
-}
 
 static msp_status alloc_scenario(const test_csr *m, msp_precision p) {
   msp_context c = NULL;
@@ -563,30 +546,30 @@ exit:
 static void alloc_failures(void) {
   test_csr m;
   CHECK(test_csr_random(&m, 64, 64, 4, 3) == 0, "generator");
-  msp_allocator al = {t_malloc, t_realloc, t_free};
+  msp_allocator al = test_counting_allocator();
   static const msp_precision precs[] = {MSP_PRECISION_F16, MSP_PRECISION_FX16, MSP_PRECISION_CPMS4};
   for (size_t k = 0; k < sizeof precs / sizeof precs[0]; k++) {
     CHECK_OK(msp_set_allocator(&al));
-    fail_at = -1;
-    calls = 0;
-    live = 0;
+    test_alloc.fail_at = -1;
+    test_alloc.calls = 0;
+    test_alloc.live = 0;
     msp_status st = alloc_scenario(&m, precs[k]);
-    CHECK(st == MSP_SUCCESS && live == 0, "%s: scenario without failures: %s, %ld live",
-          msp_precision_name(precs[k]), msp_status_name(st), live);
+    CHECK(st == MSP_SUCCESS && test_alloc.live == 0, "%s: scenario without failures: %s, %ld live",
+          msp_precision_name(precs[k]), msp_status_name(st), test_alloc.live);
     // count the allocations of a full run, then fail each in turn
-    fail_at = 1L << 40;
-    calls = 0;
+    test_alloc.fail_at = 1L << 40;
+    test_alloc.calls = 0;
     alloc_scenario(&m, precs[k]);
-    long total = calls;
+    long total = test_alloc.calls;
     for (long i = 0; i < total; i++) {
-      fail_at = i;
-      calls = 0;
-      live = 0;
+      test_alloc.fail_at = i;
+      test_alloc.calls = 0;
+      test_alloc.live = 0;
       st = alloc_scenario(&m, precs[k]);
       CHECK(st == MSP_ERR_OUT_OF_MEMORY, "%s: allocation %ld of %ld failing gave %s",
             msp_precision_name(precs[k]), i, total, msp_status_name(st));
-      CHECK(live == 0, "%s: allocation %ld failing leaked %ld blocks", msp_precision_name(precs[k]),
-            i, live);
+      CHECK(test_alloc.live == 0, "%s: allocation %ld failing leaked %ld blocks",
+            msp_precision_name(precs[k]), i, test_alloc.live);
     }
     CHECK(total > 0, "no allocations counted");
     CHECK_OK(msp_set_allocator(NULL));

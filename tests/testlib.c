@@ -347,9 +347,13 @@ int test_csr_decoded(msp_matrix B, int segments, test_csr *d) {
   free(buf);
   free(save);
   if (st != MSP_SUCCESS) return -1;
-  d->rows = B->rows;
-  d->cols = B->cols;
-  d->nnz = rp[B->rows];
+  return test_csr_take(B->rows, B->cols, rp, ci, v, d);
+}
+
+int test_csr_take(int64_t rows, int64_t cols, int64_t *rp, int32_t *ci, double *v, test_csr *d) {
+  d->rows = rows;
+  d->cols = cols;
+  d->nnz = rp[rows];
   d->rowptr = malloc((size_t)(d->rows + 1) * sizeof *d->rowptr);
   d->colind = malloc((size_t)(d->nnz ? d->nnz : 1) * sizeof *d->colind);
   d->val = malloc((size_t)(d->nnz ? d->nnz : 1) * sizeof *d->val);
@@ -365,4 +369,29 @@ int test_csr_decoded(msp_matrix B, int segments, test_csr *d) {
   msp__free(ci);
   msp__free(v);
   return rc;
+}
+
+// ---- counting allocator ----------------------------------------------------------------------
+test_alloc_counter test_alloc = {-1, 0, 0};
+
+static void *counting_malloc(size_t n) {
+  if (test_alloc.fail_at >= 0 && test_alloc.calls++ == test_alloc.fail_at) return NULL;
+  void *p = malloc(n);
+  if (p) test_alloc.live++;
+  return p;
+}
+static void *counting_realloc(void *p, size_t n) {
+  if (test_alloc.fail_at >= 0 && test_alloc.calls++ == test_alloc.fail_at) return NULL;
+  void *q = realloc(p, n);
+  if (q && !p) test_alloc.live++;
+  return q;
+}
+static void counting_free(void *p) {
+  if (p) test_alloc.live--;
+  free(p);
+}
+
+msp_allocator test_counting_allocator(void) {
+  msp_allocator a = {counting_malloc, counting_realloc, counting_free};
+  return a;
 }

@@ -73,6 +73,17 @@ msp_status test_csr_to_matrix(const test_csr *m, msp_context ctx, msp_matrix *A)
 // in CSR with the decoded values (`segments` read for CPMS): both backends must compute its
 // fp64 product. Returns 0, or -1 on allocation failure.
 int test_csr_decoded(msp_matrix B, int segments, test_csr *d);
+// A counting allocator for allocation-failure tests: allocation number fail_at (counted in calls
+// from 0) fails, -1 for none; live counts the blocks not yet freed.
+typedef struct {
+  long fail_at, calls, live;
+} test_alloc_counter;
+extern test_alloc_counter test_alloc;
+msp_allocator test_counting_allocator(void);
+
+// d = the CSR arrays rp / ci / v (rows + 1, rp[rows], rp[rows] entries) that the library allocated
+// (msp__format_to_csr), copied into malloc'd arrays; frees rp, ci and v. 0, or -1 without memory.
+int test_csr_take(int64_t rows, int64_t cols, int64_t *rp, int32_t *ci, double *v, test_csr *d);
 
 // ---- oracle: y = alpha*A*x + beta*y0, accumulated in long double over the triples ------------
 void test_oracle_spmv(const test_csr *m, double alpha, const double *x, double beta,

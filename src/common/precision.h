@@ -485,6 +485,9 @@ void msp__prec_limits(msp_precision p, double *largest, double *smallest);
 // 1e+05 overflows f16 (...)", meant to follow the caller's own "function: " prefix) and the
 // counts; SATURATE and ALLOW only count (the values are not changed: see msp__range_saturate).
 // MSP_ERR_INVALID_ARGUMENT for an unknown precision or policy, n < 0, NULL v with n > 0.
+// What p stores for v and reads back (all CPMS segments), with `scale` the fixed-point scale of
+// v's block (unused otherwise): one value through the precision's own store and load.
+double msp__prec_stored(msp_precision p, double v, double scale);
 msp_status msp__range_scan(msp_precision p, const double *v, int64_t n, int scale_shift, int policy,
                            int64_t *first_bad, int64_t *overflow, int64_t *underflow);
 // dst = src (n values; dst may be src) with every value that msp__range_scan counts replaced by

@@ -345,6 +345,10 @@ size_t msp__bytes_mul_add(size_t a, size_t b, size_t c);
 // followed), 0 when not or when either does not exist. MSP_ERR_IO when a path cannot be
 // examined for another reason (permissions); MSP_ERR_INVALID_ARGUMENT for NULL arguments.
 msp_status msp__same_file(const char *a, const char *b, int *same);
+// zlib's allocation callbacks (zalloc / zfree of a z_stream), through the library allocator, so
+// that the reader's inflate and the writer's deflate are counted and can fail like the rest.
+void *msp__zalloc(void *opaque, unsigned items, unsigned size);
+void msp__zfree(void *opaque, void *p);
 
 // ---- core helpers -----------------------------------------------------------------------------
 // Free A->fmt according to A->format (host data of every format).

@@ -255,8 +255,7 @@ void msp__prec_limits(msp_precision p, double *largest, double *smallest) {
 // zero, Inf or NaN, which are not a question of range), 1 a finite value comes back infinite, 2 a
 // nonzero comes back zero. `scale` is the fixed-point scale of v's block (unused otherwise).
 enum { RANGE_OK = 0, RANGE_OVER = 1, RANGE_FLUSH = 2 };
-static int range_class(msp_precision p, double v, double scale) {
-  if (v == 0.0 || !isfinite(v)) return RANGE_OK;
+double msp__prec_stored(msp_precision p, double v, double scale) {
   uint64_t cell = 0; // room for one stored value of any precision (at most 8 bytes)
   msp_acc a;
   memset(&a, 0, sizeof a);
@@ -268,7 +267,12 @@ static int range_class(msp_precision p, double v, double scale) {
   a.bank_shift = MSP_CPMS_SEPARATE;
   a.read_segments = msp__prec_segments(p);
   msp_acc_store(&a, 0, v);
-  double r = msp_acc_load(&a, 0);
+  return msp_acc_load(&a, 0);
+}
+
+static int range_class(msp_precision p, double v, double scale) {
+  if (v == 0.0 || !isfinite(v)) return RANGE_OK;
+  const double r = msp__prec_stored(p, v, scale);
   return isinf(r) ? RANGE_OVER : r == 0.0 ? RANGE_FLUSH : RANGE_OK;
 }
 
