@@ -2,8 +2,9 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+PREFIX ?= /usr/local
 
-.PHONY: all run test test-asan fuzz fuzz-replay gpu-check format format-check bench clean
+.PHONY: all run test install test-asan fuzz fuzz-replay gpu-check format format-check bench bench-cpu clean
 
 all: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
@@ -16,6 +17,11 @@ run: all
 
 test: all
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Header, libmixsparse.a and .so, the program, mixsparse.pc and the CMake package under PREFIX
+# (DESTDIR, when set, is prepended for staging).
+install: all
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 # Tests under AddressSanitizer + UndefinedBehaviorSanitizer (CPU backend only).
 test-asan:
@@ -40,6 +46,10 @@ gpu-check: all
 
 bench: all
 	$(BUILD)/bench/mixsparse-bench
+
+# CPU backend against Eigen, GraphBLAS and librsb (each when installed), 2 threads, fp64.
+bench-cpu: all
+	$(BUILD)/bench/mixsparse-bench-cpu --threads 2
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh')

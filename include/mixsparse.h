@@ -9,6 +9,12 @@
 extern "C" {
 #endif
 
+// Every declaration below is exported from the shared library, which is built with
+// -fvisibility=hidden so that only msp_* functions are visible.
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility push(default)
+#endif
+
 #define MSP_VERSION_MAJOR 0
 #define MSP_VERSION_MINOR 1
 #define MSP_VERSION_PATCH 0
@@ -409,6 +415,29 @@ msp_status msp_vector_read_mtx(msp_context ctx, const char *path, unsigned flags
 msp_status msp_vector_write_mtx(msp_vector v, const char *path);
 // Count of host<->device transfers so far (for tests of the on-demand rule).
 int64_t msp_vector_transfers(const msp_vector v);
+// Zero-copy exchange with other GPU code (DLPack, CuPy, a caller's kernels). CUDA contexts only.
+// msp_vector_device_data makes v current on the device (one host-to-device copy if the host
+// copy is newer) and sets *d_ptr (out) to its device values: n entries in v's storage precision
+// (msp_vector_precision; f64: n doubles; CPMS: its bank layout; fixed point: the quantised
+// integers, the per-block scales are not exposed). Owned by v: the caller must not free it; it is
+// valid until v is destroyed. As the caller may write through it, v is marked written on the
+// device (its host copy is stale; the next msp_vector_get copies back). Work queued on the
+// context (that upload included) is not waited for: call msp_context_synchronize before using
+// the values on another stream, and finish writes made there before the next mixsparse call
+// that uses v. MSP_ERR_INVALID_ARGUMENT
+// (NULL, destroyed or foreign v, NULL d_ptr), MSP_ERR_NOT_SUPPORTED (a CPU context: no device
+// data; *d_ptr is set to NULL), MSP_ERR_DEVICE.
+msp_status msp_vector_device_data(msp_vector v, void **d_ptr);
+// Copy n values in v's storage precision from the caller's device memory d_src (in; on v's
+// device, at least n * value size bytes) into v's device copy, device to device on the
+// context's stream, and wait for the copy: no host copy is made. The copy starts after the work
+// queued so far on the context's stream and on CUDA's legacy default stream (where a DLPack
+// producer asked for stream 1 orders its writes); work the caller queued on other streams must
+// be finished (or ordered before the legacy stream) by the caller. v is then current on the
+// device only, with no overflow count pending. MSP_ERR_INVALID_ARGUMENT (NULL or destroyed v,
+// NULL d_src with n > 0), MSP_ERR_NOT_SUPPORTED (a CPU context; fixed-point v, whose scales are
+// separate), MSP_ERR_DEVICE (d_src not device memory the runtime can copy from).
+msp_status msp_vector_set_device(msp_vector v, const void *d_src);
 
 // ---------------------------------------------------------------------------------------------
 // Operations. All run on the context's backend; x, y and A must have been made with this context
@@ -512,6 +541,86 @@ typedef struct {
 // row), MSP_ERR_NONFINITE (the iteration produced NaN or Inf), MSP_ERR_OUT_OF_MEMORY.
 msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vector x,
                      const msp_solver_options *opts, msp_solver_report *rep);
+
+// ---------------------------------------------------------------------------------------------
+// PageRank (papers/cpms-pagerank-customized-precision.txt): the power iteration
+//   p_k = alpha G^T D^-1 p_{k-1} + (alpha s + 1 - alpha) v,   s = the mass on dangling nodes,
+// with D the out-degrees (out-weights when weighted) and v the personalisation (uniform: 1/n).
+// ---------------------------------------------------------------------------------------------
+typedef enum {
+  MSP_PAGERANK_F64 = 0,   // p read and written in fp64
+  MSP_PAGERANK_CPMS2 = 1, // p in 2-segment CPMS, read with 1 then 2 segments (32, 64 bits)
+  MSP_PAGERANK_CPMS4 = 2, // p in 4-segment CPMS, read with 1..4 segments (16 .. 64 bits)
+  MSP_PAGERANK_AUTO = 3   // CPMS2 when 8 n bytes exceed the cache (MSP_PAGERANK_AUTO_BYTES),
+                          // F64 otherwise
+} msp_pagerank_precision;
+
+// Graphs whose fp64 rank vector is larger than this use CPMS2 under MSP_PAGERANK_AUTO.
+#define MSP_PAGERANK_AUTO_BYTES (32u << 20)
+
+// Options for msp_pagerank. Initialise with msp_pagerank_options_default().
+typedef struct {
+  double alpha;                     // damping factor in (0, 1) (0.85)
+  double tol;                       // stop when ||p_k - p_{k-1}||_1 < tol (1e-10)
+  int64_t max_iters;                // (1000); reaching it is rep->converged = 0, not an error
+  msp_pagerank_precision precision; // (MSP_PAGERANK_F64)
+  int separate;                     // CPMS layout: 0 interleaved (CPMS-i), 1 separate (CPMS-s)
+  int bank_bytes; // CPMS-i bank in bytes, a power of two from 64 to 65536 (0: 128 on CUDA, the
+                  // paper's GPU choice; 8192 on the CPU, where the paper found 8 KiB banks as
+                  // good as CPMS-s)
+  double switch_factor; // read one more segment once the change falls below switch_factor times
+                        // the unit roundoff of the current read width (10: reproduces the
+                        // paper's Table 2 closely; the paper gives no number)
+  int weighted;         // 1: G's values are edge weights (finite, >= 0); 0: the structure counts
+  int values;    // 1: the paper's form, an SpMV with G^T holding 1/O_i (w_ij / W_i weighted) as
+                 // stored values; 0: the value-free pull over G^T's structure (weighted
+                 // graphs always use the values form)
+  int use_guess; // 1: p holds the starting vector on entry (normalised here); 0: uniform start
+  msp_vector personalization; // NULL: uniform; otherwise n values >= 0 with a positive sum
+                              // (normalised here): teleport and dangling mass follow it
+} msp_pagerank_options;
+
+msp_pagerank_options msp_pagerank_options_default(void);
+
+// What msp_pagerank did.
+typedef struct {
+  int converged;                 // 1 when ||p_k - p_{k-1}||_1 < tol
+  int64_t iterations;            // power iterations over all read widths
+  int64_t iterations_by_bits[5]; // [w]: iterations that read w * 16 bits of each value (w 1..4;
+                                 // fp64 counts as 64); [0] unused
+  int values;                    // 1 when the values form ran
+  msp_precision storage;         // f64, cpms2 or cpms4 (what MSP_PAGERANK_AUTO chose)
+  double change;                 // the final ||p_k - p_{k-1}||_1
+  double time_s;                 // wall time of the iteration (setup excluded)
+  double setup_s;                // transpose, degrees and uploads
+  int64_t dangling;              // nodes without out-edges (or with zero out-weight)
+  // Set by the caller (NULL / 0 for none) and kept by msp_pagerank; the rest is overwritten.
+  double *history;          // caller-owned, may be NULL: history[k] = the change after k + 1
+                            // iterations
+  double *history_time;     // caller-owned, may be NULL: seconds from the first iteration's
+                            // start to the end of iteration k + 1
+  int64_t history_capacity; // entries each of history and history_time can hold
+  int64_t history_length;   // entries written (at most history_capacity)
+} msp_pagerank_report;
+
+// PageRank of the graph G (square; entry (i, j) is an edge from node i to node j, as in SNAP and
+// scipy adjacency matrices; symmetric files are undirected graphs) into p (length n, any storage
+// precision; the result is renormalised to sum 1 in fp64 and then stored). Dangling nodes spread
+// alpha times their mass along v, as cuGraph and NetworkX do (Algorithm 1 of the paper leaves alpha
+// off that term). With CPMS the iteration starts with the fewest segments and reads one more when
+// the change comes within switch_factor of the read width's unit roundoff; the iteration that
+// decides writes all segments, p is renormalised, and at 64 bits the data moves to plain fp64.
+// The same bits for any thread count. n = 0 returns at once (converged, 0 iterations).
+// MSP_ERR_INVALID_ARGUMENT (NULL or foreign handles, bad options, G not square, a personalisation
+// with a negative, non-finite or all-zero entry), MSP_ERR_DIMENSION_MISMATCH (p or v not of
+// length n), MSP_ERR_INVALID_MATRIX (weighted: a negative or non-finite weight, naming the entry),
+// MSP_ERR_NOT_SUPPORTED (a backend without PageRank), MSP_ERR_OUT_OF_MEMORY.
+msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_options *opts,
+                        msp_vector p, msp_pagerank_report *rep);
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,10 @@
 # usage: scripts/gpu-prebuilt.sh ARCHIVE.tar.gz
 #   ARCHIVE holds tests/cuda_* , bench/mixsparse-bench and mixsparse from a build configured with
 #   -DMSP_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90-real (see the README's "GPU runs").
-#   env PREC_REPS: timed runs per benchmark row (default 10); matrices from matrices-local/.
+#   env PREC_REPS: timed runs per benchmark row (default 10); matrices from matrices-local/;
+#   SKIP_CROSS=1 leaves out the plain cross test, SAN_SKIP_CROSS=1 the cross test under the
+#   sanitizers; SKIP_TESTS=1 goes straight to the benchmarks; SKIP_BENCH=1 stops after the tests; SKIP_PAGERANK / SKIP_SPMV_BENCH leave out one benchmark;
+#   PR_GRAPHS (specs or files) and PR_TIMEOUT / CUPY_TIMEOUT the PageRank benchmark's graphs.
 set -uo pipefail
 final=${OUT:-gpu-out}
 out=/tmp/gpu-logs
@@ -20,32 +23,72 @@ export MSP_TEST_DATA=$PWD/tests/data OMP_WAIT_POLICY=passive
 t0=$(date +%s)
 nvidia-smi > "$out/nvidia-smi.txt" 2>&1
 "$bin/mixsparse" devices | head -3
+# Line-buffered output: a test killed by its timeout still leaves what it printed.
+lb="stdbuf -oL -eL"
+if [ -z "${SKIP_TESTS:-}" ]; then
 echo "== CUDA tests, plain"
-for t in cuda_vector cuda_vector_prec; do
+for t in cuda_vector cuda_vector_prec cuda_pagerank; do
   [ -x "$bin/tests/$t" ] || continue
-  timeout 60 "$bin/tests/$t" > "$out/$t.log" 2>&1
+  timeout "${TEST_TIMEOUT:-120}" $lb "$bin/tests/$t" > "$out/$t.log" 2>&1
   echo "$t: exit $? $(tail -n 1 "$out/$t.log")"
 done
 # CROSS_MAX_NNZ / CROSS_MATRICES cap the collection when time is short (default: all of it).
+if [ -z "${SKIP_CROSS:-}" ]; then
 env ${CROSS_MAX_NNZ:+MSP_CROSS_MAX_NNZ=$CROSS_MAX_NNZ MSP_TEST_MAX_NNZ=$CROSS_MAX_NNZ} \
   ${CROSS_MATRICES:+MSP_TEST_MAX_MATRICES=$CROSS_MATRICES} \
-  timeout "${CROSS_TIMEOUT:-150}" "$bin/tests/cuda_cross" > "$out/cuda_cross.log" 2>&1
+  timeout "${CROSS_TIMEOUT:-150}" $lb "$bin/tests/cuda_cross" > "$out/cuda_cross.log" 2>&1
 echo "cuda_cross: exit $? after $(( $(date +%s) - t0 )) s"
+fi
 grep -E "^cross:|FAIL|not supported" "$out/cuda_cross.log" | head -20
 echo "== compute-sanitizer on a sample"
 small="MSP_TEST_QUICK=1 MSP_TEST_SANITIZER=1 MSP_TEST_MAX_NNZ=20000 MSP_TEST_MAX_MATRICES=${SAN_MATRICES:-6} MSP_CROSS_MAX_NNZ=20000"
 for tool in memcheck racecheck; do
   extra=""
   [ $tool = memcheck ] && extra="--leak-check full"
-  env $small timeout "${SAN_TIMEOUT:-100}" compute-sanitizer --tool $tool $extra --error-exitcode 1 \
-    "$bin/tests/cuda_cross" > "$out/san-$tool-cross.log" 2>&1
-  echo "cuda_cross under $tool: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/san-$tool-cross.log" | tail -1)"
+  if [ -z "${SAN_SKIP_CROSS:-}" ]; then
+    # racecheck instruments shared memory: the small cases cover every kernel
+    cap=20000
+    [ $tool = racecheck ] && cap=${RACE_MAX_NNZ:-2000}
+    env $small MSP_CROSS_MAX_NNZ=$cap MSP_TEST_MAX_NNZ=$cap timeout "${SAN_TIMEOUT:-100}" \
+      compute-sanitizer --tool $tool $extra --error-exitcode 1 \
+      "$bin/tests/cuda_cross" > "$out/san-$tool-cross.log" 2>&1
+    echo "cuda_cross under $tool: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/san-$tool-cross.log" | tail -1)"
+  fi
+  if [ -x "$bin/tests/cuda_pagerank" ]; then
+    env MSP_TEST_QUICK=1 timeout "${SAN_TIMEOUT:-100}" compute-sanitizer --tool $tool $extra \
+      --error-exitcode 1 "$bin/tests/cuda_pagerank" > "$out/san-$tool-pagerank.log" 2>&1
+    echo "cuda_pagerank under $tool: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/san-$tool-pagerank.log" | tail -1)"
+  fi
   [ -n "${SAN_CROSS_ONLY:-}" ] && continue
   env $small timeout "${SAN_TIMEOUT:-40}" compute-sanitizer --tool $tool $extra --error-exitcode 1 \
     "$bin/tests/cuda_vector_prec" > "$out/san-$tool-vprec.log" 2>&1
   echo "cuda_vector_prec under $tool: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/san-$tool-vprec.log" | tail -1)"
 done
 echo "sanitizer done: $(( $(date +%s) - t0 )) s"
+fi
+[ -n "${SKIP_BENCH:-}" ] && { echo "benchmarks skipped (SKIP_BENCH)"; exit 0; }
+# PageRank: our forms and modes, then CuPy on the same graphs (dumped CSR) in the same job.
+if [ -x "$bin/bench/mixsparse-bench-pagerank" ] && [ -z "${SKIP_PAGERANK:-}" ]; then
+  echo "== PageRank benchmark"
+  mkdir -p /tmp/prdump
+  graphs=""
+  for g in ${PR_GRAPHS:-gen:rmat:22:16 gen:rmat:24:16 gen:powerlaw:8000000:16 $MSP_MATRICES_DIR/web-NotreDame.mtx.gz}; do
+    graphs="$graphs --graph $g"
+  done
+  # every kernel loaded at start-up, so that no first launch times a module load
+  CUDA_MODULE_LOADING=EAGER timeout "${PR_TIMEOUT:-300}" $lb "$bin/bench/mixsparse-bench-pagerank" --backend cuda $graphs \
+    --dump /tmp/prdump --csv "$out/bench-pagerank.csv" > "$out/bench-pagerank.txt" 2>&1
+  echo "pagerank bench: exit $? after $(( $(date +%s) - t0 )) s"
+  tags=$(ls /tmp/prdump/*.txt 2>/dev/null | xargs -n1 basename 2>/dev/null | sed 's/\.txt$//')
+  timeout "${CUPY_TIMEOUT:-200}" $lb python3 bench/pagerank_cupy.py /tmp/prdump $tags \
+    --csv "$out/bench-pagerank-cupy.csv" > "$out/bench-pagerank-cupy.txt" 2>&1
+  echo "cupy pagerank: exit $? after $(( $(date +%s) - t0 )) s"
+  python3 scripts/bench-table-pagerank.py "$out/bench-pagerank.csv" "$out/bench-pagerank-cupy.csv" \
+    > "$out/pagerank-table.md" 2>&1
+  cat "$out/pagerank-table.md"
+  rm -rf /tmp/prdump
+fi
+[ -n "${SKIP_SPMV_BENCH:-}" ] && { echo "SpMV benchmarks skipped (SKIP_SPMV_BENCH)"; exit 0; }
 echo "== precision benchmark"
 reps=${PREC_REPS:-10}
 timeout "${BENCH_TIMEOUT:-170}" "$bin/bench/mixsparse-bench" --no-generated --reps "$reps" --warmup 2 \

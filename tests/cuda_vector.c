@@ -93,6 +93,100 @@ exit:
   free(ref);
 }
 
+// Zero-copy exchange: msp_vector_device_data exposes the device values (and marks the vector
+// written there); msp_vector_set_device copies device values in, device to device. Round trip
+// a -> device pointer -> b for f64, f32 and cpms2 (raw bytes in the storage precision), each
+// value read back bit for bit; fixed point is refused.
+static void device_exchange(void) {
+  static const msp_precision precs[] = {MSP_PRECISION_F64, MSP_PRECISION_F32, MSP_PRECISION_CPMS2};
+  const int64_t n = 5003;
+  double *h = malloc((size_t)n * sizeof *h), *ha = malloc((size_t)n * sizeof *ha),
+         *hb = malloc((size_t)n * sizeof *hb);
+  msp_rng r = {99};
+  CHECK(h && ha && hb, "allocation");
+  if (!h || !ha || !hb) goto exit;
+  for (int64_t i = 0; i < n; i++)
+    h[i] = 2.0 * msp_rng_uniform(&r) - 1.0;
+  for (size_t k = 0; k < sizeof precs / sizeof precs[0]; k++) {
+    const msp_precision p = precs[k];
+    const char *tag = msp_precision_name(p);
+    msp_vector a = NULL, b = NULL;
+    void *pa = NULL, *pa2 = NULL;
+    CHECK_OK(msp_vector_create_precision(gpu, n, p, &a));
+    CHECK_OK(msp_vector_create_precision(gpu, n, p, &b));
+    if (!a || !b) goto next;
+    CHECK_OK(msp_vector_set(a, h));
+    CHECK_OK(msp_vector_get(a, ha)); // the values as stored in p
+    CHECK_OK(msp_vector_device_data(a, &pa));
+    CHECK(pa != NULL && pa == a->d_data, "%s: device pointer %p, vector's %p", tag, pa, a->d_data);
+    CHECK(msp_vector_transfers(a) == 1, "%s: %lld transfers after device_data, expected 1 upload",
+          tag, (long long)msp_vector_transfers(a));
+    CHECK(a->sync == MSP__SYNC_DEVICE, "%s: not marked written on the device (sync %d)", tag,
+          a->sync);
+    CHECK_OK(msp_vector_device_data(a, &pa2));
+    CHECK(pa2 == pa && msp_vector_transfers(a) == 1,
+          "%s: a second call moved the pointer or copied (%lld transfers)", tag,
+          (long long)msp_vector_transfers(a));
+    // b gets a's device bytes without passing through the host: poison b's host copy first.
+    memset(b->h_data, 0xff, (size_t)n * msp__prec_bytes(p));
+    CHECK_OK(msp_vector_set_device(b, pa));
+    CHECK(msp_vector_transfers(b) == 0 && b->sync == MSP__SYNC_DEVICE,
+          "%s: set_device made %lld transfers, sync %d", tag, (long long)msp_vector_transfers(b),
+          b->sync);
+    CHECK_OK(msp_vector_get(b, hb));
+    CHECK(msp_vector_transfers(b) == 1, "%s: reading b made %lld transfers, expected 1", tag,
+          (long long)msp_vector_transfers(b));
+    CHECK(memcmp(ha, hb, (size_t)n * sizeof *ha) == 0, "%s: round trip changed values", tag);
+    // a was marked written on the device: its (poisoned) host copy is refreshed on read.
+    memset(a->h_data, 0xff, (size_t)n * msp__prec_bytes(p));
+    CHECK_OK(msp_vector_get(a, hb));
+    CHECK(memcmp(ha, hb, (size_t)n * sizeof *ha) == 0 && msp_vector_transfers(a) == 2,
+          "%s: a after device_data: values differ or %lld transfers (expected 2)", tag,
+          (long long)msp_vector_transfers(a));
+    // Operations see the values set on the device: b - a = 0 exactly.
+    if (p == MSP_PRECISION_F64) {
+      double d = -1;
+      CHECK_OK(msp_axpby(gpu, -1.0, a, 1.0, b));
+      CHECK_OK(msp_nrm1(gpu, b, &d));
+      CHECK(d == 0.0, "f64: ||b - a||_1 = %g after the exchange", d);
+    }
+    CHECK_STATUS(msp_vector_set_device(b, NULL), MSP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(msp_vector_device_data(a, NULL), MSP_ERR_INVALID_ARGUMENT);
+  next:
+    msp_vector_destroy(&a);
+    msp_vector_destroy(&b);
+  }
+  {
+    // Fixed point: the device pointer is given (quantised values), copying in is refused.
+    msp_vector f = NULL;
+    void *pf = NULL;
+    CHECK_OK(msp_vector_create_precision(gpu, n, MSP_PRECISION_FX16, &f));
+    if (f) {
+      CHECK_OK(msp_vector_device_data(f, &pf));
+      CHECK(pf == f->d_data, "fx16 device pointer");
+      CHECK_STATUS(msp_vector_set_device(f, pf), MSP_ERR_NOT_SUPPORTED);
+      CHECK(strstr(msp_last_error(), "fixed point") != NULL, "message: %s", msp_last_error());
+    }
+    msp_vector_destroy(&f);
+  }
+  {
+    // A CPU vector has no device data.
+    msp_vector c = NULL;
+    void *pc = &pc;
+    CHECK_OK(msp_vector_create(cpu, 8, &c));
+    if (c) {
+      CHECK_STATUS(msp_vector_device_data(c, &pc), MSP_ERR_NOT_SUPPORTED);
+      CHECK(pc == NULL, "CPU vector: pointer %p", pc);
+      CHECK_STATUS(msp_vector_set_device(c, c->h_data), MSP_ERR_NOT_SUPPORTED);
+    }
+    msp_vector_destroy(&c);
+  }
+exit:
+  free(h);
+  free(ha);
+  free(hb);
+}
+
 // Vectors with the same host values on both backends.
 static int make_pair(int64_t n, const double *h, msp_vector *c, msp_vector *g) {
   CHECK_OK(msp_vector_create(cpu, n, c));
@@ -290,6 +384,7 @@ int main(void) {
   if (cpu) {
     device_facts();
     transfers();
+    device_exchange();
     static const int64_t sizes[] = {0, 1, 31, 1000, 4097, 262145, 1000003};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
       ops(sizes[i], 1000 + i);

@@ -155,6 +155,43 @@ static void no_cuda(void) {
   CHECK(n == 0, "device count %d", n);
 }
 
+// Device exchange (msp_vector_device_data / msp_vector_set_device) on the CPU: no device data,
+// so both refuse, and bad arguments are invalid first (tests/cuda_vector.c covers the device).
+static void device_exchange_cpu(void) {
+  msp_context cpu = NULL;
+  msp_vector v = NULL;
+  double src[4] = {1, 2, 3, 4}, out[4] = {0};
+  void *d = &d;
+  CHECK_OK(msp_context_create(MSP_BACKEND_CPU, 0, &cpu));
+  CHECK_OK(msp_vector_create(cpu, 4, &v));
+  if (!v) goto exit;
+  CHECK_OK(msp_vector_set(v, src));
+  CHECK_STATUS(msp_vector_device_data(v, &d), MSP_ERR_NOT_SUPPORTED);
+  CHECK(d == NULL, "device pointer %p returned on the CPU", d);
+  CHECK(strstr(msp_last_error(), "cpu") != NULL, "message names the backend: %s", msp_last_error());
+  CHECK_STATUS(msp_vector_set_device(v, src), MSP_ERR_NOT_SUPPORTED);
+  CHECK(strstr(msp_last_error(), "msp_vector_set_device") != NULL, "message: %s", msp_last_error());
+  // Refusals leave the values as they were.
+  CHECK_OK(msp_vector_get(v, out));
+  CHECK(memcmp(src, out, sizeof src) == 0, "values changed by a refused exchange");
+  CHECK(msp_vector_transfers(v) == 0, "transfers %lld", (long long)msp_vector_transfers(v));
+  d = &d;
+  CHECK_STATUS(msp_vector_device_data(NULL, &d), MSP_ERR_INVALID_ARGUMENT);
+  CHECK(d == NULL, "device pointer left set for a NULL vector");
+  CHECK_STATUS(msp_vector_device_data(v, NULL), MSP_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(msp_vector_set_device(NULL, src), MSP_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(msp_vector_set_device(v, NULL), MSP_ERR_INVALID_ARGUMENT);
+  // Not a vector handle at all.
+  double junk[64];
+  memset(junk, 0, sizeof junk);
+  CHECK_STATUS(msp_vector_device_data((msp_vector)(void *)junk, &d), MSP_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(msp_last_error(), "not a mixsparse vector"), "message: %s", msp_last_error());
+  CHECK_STATUS(msp_vector_set_device((msp_vector)(void *)junk, src), MSP_ERR_INVALID_ARGUMENT);
+exit:
+  msp_vector_destroy(&v);
+  msp_context_destroy(&cpu);
+}
+
 static void stats(void) {
   // Tridiagonal 5x5 plus an empty row: hand-checked statistics.
   msp_context cpu = NULL;
@@ -197,6 +234,7 @@ int main(void) {
   arguments();
   kernel_rule();
   no_cuda();
+  device_exchange_cpu();
   stats();
   return msp_test_finish("test_api");
 }

@@ -88,6 +88,15 @@ static const struct {
     {"digits", required_argument, OPT_DIGITS},
     {"bdmp-f", required_argument, OPT_BDMP_F},
     {"bdmp-lambda", required_argument, OPT_BDMP_LAMBDA},
+    {"alpha", required_argument, OPT_ALPHA},
+    {"tol", required_argument, OPT_TOL},
+    {"max-iters", required_argument, OPT_MAX_ITERS},
+    {"layout", required_argument, OPT_LAYOUT},
+    {"bank", required_argument, OPT_BANK},
+    {"weighted", no_argument, OPT_WEIGHTED},
+    {"personalize", required_argument, OPT_PERSONALIZE},
+    {"values", no_argument, OPT_VALUES},
+    {"top", required_argument, OPT_TOP},
 };
 #define OPTION_COUNT (int)(sizeof option_list / sizeof option_list[0])
 
@@ -167,7 +176,8 @@ static int set_option(options *o, unsigned bit, const char *opt, const char *v) 
     if (msp_kernel_parse(v, &o->kernel) != MSP_SUCCESS) rc = usage_error("%s", msp_last_error());
     break;
   case OPT_PRECISION:
-    rc = parse_precision(opt, v, &o->precision, &o->cpms_segments);
+    o->precision_arg = v;
+    if (!o->raw_precision) rc = parse_precision(opt, v, &o->precision, &o->cpms_segments);
     break;
   case OPT_VPRECISION:
     rc = parse_precision(opt, v, &o->vprecision, &o->vsegments);
@@ -199,6 +209,38 @@ static int set_option(options *o, unsigned bit, const char *opt, const char *v) 
     break;
   case OPT_BDMP_LAMBDA:
     rc = parse_double(opt, v, &o->bdmp_lambda);
+    break;
+  case OPT_ALPHA:
+    rc = parse_double(opt, v, &o->alpha);
+    if (!rc && o->alpha >= 1.0) rc = usage_error("bad --alpha '%s' (between 0 and 1)", v);
+    break;
+  case OPT_TOL:
+    rc = parse_double(opt, v, &o->tol);
+    break;
+  case OPT_MAX_ITERS:
+    rc = parse_long(opt, v, 0, 1000000000, &o->max_iters);
+    break;
+  case OPT_LAYOUT:
+    if (strcmp(v, "interleaved") != 0 && strcmp(v, "separate") != 0)
+      return usage_error("bad --layout '%s' (interleaved or separate)", v);
+    o->separate = strcmp(v, "separate") == 0;
+    break;
+  case OPT_BANK:
+    rc = parse_long(opt, v, 64, 65536, &o->bank);
+    if (!rc && (o->bank & (o->bank - 1)) != 0)
+      rc = usage_error("bad --bank '%s' (a power of two from 64 to 65536)", v);
+    break;
+  case OPT_WEIGHTED:
+    o->weighted = 1;
+    break;
+  case OPT_PERSONALIZE:
+    o->personalize = v;
+    break;
+  case OPT_VALUES:
+    o->values = 1;
+    break;
+  case OPT_TOP:
+    rc = parse_long(opt, v, 0, 1000000, &o->top);
     break;
   }
   o->given |= bit;

@@ -30,6 +30,16 @@ enum {
   OPT_DIGITS = 1 << 13,
   OPT_BDMP_F = 1 << 14,
   OPT_BDMP_LAMBDA = 1 << 15,
+  // pagerank
+  OPT_ALPHA = 1 << 16,
+  OPT_TOL = 1 << 17,
+  OPT_MAX_ITERS = 1 << 18,
+  OPT_LAYOUT = 1 << 19,
+  OPT_BANK = 1 << 20,
+  OPT_WEIGHTED = 1 << 21,
+  OPT_PERSONALIZE = 1 << 22,
+  OPT_VALUES = 1 << 23,
+  OPT_TOP = 1 << 24,
 };
 
 typedef struct {
@@ -54,6 +64,16 @@ typedef struct {
   int range;      // msp_range_policy for matrix values the precision cannot hold
   int help;       // --help or -h was given: print the help and nothing else
   unsigned given; // OPT_ bits of the options on the command line
+  // pagerank
+  const char *precision_arg; // --precision as given (pagerank reads f64|cpms2|cpms4|auto)
+  int raw_precision;         // set by a subcommand whose --precision is not a storage precision
+  double alpha, tol;
+  int max_iters;
+  int separate; // --layout separate
+  int bank;     // --bank BYTES (0: the library's default)
+  int weighted, values;
+  const char *personalize;
+  int top;
 } options;
 
 extern const char *const range_names[3]; // by msp_range_policy

@@ -9,6 +9,7 @@ static const char *main_help =
     "  run [FILE]    the main job: analyse, choose, run SpMV on the best backend, report\n"
     "  info FILE     statistics, chosen format and kernel, footprint per format\n"
     "  spmv FILE     y = A*x with a chosen backend, format, kernel and precision\n"
+    "  pagerank FILE PageRank of a graph, in fp64 or with adaptive CPMS reads\n"
     "  devices       list CUDA devices\n"
     "  COMMAND --help for the options of each command.\n"
     "  Exit status: 0 success, 1 a failed operation (or a non-finite result of spmv or run),\n"
@@ -31,5 +32,6 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
   if (!strcmp(cmd, "spmv") || !strcmp(cmd, "run")) return cmd_spmv(argc - 1, argv + 1);
   if (!strcmp(cmd, "devices")) return cmd_devices(argc - 1, argv + 1);
+  if (!strcmp(cmd, "pagerank")) return cmd_pagerank(argc - 1, argv + 1);
   return usage_error("unknown command '%s'", cmd);
 }

@@ -191,6 +191,55 @@ msp_format msp__choose_format(const msp_matrix_stats *s, char *reason, size_t n)
   return f;
 }
 
+// ---- the AUTO rule of the CPU backend -------------------------------------------------------
+// On the CPU backend AUTO uses its own rule (the rule above stays the CUDA backend's), first
+// match wins:
+//   1. no nonzeros                            -> CSR
+//   2. hdia_fill (hack 64) <= CPU_HDIA_FILL   -> HDIA (stencils, bands, diagonal structure)
+//   3. otherwise                              -> CSR
+// Measured on the 2-core AMD EPYC (Zen 5) of the issue-14 machine with make bench-cpu (fp64,
+// medians of interleaved runs, 2 threads, in an idle window of the shared machine), and with
+// 1-thread runs, steadier there:
+// - HDIA was our fastest format on stencil27:64 with DIA (2 threads: HDIA 1.29 ms, DIA 1.27,
+//   CSR 1.77, HLL and ELL slower; 1 thread: HDIA 2.0 ms, DIA 3.1-3.6 with its prefetch and
+//   5.0-6.3 without, CSR 2.6-3.4): it reads no column indices (8 (1 + f) bytes per entry against
+//   CSR's 12 while its padding f is below one half) and each hack's values are one contiguous
+//   run, where DIA's diagonals lie rows * 8 bytes apart. DIA reads the same bytes at best, so
+//   the CPU rule does not pick it.
+// - With the nonzero-balanced split and the paired partial sums of src/cpu (dispatch.h), CSR
+//   was the fastest of our formats, or within the run's spread, on the other seven matrices (2
+//   threads, ms): random:2000000:16 CSR 21.8-25.9 (two copies), HLL 25.2, COO 27.3, ELL 30.2;
+//   rmat:20:16 CSR 12.0, COO 13.8; soc-Epinions1 CSR 0.33, COO 0.40; web-NotreDame CSR 0.78,
+//   COO 1.00; wave CSR 0.58, COO 0.88; bcsstk29 CSR 0.11, HLL 0.12, COO 0.16. The exception is
+//   copter2, HLL 0.22 against CSR 0.25 (HLL padding 0.49), while bcsstk29 (padding 0.17) and
+//   wave (0.26) went to CSR: no padding threshold separates them, so HLL is not in the rule.
+//   COO sums rows as CSR does but reads a row index per entry, and the skew that made COO the
+//   GPU's choice is handled by CSR's balanced split on the CPU; ELL reads padding.
+#define MSP__AUTO_CPU_HDIA_FILL 0.5 // HDIA when hdia_fill <= this (fewer bytes than CSR)
+
+static msp_format choose_format_cpu(const msp_matrix_stats *s, char *reason, size_t n) {
+  msp_format f;
+  char buf[256];
+  if (s->nnz == 0 || s->rows == 0) {
+    f = MSP_FORMAT_CSR;
+    snprintf(buf, sizeof buf, "cpu rule: no nonzeros: csr");
+  } else if (s->hdia_fill <= MSP__AUTO_CPU_HDIA_FILL) {
+    f = MSP_FORMAT_HDIA;
+    snprintf(buf, sizeof buf,
+             "cpu rule: hdia_fill %.3g <= %.2g (diagonal structure per hack of %d rows): hdia "
+             "(no column indices, one contiguous run per hack)",
+             s->hdia_fill, MSP__AUTO_CPU_HDIA_FILL, MSP__HDIA_HACK);
+  } else {
+    f = MSP_FORMAT_CSR;
+    snprintf(buf, sizeof buf,
+             "cpu rule: hdia_fill %.3g > %.2g: csr (rows split by nonzeros, skewness %.3g; "
+             "no padding)",
+             s->hdia_fill, MSP__AUTO_CPU_HDIA_FILL, s->skewness);
+  }
+  if (reason && n) snprintf(reason, n, "%s", buf);
+  return f;
+}
+
 // ---- conversion ----------------------------------------------------------------------------
 // The single switch point for storage precisions: does format f have a kernel for values
 // stored in precision p on ctx's backend? (The values themselves are encoded by
@@ -348,7 +397,8 @@ static msp_status convert_auto(msp_context ctx, const msp_matrix A, const msp_co
   msp_matrix_stats s = A->stats;
   char why[256];
   MSP_TRY(msp__analyze_formats(A, &s));
-  msp_format f = msp__choose_format(&s, why, sizeof why);
+  msp_format f = ctx->backend->kind == MSP_BACKEND_CPU ? choose_format_cpu(&s, why, sizeof why)
+                                                       : msp__choose_format(&s, why, sizeof why);
   if (f != MSP_FORMAT_CSR && !has_kernel(ctx, f, opts->precision)) {
     char w2[512];
     snprintf(w2, sizeof w2, "%s, which has no %s kernel on the %s backend: csr", why,

@@ -119,6 +119,30 @@ typedef struct {
 typedef struct msp__backend msp__backend;
 typedef struct msp__basis_s msp__basis; // a GMRES Krylov basis (defined below)
 
+// PageRank's graph (src/solvers/pagerank.c): the structure of G^T (row i lists the sources of the
+// edges into node i, in increasing order) and the out-degrees, built once on the host by the
+// core; the backend's copy and workspace in `dev`.
+typedef struct {
+  int64_t n, nnz;
+  int64_t *rowptr; // n + 1
+  int32_t *colind; // nnz
+  int32_t *outdeg; // n: edges leaving node i (0: dangling, also a zero total weight)
+  void *dev;       // backend-owned (pr_upload / pr_free)
+} msp__prgraph;
+
+// The operands of one power iteration (msp__backend.pr_step).
+typedef struct {
+  double alpha;  // damping
+  double c;      // coefficient of v: alpha * (dangling mass of p) + 1 - alpha
+  double vconst; // v_i when v is NULL (1 / n)
+  msp_vector y;  // values form: y = alpha G^T D^-1 p from an SpMV (f64); NULL: the pull form
+  msp_vector q;  // pull form: q = p ./ outdeg, read with its segments
+  msp_vector p;  // p_{k-1}, read with its segments
+  msp_vector pn; // p_k, written with every segment
+  msp_vector qn; // pull form: p_k ./ outdeg, written; NULL in the values form
+  msp_vector v;  // the personalisation (f64, sum 1) or NULL
+} msp__pr_step;
+
 // Handle magic numbers (GraphBLAS GB_MAGIC / GB_FREED): set at create, replaced by
 // MSP__MAGIC_FREED at destroy. The field sits after the first 32 bytes of each object, which a
 // C library's allocator overwrites with its free-list links, so a destroyed handle still reads
@@ -233,6 +257,10 @@ struct msp__backend {
   void (*vector_free)(msp_vector v);
   msp_status (*vector_to_device)(msp_vector v);
   msp_status (*vector_to_host)(msp_vector v);
+  // Copy n values in v's storage precision from device memory d_src into v->d_data, device to
+  // device on the context's stream, and wait for it; clears the device overflow counter. NULL
+  // on backends without device data.
+  msp_status (*vector_copy_device_in)(msp_vector v, const void *d_src);
   // operations (vectors are made current on the backend's side by the core before calling).
   // One slot per format, for every storage precision of the matrix and of x and y: each
   // kernel is one template over its loaders (STYLE.md 5). Results that overflow y's precision
@@ -265,6 +293,19 @@ struct msp__backend {
   // z = sum over k < k1 of y[k] V_k, in one pass.
   msp_status (*basis_combine)(msp_context ctx, const msp__basis *V, int k1, const double *y,
                               msp_vector z);
+  // PageRank (src/solvers/pagerank.c; struct msp__prgraph below). Make the backend's copy of the
+  // graph's arrays and the reductions' workspace in g->dev (CPU: the workspace only).
+  msp_status (*pr_upload)(msp_context ctx, msp__prgraph *g);
+  void (*pr_free)(msp_context ctx, msp__prgraph *g); // g->dev only; NULL accepted
+  // One power iteration over the vectors of a (made current on the backend's side by the core),
+  // for node i in order of G^T's rows:
+  //   pn_i = (a->y ? y_i : alpha * sum over j in row i of G^T of q_j) + c v_i,
+  //   qn_i = pn_i / outdeg_i (0 when dangling; only when a->qn),
+  // q and p read with their segments, pn and qn written in full. sums[0] = ||pn - p||_1,
+  // sums[1] = the mass of pn on dangling nodes, sums[2] = sum pn, each from the fp64 values in a
+  // fixed order (the same bits for any thread count). Synchronises to hand back the sums.
+  msp_status (*pr_step)(msp_context ctx, const msp__prgraph *g, const msp__pr_step *a,
+                        double sums[3]);
   // device queries
   msp_status (*device_count)(int *count);
   msp_status (*device_info)(int ordinal, msp_device_props *props);

@@ -208,3 +208,42 @@ msp_status msp_vector_get(msp_vector v, double *host) {
   }
   return MSP_SUCCESS;
 }
+
+msp_status msp_vector_device_data(msp_vector v, void **d_ptr) {
+  MSP_CHECK_ARG(d_ptr, "msp_vector_device_data: d_ptr is NULL");
+  *d_ptr = NULL;
+  msp_status st = msp__check_vector(v, "msp_vector_device_data", "v");
+  if (st != MSP_SUCCESS) return st;
+  if (!on_device_backend(v))
+    return msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "msp_vector_device_data: the vector is on the %s backend, which has no "
+                      "device data",
+                      v->ctx->backend->name);
+  st = msp__vector_on_device(v);
+  if (st != MSP_SUCCESS) return st;
+  // The caller may write through the pointer: the device copy is the one to trust from now on.
+  msp__vector_device_written(v);
+  *d_ptr = v->d_data;
+  return MSP_SUCCESS;
+}
+
+msp_status msp_vector_set_device(msp_vector v, const void *d_src) {
+  msp_status st = msp__check_vector(v, "msp_vector_set_device", "v");
+  if (st != MSP_SUCCESS) return st;
+  MSP_CHECK_ARG(d_src || v->n == 0, "msp_vector_set_device: d_src is NULL");
+  if (!v->ctx->backend->vector_copy_device_in)
+    return msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "msp_vector_set_device: the vector is on the %s backend, which has no "
+                      "device data",
+                      v->ctx->backend->name);
+  if (msp_prec_is_fixed(v->prec))
+    return msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "msp_vector_set_device: the vector stores fixed point (%s), whose per-block "
+                      "scales cannot come from raw device values; use msp_vector_set",
+                      msp_precision_name(v->prec));
+  st = v->ctx->backend->vector_copy_device_in(v, d_src);
+  if (st != MSP_SUCCESS) return st;
+  v->range_count = 0; // every stored value is the caller's: nothing saturated
+  msp__vector_device_written(v);
+  return MSP_SUCCESS;
+}

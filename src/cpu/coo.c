@@ -1,25 +1,9 @@
-// coo.c: CPU COO SpMV over row-sorted triples, split into fixed chunks of whole row blocks, one
-// body for every storage precision of the values and of x.
+// coo.c: CPU COO SpMV over row-sorted triples, blocks of rows shared out by nonzeros over OpenMP
+// threads, one body for every storage precision of the values and of x.
 #include "dispatch.h"
 
-// The triples are cut into COO_CHUNKS pieces of about nnz / COO_CHUNKS triples, whose boundaries
-// are moved forward to the next row that starts a block of COO_BLOCK rows: each row belongs to
-// exactly one piece, is summed completely in triple order by one thread and stored once (never
-// a read-modify-write of y), and each block of MSP_VEC_FX_BLOCK rows of y is written whole by
-// one thread. Same bits for any thread count.
-#define COO_CHUNKS 256
-#define COO_BLOCK 32 // a multiple of MSP_VEC_FX_BLOCK
-
-// First row of chunk p (0 for p = 0, rows for p = COO_CHUNKS): the row of the chunk's first
-// triple rounded up to a block start. Nondecreasing in p because the rows are sorted.
-static int64_t chunk_row(const int32_t *row, int64_t nnz, int64_t rows, int64_t p) {
-  if (p <= 0) return 0;
-  if (p >= COO_CHUNKS) return rows;
-  const int64_t k = nnz * p / COO_CHUNKS;
-  if (k >= nnz) return rows;
-  const int64_t r = ((int64_t)row[k] + COO_BLOCK - 1) / COO_BLOCK * COO_BLOCK;
-  return r < rows ? r : rows;
-}
+// Rows per block: a multiple of MSP_VEC_FX_BLOCK, so a fixed-point y gets whole blocks.
+#define COO_BLOCK 32
 
 // First triple whose row is >= r.
 static int64_t lower_bound(const int32_t *row, int64_t n, int64_t r) {
@@ -34,26 +18,62 @@ static int64_t lower_bound(const int32_t *row, int64_t n, int64_t r) {
   return lo;
 }
 
+// Weight of the first b blocks of rows: their triples plus their rows (dispatch.h).
+typedef struct {
+  const int32_t *row;
+  int64_t nnz, rows;
+} coo_weight_args;
+static int64_t coo_weight(const void *w, int64_t b) {
+  const coo_weight_args *a = (const coo_weight_args *)w;
+  const int64_t r = b * COO_BLOCK < a->rows ? b * COO_BLOCK : a->rows;
+  return lower_bound(a->row, a->nnz, r) + r;
+}
+
+// Row r's sum over its run of triples from *k (advanced past it), in msp__cpu_row_sum's order:
+// pairs while the second triple ahead is still in row r (the rows are sorted, so the one before
+// it is too), then the last triple of an odd run. One row-index compare per two triples, fused
+// with the sum (the row indices are still read: COO stays behind CSR by those bytes, and by a
+// loop end that waits for a load).
+MSP__CPU_INLINE double coo_row_sum(msp_precision PA, msp_precision PX, const msp_acc *va,
+                                   const int32_t *crow, const int32_t *ccol, int64_t *k,
+                                   int64_t nnz, int64_t r, const msp_acc *xa) {
+  int64_t j = *k;
+  double s0 = 0.0, s1 = 0.0;
+  for (; j + 2 <= nnz && crow[j + 1] == r; j += 2) {
+    s0 += msp_acc_load_p(PA, va, j) * msp_acc_load_p(PX, xa, ccol[j]);
+    s1 += msp_acc_load_p(PA, va, j + 1) * msp_acc_load_p(PX, xa, ccol[j + 1]);
+  }
+  double sum = s0 + s1;
+  if (j < nnz && crow[j] == r) {
+    sum += msp_acc_load_p(PA, va, j) * msp_acc_load_p(PX, xa, ccol[j]);
+    j++;
+  }
+  *k = j;
+  return sum;
+}
+
+// Each row is summed whole by one thread, as CSR sums it (coo_row_sum: msp__cpu_row_sum's order),
+// and stored once (never a read-modify-write of y); each block of MSP_VEC_FX_BLOCK rows of y is
+// written whole by one thread. Same bits as CSR, for any thread count.
 MSP__CPU_INLINE void coo_kernel(msp_precision PA, msp_precision PX, msp__cpu_spmv_args *s) {
   const msp__coo *c = (const msp__coo *)s->A->fmt;
   const int32_t *crow = c->row, *ccol = c->col;
   const msp_acc va = s->va, xa = s->xa, ya = s->ya;
   const double alpha = s->alpha, beta = s->beta;
-  const int64_t rows = s->A->rows, nnz = s->A->nnz;
+  const int64_t rows = s->A->rows, nnz = s->A->nnz, nblocks = (rows + COO_BLOCK - 1) / COO_BLOCK;
+  const coo_weight_args w = {crow, nnz, rows};
+  const int64_t total = nnz + rows, np = msp__cpu_nparts(total);
   int64_t over = 0;
-#pragma omp for schedule(static) nowait
-  for (int64_t p = 0; p < COO_CHUNKS; p++) {
-    const int64_t b = chunk_row(crow, nnz, rows, p), e = chunk_row(crow, nnz, rows, p + 1);
-    int64_t k = b < e ? lower_bound(crow, nnz, b) : nnz;
-    for (int64_t r0 = b; r0 < e; r0 += COO_BLOCK) {
-      const int64_t n = e - r0 < COO_BLOCK ? e - r0 : COO_BLOCK;
+#pragma omp for schedule(dynamic, 1) nowait
+  for (int64_t p = 0; p < np; p++) {
+    int64_t b0, b1;
+    msp__cpu_part_blocks(p, np, nblocks, total, coo_weight, &w, &b0, &b1);
+    int64_t k = b0 < b1 ? lower_bound(crow, nnz, b0 * COO_BLOCK) : nnz;
+    for (int64_t b = b0; b < b1; b++) {
+      const int64_t r0 = b * COO_BLOCK, n = rows - r0 < COO_BLOCK ? rows - r0 : COO_BLOCK;
       double t[COO_BLOCK];
-      for (int64_t r = 0; r < n; r++) {
-        double sum = 0.0;
-        for (; k < nnz && crow[k] == r0 + r; k++)
-          sum += msp_acc_load_p(PA, &va, k) * msp_acc_load_p(PX, &xa, ccol[k]);
-        t[r] = sum;
-      }
+      for (int64_t r = 0; r < n; r++)
+        t[r] = coo_row_sum(PA, PX, &va, crow, ccol, &k, nnz, r0 + r, &xa);
       over += msp__cpu_store_rows(&ya, r0, t, n, alpha, beta);
     }
   }

@@ -4,7 +4,11 @@
 
 // Rows per block: partial sums of a block stay in L1 while every diagonal passes over it; a
 // multiple of MSP_VEC_FX_BLOCK, so a fixed-point y gets whole blocks.
-#define DIA_BLOCK 256
+#define DIA_BLOCK 2048
+// Values per cache line of fp64 values: the pass over a diagonal prefetches the next pass's
+// values one line per line it reads (the diagonals lie rows * 8 bytes apart, a stride the
+// hardware prefetchers do not follow from one pass to the next).
+#define DIA_LINE 8
 
 // y_i = alpha * sum_d val[d * rows + i] * x[i + off[d]] (+ beta y_i), d ascending, over the
 // diagonals that meet row i inside the matrix. No column indices are read (PSBLAS Alg. 2).
@@ -16,7 +20,7 @@ MSP__CPU_INLINE void dia_kernel(msp_precision PA, msp_precision PX, msp__cpu_spm
   const int64_t rows = s->A->rows, cols = s->A->cols, ndiag = D->ndiag;
   const int64_t nblocks = (rows + DIA_BLOCK - 1) / DIA_BLOCK;
   int64_t over = 0;
-#pragma omp for schedule(static) nowait
+#pragma omp for schedule(dynamic, 1) nowait // blocks of equal work; a slowed thread takes fewer
   for (int64_t b = 0; b < nblocks; b++) {
     const int64_t i0 = b * DIA_BLOCK, i1 = i0 + DIA_BLOCK < rows ? i0 + DIA_BLOCK : rows;
     double t[DIA_BLOCK];
@@ -24,10 +28,18 @@ MSP__CPU_INLINE void dia_kernel(msp_precision PA, msp_precision PX, msp__cpu_spm
       t[i - i0] = 0.0;
     for (int64_t d = 0; d < ndiag; d++) {
       const int64_t o = D->offsets[d], v0 = d * rows;
+      // Where the next pass reads: the next diagonal's values of these rows, or after the last
+      // diagonal the first diagonal's values of the next block.
+      const int64_t vn = d + 1 < ndiag ? v0 + rows : DIA_BLOCK;
       // Rows where column i + o lies in 0..cols-1.
       const int64_t lo = -o > i0 ? -o : i0, hi = cols - o < i1 ? cols - o : i1;
-      for (int64_t i = lo; i < hi; i++)
-        t[i - i0] += msp_acc_load_p(PA, &va, v0 + i) * msp_acc_load_p(PX, &xa, i + o);
+      for (int64_t c0 = lo; c0 < hi; c0 += DIA_LINE) {
+        const int64_t c1 = c0 + DIA_LINE < hi ? c0 + DIA_LINE : hi;
+        if (PA == MSP_PRECISION_F64 && vn + c0 < s->va.n)
+          __builtin_prefetch((const double *)va.data + vn + c0, 0, 0);
+        for (int64_t i = c0; i < c1; i++)
+          t[i - i0] += msp_acc_load_p(PA, &va, v0 + i) * msp_acc_load_p(PX, &xa, i + o);
+      }
     }
     over += msp__cpu_store_rows(&ya, i0, t, i1 - i0, alpha, beta);
   }

@@ -18,6 +18,8 @@
 #include "internal.h"
 #include "precision.h"
 
+#include <omp.h>
+
 #if defined(__GNUC__)
 #define MSP__CPU_INLINE static inline __attribute__((always_inline))
 #define MSP__CPU_NOINLINE static __attribute__((noinline, unused))
@@ -199,6 +201,73 @@ static inline msp_status msp__cpu_spmv_setup(msp__cpu_spmv_args *s, double alpha
   s->alpha = alpha;
   s->beta = beta;
   return MSP_SUCCESS;
+}
+
+// ---- work split ---------------------------------------------------------------------------------
+// The row kernels share their rows out by work, not by row count: the blocks of rows are cut
+// into parts of about equal weight (W(b), a nondecreasing weight of the first b blocks: nonzeros
+// or stored slots plus rows, so that skewed rows and empty rows both count), part p of np
+// starting at the first block whose prefix weight reaches p / np of the total. np depends on the
+// total weight alone (about MSP__CPU_PART_MIN each, at most MSP__CPU_PARTS), never on the thread
+// count, and the parts go to the threads dynamically (a thread slowed by other work on the
+// machine takes fewer), each part finding its two boundaries by binary search (no array kept
+// per matrix). No row is split: each row is summed whole, in the kernel's fixed order, by one
+// thread, and each block of MSP_VEC_FX_BLOCK results is stored by one thread, so the bits do
+// not depend on the thread count nor on which thread takes which part. A part is at worst one
+// block heavier than its share: a block whose rows hold more than 1/MSP__CPU_PARTS of the
+// nonzeros is the limit of this balance.
+#define MSP__CPU_PARTS 256
+#define MSP__CPU_PART_MIN 16384 // weight per part (about 10 us of work): the dynamic share's grain
+
+// The number of parts for a total weight.
+static inline int64_t msp__cpu_nparts(int64_t total) {
+  const int64_t np = total / MSP__CPU_PART_MIN;
+  return np < 1 ? 1 : np > MSP__CPU_PARTS ? MSP__CPU_PARTS : np;
+}
+
+// The first block b in [0, nb] with W(b) >= target, for W nondecreasing with W(nb) >= target.
+MSP__CPU_INLINE int64_t msp__cpu_first_block(int64_t nb, int64_t target,
+                                             int64_t (*W)(const void *, int64_t), const void *w) {
+  int64_t lo = 0, hi = nb;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (W(w, mid) < target)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+// The blocks [*b0, *b1) of part p of np, for nb blocks of total weight W(nb) = total.
+MSP__CPU_INLINE void msp__cpu_part_blocks(int64_t p, int64_t np, int64_t nb, int64_t total,
+                                          int64_t (*W)(const void *, int64_t), const void *w,
+                                          int64_t *b0, int64_t *b1) {
+  *b0 = p == 0 ? 0 : msp__cpu_first_block(nb, p * total / np, W, w);
+  *b1 = p + 1 >= np ? nb : msp__cpu_first_block(nb, (p + 1) * total / np, W, w);
+  if (*b1 < *b0) *b1 = *b0;
+}
+
+// ---- one row's sum
+// ------------------------------------------------------------------------------- sum over k in
+// [k0, k1) of va[k] * x[col[k]] (CSR and COO rows): two independent sums over the even and the odd
+// offsets k - k0 while pairs remain, added, then the last entry of an odd length (a row of one
+// entry: that product alone). The latency of one dependent add per entry no longer limits a row
+// (two were faster than one and than four on the short rows of wave, soc-Epinions1 and copter2, and
+// as fast as four on bcsstk29's rows of 44); the order is fixed by the row's length alone, so the
+// bits do not depend on the thread count, and COO (coo.c) sums its rows in the same order.
+MSP__CPU_INLINE double msp__cpu_row_sum(msp_precision PA, msp_precision PX, const msp_acc *va,
+                                        const int32_t *col, int64_t k0, int64_t k1,
+                                        const msp_acc *xa) {
+  int64_t k = k0;
+  double s0 = 0.0, s1 = 0.0;
+  for (; k + 2 <= k1; k += 2) {
+    s0 += msp_acc_load_p(PA, va, k) * msp_acc_load_p(PX, xa, col[k]);
+    s1 += msp_acc_load_p(PA, va, k + 1) * msp_acc_load_p(PX, xa, col[k + 1]);
+  }
+  double sum = s0 + s1;
+  if (k < k1) sum += msp_acc_load_p(PA, va, k) * msp_acc_load_p(PX, xa, col[k]);
+  return sum;
 }
 
 // Add a thread's count of saturated results to the shared total (integer adds: the total does

@@ -16,7 +16,7 @@ MSP__CPU_INLINE void ell_kernel(msp_precision PA, msp_precision PX, msp__cpu_spm
   const int64_t rows = s->A->rows, width = e->width;
   const int64_t nblocks = (rows + ELL_BLOCK - 1) / ELL_BLOCK;
   int64_t over = 0;
-#pragma omp for schedule(static) nowait
+#pragma omp for schedule(dynamic, 32) nowait // 2048 rows a grab; a slowed thread takes fewer
   for (int64_t b = 0; b < nblocks; b++) {
     const int64_t r0 = b * ELL_BLOCK, n = rows - r0 < ELL_BLOCK ? rows - r0 : ELL_BLOCK;
     double t[ELL_BLOCK];

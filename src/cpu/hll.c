@@ -1,29 +1,47 @@
-// hll.c: CPU hacked-ELL SpMV (hacks over OpenMP threads, column-major slots inside a hack), one
-// body for every storage precision of the values and of x.
+// hll.c: CPU hacked-ELL SpMV (hacks shared out by slots over OpenMP threads, column-major slots
+// inside a hack), one body for every storage precision of the values and of x.
 #include "ell_block.h"
 
 // Rows summed together inside a hack (hack sizes are multiples of 32, so every block starts at
 // a multiple of MSP_VEC_FX_BLOCK and a fixed-point y gets whole blocks).
 #define HLL_BLOCK 32
 
+// Weight of the first h hacks: their stored slots plus their rows (dispatch.h).
+typedef struct {
+  const int64_t *off;
+  int64_t hack;
+} hll_weight_args;
+static int64_t hll_weight(const void *w, int64_t h) {
+  const hll_weight_args *a = (const hll_weight_args *)w;
+  return a->off[h] + h * a->hack;
+}
+
 // Each row is summed by one thread over its hack's slots in ascending order, so the bits do
-// not depend on the thread count. Padding slots add 0 * x[a valid column].
+// not depend on the thread count; the hacks are shared out by stored slots
+// (msp__cpu_part_blocks), so wide hacks do not load one thread. Padding slots add
+// 0 * x[a valid column].
 MSP__CPU_INLINE void hll_kernel(msp_precision PA, msp_precision PX, msp__cpu_spmv_args *s) {
   const msp__hll *H = (const msp__hll *)s->A->fmt;
   const msp_acc va = s->va, xa = s->xa, ya = s->ya;
   const double alpha = s->alpha, beta = s->beta;
   const int64_t rows = s->A->rows, hack = H->hack, nhacks = H->nhacks;
+  const hll_weight_args w = {H->off, hack};
+  const int64_t total = H->off[nhacks] + nhacks * hack, np = msp__cpu_nparts(total);
   int64_t over = 0;
-#pragma omp for schedule(static) nowait
-  for (int64_t h = 0; h < nhacks; h++) {
-    const int64_t width = (H->off[h + 1] - H->off[h]) / hack;
-    for (int64_t r0 = 0; r0 < hack && h * hack + r0 < rows; r0 += HLL_BLOCK) {
-      const int64_t i0 = h * hack + r0;
-      const int64_t n = rows - i0 < HLL_BLOCK ? rows - i0 : HLL_BLOCK;
-      double t[HLL_BLOCK];
-      msp__cpu_ell_rows(PA, PX, &va, H->off[h] + r0, H->col + H->off[h] + r0, hack, width, n, &xa,
-                        t);
-      over += msp__cpu_store_rows(&ya, i0, t, n, alpha, beta);
+#pragma omp for schedule(dynamic, 1) nowait
+  for (int64_t p = 0; p < np; p++) {
+    int64_t h0, h1;
+    msp__cpu_part_blocks(p, np, nhacks, total, hll_weight, &w, &h0, &h1);
+    for (int64_t h = h0; h < h1; h++) {
+      const int64_t width = (H->off[h + 1] - H->off[h]) / hack;
+      for (int64_t r0 = 0; r0 < hack && h * hack + r0 < rows; r0 += HLL_BLOCK) {
+        const int64_t i0 = h * hack + r0;
+        const int64_t n = rows - i0 < HLL_BLOCK ? rows - i0 : HLL_BLOCK;
+        double t[HLL_BLOCK];
+        msp__cpu_ell_rows(PA, PX, &va, H->off[h] + r0, H->col + H->off[h] + r0, hack, width, n, &xa,
+                          t);
+        over += msp__cpu_store_rows(&ya, i0, t, n, alpha, beta);
+      }
     }
   }
   msp__cpu_add_over(&s->over, over);

@@ -18,9 +18,21 @@ static int64_t coo_lower_bound(const int32_t *row, int64_t n, int64_t r) {
   return lo;
 }
 
+// Weight of the first b blocks of rows: their ELL slots and rows, plus their COO entries.
+typedef struct {
+  const int32_t *row;
+  int64_t cn, rows, width;
+} hyb_weight_args;
+static int64_t hyb_weight(const void *w, int64_t b) {
+  const hyb_weight_args *a = (const hyb_weight_args *)w;
+  const int64_t r = b * HYB_BLOCK < a->rows ? b * HYB_BLOCK : a->rows;
+  return r * (a->width + 1) + coo_lower_bound(a->row, a->cn, r);
+}
+
 // Each row is summed by one thread: its K ELL slots in order, then its COO entries in order
 // (a block finds its COO range by binary search, so no thread writes another's rows), and
-// stored once. The bits do not depend on the thread count.
+// stored once. The bits do not depend on the thread count. The blocks are shared out by
+// stored entries (msp__cpu_part_blocks), so the COO rest of long rows does not load one thread.
 MSP__CPU_INLINE void hyb_kernel(msp_precision PA, msp_precision PX, msp__cpu_spmv_args *s) {
   const msp__hyb *H = (const msp__hyb *)s->A->fmt;
   const int32_t *crow = H->coo.row, *ccol = H->coo.col;
@@ -28,15 +40,21 @@ MSP__CPU_INLINE void hyb_kernel(msp_precision PA, msp_precision PX, msp__cpu_spm
   const double alpha = s->alpha, beta = s->beta;
   const int64_t rows = s->A->rows, width = H->ell.width, cn = H->coo_nnz, cb = s->vb_off;
   const int64_t nblocks = (rows + HYB_BLOCK - 1) / HYB_BLOCK;
+  const hyb_weight_args w = {crow, cn, rows, width};
+  const int64_t total = rows * (width + 1) + cn, np = msp__cpu_nparts(total);
   int64_t over = 0;
-#pragma omp for schedule(static) nowait
-  for (int64_t b = 0; b < nblocks; b++) {
-    const int64_t r0 = b * HYB_BLOCK, n = rows - r0 < HYB_BLOCK ? rows - r0 : HYB_BLOCK;
-    double t[HYB_BLOCK];
-    msp__cpu_ell_rows(PA, PX, &va, r0, H->ell.col + r0, rows, width, n, &xa, t);
-    for (int64_t p = coo_lower_bound(crow, cn, r0); p < cn && crow[p] < r0 + n; p++)
-      t[crow[p] - r0] += msp_acc_load_p(PA, &vb, cb + p) * msp_acc_load_p(PX, &xa, ccol[p]);
-    over += msp__cpu_store_rows(&ya, r0, t, n, alpha, beta);
+#pragma omp for schedule(dynamic, 1) nowait
+  for (int64_t q = 0; q < np; q++) {
+    int64_t b0, b1;
+    msp__cpu_part_blocks(q, np, nblocks, total, hyb_weight, &w, &b0, &b1);
+    for (int64_t b = b0; b < b1; b++) {
+      const int64_t r0 = b * HYB_BLOCK, n = rows - r0 < HYB_BLOCK ? rows - r0 : HYB_BLOCK;
+      double t[HYB_BLOCK];
+      msp__cpu_ell_rows(PA, PX, &va, r0, H->ell.col + r0, rows, width, n, &xa, t);
+      for (int64_t p = coo_lower_bound(crow, cn, r0); p < cn && crow[p] < r0 + n; p++)
+        t[crow[p] - r0] += msp_acc_load_p(PA, &vb, cb + p) * msp_acc_load_p(PX, &xa, ccol[p]);
+      over += msp__cpu_store_rows(&ya, r0, t, n, alpha, beta);
+    }
   }
   msp__cpu_add_over(&s->over, over);
 }

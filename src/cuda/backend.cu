@@ -274,6 +274,25 @@ exit:
   return st;
 }
 
+// The caller's device values (msp_vector_set_device) replace v's: device to device on the
+// context's stream, then a wait, so that the caller may reuse d_src and the values are in place
+// for work on any stream. The context's stream does not wait for the legacy default stream by
+// itself (it is non-blocking), so that stream is waited for first: a DLPack producer orders its
+// pending writes of d_src before it. Values written by the caller carry no overflow count.
+static msp_status cuda_vector_copy_device_in(msp_vector v, const void *d_src) {
+  msp_status st = MSP_SUCCESS;
+  cudaStream_t s = msp__cuda(v->ctx)->stream;
+  MSP_CUDA_TRY(cudaSetDevice(v->ctx->device));
+  MSP_CUDA_TRY(cudaStreamSynchronize(cudaStreamLegacy));
+  if (v->n > 0)
+    MSP_CUDA_TRY(cudaMemcpyAsync(v->d_data, d_src, (size_t)v->n * msp__prec_bytes(v->prec),
+                                 cudaMemcpyDeviceToDevice, s));
+  MSP_CUDA_TRY(cudaMemsetAsync(v->d_range, 0, sizeof(unsigned long long), s));
+  MSP_CUDA_TRY(cudaStreamSynchronize(s));
+exit:
+  return st;
+}
+
 // ---- device queries (papers/psblas-ext-gpu-formats-reference.txt section 3) ------------------
 static msp_status cuda_device_count(int *count) {
   int n = 0;
@@ -338,6 +357,7 @@ static cuda_tables make_tables(void) {
   b.vector_free = cuda_vector_free;
   b.vector_to_device = cuda_vector_to_device;
   b.vector_to_host = cuda_vector_to_host;
+  b.vector_copy_device_in = cuda_vector_copy_device_in;
   b.dot = msp__cuda_dot;
   b.nrm2 = msp__cuda_nrm2;
   b.nrm1 = msp__cuda_nrm1;
@@ -345,6 +365,9 @@ static cuda_tables make_tables(void) {
   b.scale = msp__cuda_scale;
   b.copy = msp__cuda_copy;
   b.fill = msp__cuda_fill;
+  b.pr_upload = msp__cuda_pr_upload;
+  b.pr_free = msp__cuda_pr_free;
+  b.pr_step = msp__cuda_pr_step;
   b.device_count = cuda_device_count;
   b.device_info = cuda_device_info;
 

@@ -26,7 +26,8 @@ mask_json() {
   python3 -c '
 import json, sys
 doc = json.load(open(sys.argv[1]))
-for k in ("seconds_per_product", "gb_per_s", "gflop_per_s", "load_seconds", "convert_seconds"):
+for k in ("seconds_per_product", "gb_per_s", "gflop_per_s", "load_seconds", "convert_seconds",
+          "time_seconds", "time_per_iteration_seconds", "setup_seconds"):
     if k in doc:
         doc[k] = "T"
 print(json.dumps(doc, indent=1))
@@ -79,6 +80,15 @@ check info_gen_coo 0 stdout info gen:rmat:16:8:3
 check spmv_ones 0 file:y_ones.mtx spmv small.mtx --backend cpu --output y_ones.mtx
 check spmv_x 0 file:y_x.mtx spmv small.mtx --backend cpu --x x5.mtx --format coo --output y_x.mtx
 check spmv_sym 0 file:y_sym.mtx spmv sym.mtx --backend cpu --kernel merge --format csr --output y_sym.mtx
+check pagerank_text 0 text pagerank graph.mtx --backend cpu --top 3
+check pagerank_json 0 json pagerank graph.mtx --backend cpu --precision cpms4 --json --top 2
+check pagerank_values 0 text pagerank graph.mtx --backend cpu --values --precision cpms2 --layout separate
+check pagerank_out 0 file:p_graph.mtx pagerank graph.mtx --backend cpu --top 0 --output p_graph.mtx
+check err_pagerank_precision 2 none pagerank graph.mtx --precision f32
+check err_pagerank_bank 2 none pagerank graph.mtx --bank 256
+check err_pagerank_format 2 none pagerank graph.mtx --format csr
+check err_pagerank_weight 1 none pagerank negw.mtx --backend cpu --weighted
+check err_pagerank_output 2 none pagerank graph.mtx --output graph.mtx
 check err_missing 1 none info no_such_file.mtx
 check err_index 1 none info bad_index.mtx
 check err_banner 1 none spmv bad_banner.mtx --backend cpu

@@ -1,0 +1,484 @@
+// pagerank.c: PageRank by the power iteration, for every backend, with adaptive CPMS reads.
+//
+// papers/cpms-pagerank-customized-precision.txt: Algorithm 1 (the iteration), 4.1 (the CPMS
+// layouts), 4.2 (switching the read precision as the iteration converges). Two forms:
+// - the pull form (default): p_k = alpha G^T (p_{k-1} ./ outdeg) + c v over the structure of
+//   G^T alone; no matrix value is read (what cuGraph does). q = p ./ outdeg is written by the
+//   iteration that writes p, so each iteration is one pass (backend pr_step).
+// - the values form (the paper's): G^T holds 1/O_i (weighted: w_ij / W_i) as stored values and
+//   each iteration is an SpMV y = alpha G^T p followed by pr_step's per-node update.
+// Dangling nodes spread alpha times their mass along v (cuGraph, NetworkX); Algorithm 1, line 6
+// of the paper adds s/n without the factor alpha, which is not a stochastic iteration when
+// alpha < 1.
+// Nothing here sees a device pointer or a format: the graph's arrays are built on the host once
+// and handed to the backend (pr_upload); every vector operation is a backend operation.
+#include "internal.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+
+msp_pagerank_options msp_pagerank_options_default(void) {
+  msp_pagerank_options o;
+  memset(&o, 0, sizeof o);
+  o.alpha = 0.85;
+  o.tol = 1e-10;
+  o.max_iters = 1000;
+  o.precision = MSP_PAGERANK_F64;
+  o.separate = 0;
+  o.bank_bytes = 0;
+  o.switch_factor = 10.0;
+  return o;
+}
+
+typedef struct {
+  msp_context ctx;
+  const msp__backend *be;
+  msp_pagerank_options o;
+  int64_t n;
+  msp__prgraph g;
+  double *wsum; // weighted: total out-weight of each node
+  msp_matrix GT;
+  msp_vector p, pn, q, qn, y, v;
+  msp_vector f[4];    // CPMS modes: the fp64 vectors of the last level, made at setup so that the
+                      // switch costs two copies on the backend, not allocations
+  msp_precision prec; // f64, cpms2, cpms4: what p, pn, q, qn hold now
+  int segs;           // segments of prec (1 for f64)
+  int K;              // segments read now
+  int bank_shift;
+  double *h; // host work: n values
+} pr_state;
+
+static int64_t max64(int64_t a, int64_t b) {
+  return a > b ? a : b;
+}
+
+// Unit roundoff of a read of K of S segments (truncation: one unit in the last bit read).
+static double read_roundoff(int S, int K) {
+  const int mant = 64 * K / S - 12; // sign and exponent are in the head segment
+  return ldexp(1.0, -mant);
+}
+static int read_bits(int S, int K) {
+  return 64 * K / S;
+}
+
+static msp_status current(msp_context ctx, msp_vector v) {
+  return ctx->backend->vector_to_device ? msp__vector_on_device(v) : msp__vector_on_host(v);
+}
+static void written(msp_context ctx, msp_vector v) {
+  if (ctx->backend->vector_to_device)
+    msp__vector_device_written(v);
+  else
+    msp__vector_host_written(v);
+}
+
+// Kahan-compensated sum of h[0..n) in index order.
+static double ksum(const double *h, int64_t n) {
+  double s = 0.0, c = 0.0;
+  for (int64_t i = 0; i < n; i++) {
+    const double y = h[i] - c, t = s + y;
+    c = (t - s) - y;
+    s = t;
+  }
+  return s;
+}
+
+// ---- the graph: out-degrees and the structure of G^T (counting sort, rows in column order) ----
+static msp_status build_graph(pr_state *S, const msp_matrix G) {
+  msp_status st = MSP_SUCCESS;
+  const int64_t n = S->n, nnz = G->nnz;
+  msp__prgraph *g = &S->g;
+  int64_t *fill = NULL;
+  g->n = n;
+  g->nnz = nnz;
+  MSP_TRY(MSP_ALLOC_ZERO(g->rowptr, n + 1, "PageRank: rows of the transpose"));
+  MSP_TRY(MSP_ALLOC(g->colind, max64(nnz, 1), "PageRank: columns of the transpose"));
+  MSP_TRY(MSP_ALLOC_ZERO(g->outdeg, max64(n, 1), "PageRank: out-degrees"));
+  if (S->o.weighted) MSP_TRY(MSP_ALLOC_ZERO(S->wsum, max64(n, 1), "PageRank: out-weights"));
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t len = G->rowptr[i + 1] - G->rowptr[i];
+    if (len > INT32_MAX) {
+      st = msp__error(MSP_ERR_INVALID_MATRIX,
+                      "msp_pagerank: node %lld has %lld out-edges "
+                      "(at most %d)",
+                      (long long)i + 1, (long long)len, INT32_MAX);
+      goto exit;
+    }
+    g->outdeg[i] = (int32_t)len;
+    if (S->o.weighted) {
+      double w = 0.0;
+      for (int64_t k = G->rowptr[i]; k < G->rowptr[i + 1]; k++) {
+        const double a = G->val[k];
+        if (!isfinite(a) || a < 0.0) {
+          st = msp__error(MSP_ERR_INVALID_MATRIX,
+                          "msp_pagerank: weight %g of the edge (%lld, %d) is %s (weights must "
+                          "be finite and >= 0)",
+                          a, (long long)i + 1, G->colind[k] + 1,
+                          isfinite(a) ? "negative" : "not finite");
+          goto exit;
+        }
+        w += a;
+      }
+      if (!isfinite(w)) {
+        st = msp__error(MSP_ERR_INVALID_MATRIX,
+                        "msp_pagerank: the out-weights of node %lld overflow", (long long)i + 1);
+        goto exit;
+      }
+      S->wsum[i] = w;
+      if (w == 0.0) g->outdeg[i] = 0; // zero total weight: dangling
+    }
+  }
+  for (int64_t k = 0; k < nnz; k++)
+    g->rowptr[G->colind[k] + 1]++;
+  for (int64_t i = 0; i < n; i++)
+    g->rowptr[i + 1] += g->rowptr[i];
+  MSP_TRY(MSP_ALLOC(fill, max64(n, 1), "PageRank: transpose cursors"));
+  memcpy(fill, g->rowptr, (size_t)n * sizeof *fill);
+  for (int64_t i = 0; i < n; i++) // sources in increasing order within each row of G^T
+    for (int64_t k = G->rowptr[i]; k < G->rowptr[i + 1]; k++)
+      g->colind[fill[G->colind[k]]++] = (int32_t)i;
+exit:
+  msp__free(fill);
+  return st;
+}
+
+// The values form's matrix: G^T with entry (j, i) = 1 / O_i (w_ij / W_i), in the working
+// precision (CPMS: read with S->K segments).
+static msp_status build_values(pr_state *S, const msp_matrix G) {
+  msp_status st = MSP_SUCCESS;
+  const msp__prgraph *g = &S->g;
+  double *val = NULL;
+  int64_t *fill = NULL;
+  int32_t *col = NULL;
+  msp_matrix T = NULL;
+  MSP_TRY(MSP_ALLOC(val, max64(g->nnz, 1), "PageRank: values of the transpose"));
+  MSP_TRY(MSP_ALLOC(col, max64(g->nnz, 1), "PageRank: columns of the transpose"));
+  MSP_TRY(MSP_ALLOC(fill, max64(S->n, 1), "PageRank: transpose cursors"));
+  memcpy(fill, g->rowptr, (size_t)S->n * sizeof *fill);
+  for (int64_t i = 0; i < S->n; i++)
+    for (int64_t k = G->rowptr[i]; k < G->rowptr[i + 1]; k++) {
+      const int64_t at = fill[G->colind[k]]++;
+      col[at] = (int32_t)i;
+      if (S->o.weighted)
+        val[at] = S->wsum[i] > 0.0 ? G->val[k] / S->wsum[i] : 0.0;
+      else
+        val[at] = 1.0 / (double)g->outdeg[i];
+    }
+  MSP_TRY(msp_matrix_from_csr(S->ctx, S->n, S->n, g->rowptr, col, val, 0, &T));
+  msp_convert_options co = msp_convert_options_default();
+  co.format = MSP_FORMAT_CSR;
+  co.precision = S->prec;
+  co.cpms_segments = S->segs > 1 ? S->K : 0;
+  MSP_TRY(msp_matrix_convert(S->ctx, T, &co, &S->GT));
+exit:
+  msp_matrix_destroy(&T);
+  msp__free(fill);
+  msp__free(col);
+  msp__free(val);
+  return st;
+}
+
+// ---- the working vectors ------------------------------------------------------------------------
+static msp_status make_vector(pr_state *S, msp_precision prec, msp_vector *v) {
+  msp_status st = msp_vector_create_precision(S->ctx, S->n, prec, v);
+  if (st == MSP_SUCCESS && msp__prec_segments(prec) > 1) (*v)->bank_shift = S->bank_shift;
+  return st;
+}
+
+// Read K segments of every working vector (and of the values form's matrix).
+static msp_status set_reads(pr_state *S) {
+  msp_status st = MSP_SUCCESS;
+  if (S->segs == 1) return MSP_SUCCESS;
+  msp_vector vs[4] = {S->p, S->pn, S->q, S->qn};
+  for (int i = 0; i < 4; i++)
+    if (vs[i]) MSP_TRY(msp_vector_set_cpms_segments(vs[i], S->K));
+  if (S->GT) MSP_TRY(msp_matrix_set_cpms_segments(S->GT, S->K));
+exit:
+  return st;
+}
+
+// p (and q) from the host values h (sum 1): q_i = h_i / outdeg_i.
+static msp_status load_start(pr_state *S, const double *h) {
+  msp_status st = MSP_SUCCESS;
+  MSP_TRY(msp_vector_set(S->p, h));
+  if (S->q) {
+    for (int64_t i = 0; i < S->n; i++)
+      S->h[i] = S->g.outdeg[i] ? h[i] / (double)S->g.outdeg[i] : 0.0;
+    MSP_TRY(msp_vector_set(S->q, S->h));
+  }
+exit:
+  return st;
+}
+
+// At 64 bits (4.2): the working vectors move to plain fp64 on the backend (msp_copy reads every
+// segment, exactly: CPMS holds every double), so the last iterations run the fp64 kernels; the
+// values form's matrix stays CPMS, read with every segment.
+static msp_status to_f64(pr_state *S) {
+  msp_status st = MSP_SUCCESS;
+  MSP_TRY(msp_vector_set_cpms_segments(S->p, 0));
+  MSP_TRY(msp_copy(S->ctx, S->p, S->f[0]));
+  if (S->q) {
+    MSP_TRY(msp_vector_set_cpms_segments(S->q, 0));
+    MSP_TRY(msp_copy(S->ctx, S->q, S->f[2]));
+  }
+  msp_vector_destroy(&S->p);
+  msp_vector_destroy(&S->pn);
+  msp_vector_destroy(&S->q);
+  msp_vector_destroy(&S->qn);
+  S->p = S->f[0];
+  S->pn = S->f[1];
+  S->q = S->f[2];
+  S->qn = S->f[3];
+  memset(S->f, 0, sizeof S->f);
+  if (S->GT) MSP_TRY(msp_matrix_set_cpms_segments(S->GT, 0));
+  S->prec = MSP_PRECISION_F64;
+  S->segs = 1;
+  S->K = 1;
+exit:
+  return st;
+}
+
+// ---- checks -------------------------------------------------------------------------------------
+static msp_status check_args(msp_context ctx, const msp_matrix G, const msp_pagerank_options *o,
+                             msp_vector p) {
+  msp_status st = MSP_SUCCESS;
+  MSP_TRY(msp__check_context(ctx, "msp_pagerank", "ctx"));
+  MSP_TRY(msp__check_matrix(G, "msp_pagerank", "G"));
+  MSP_TRY(msp__check_vector(p, "msp_pagerank", "p"));
+  MSP_CHECK_ARG(G->ctx == ctx && p->ctx == ctx,
+                "msp_pagerank: G and p must belong to the context passed");
+  MSP_CHECK_ARG(G->rows == G->cols, "msp_pagerank: G is %lld x %lld (a graph is square)",
+                (long long)G->rows, (long long)G->cols);
+  if (p->n != G->rows)
+    return msp__error(MSP_ERR_DIMENSION_MISMATCH, "msp_pagerank: p has %lld entries, G %lld nodes",
+                      (long long)p->n, (long long)G->rows);
+  MSP_CHECK_ARG(o->alpha > 0.0 && o->alpha < 1.0, "msp_pagerank: alpha %g outside (0, 1)",
+                o->alpha);
+  MSP_CHECK_ARG(o->tol >= 0.0 && !isnan(o->tol), "msp_pagerank: tol %g < 0", o->tol);
+  MSP_CHECK_ARG(o->max_iters >= 0, "msp_pagerank: max_iters %lld < 0", (long long)o->max_iters);
+  MSP_CHECK_ARG((unsigned)o->precision <= MSP_PAGERANK_AUTO, "msp_pagerank: unknown precision %d",
+                (int)o->precision);
+  MSP_CHECK_ARG(o->bank_bytes == 0 || (o->bank_bytes >= 64 && o->bank_bytes <= 65536 &&
+                                       (o->bank_bytes & (o->bank_bytes - 1)) == 0),
+                "msp_pagerank: bank %d bytes (a power of two from 64 to 65536, or 0)",
+                o->bank_bytes);
+  MSP_CHECK_ARG(o->switch_factor > 0.0 && isfinite(o->switch_factor),
+                "msp_pagerank: switch_factor %g (must be > 0)", o->switch_factor);
+  if (o->personalization) {
+    MSP_TRY(msp__check_vector(o->personalization, "msp_pagerank", "personalization"));
+    if (o->personalization->n != G->rows)
+      return msp__error(MSP_ERR_DIMENSION_MISMATCH,
+                        "msp_pagerank: the personalisation has %lld entries, G %lld nodes",
+                        (long long)o->personalization->n, (long long)G->rows);
+  }
+  if (!ctx->backend->pr_step)
+    return msp__error(MSP_ERR_NOT_SUPPORTED, "msp_pagerank: the %s backend has no PageRank",
+                      ctx->backend->name);
+exit:
+  return st;
+}
+
+// Read a caller's vector (start or personalisation) into h, check it and normalise it to sum 1.
+static msp_status read_distribution(msp_vector x, double *h, const char *what) {
+  msp_status st = msp_vector_get(x, h);
+  if (st != MSP_SUCCESS) return st;
+  for (int64_t i = 0; i < x->n; i++)
+    if (!isfinite(h[i]) || h[i] < 0.0)
+      return msp__error(MSP_ERR_INVALID_ARGUMENT,
+                        "msp_pagerank: %s entry %lld is %g (entries must be finite and >= 0)", what,
+                        (long long)i + 1, h[i]);
+  const double s = ksum(h, x->n);
+  if (!(s > 0.0) || !isfinite(s))
+    return msp__error(MSP_ERR_INVALID_ARGUMENT, "msp_pagerank: the %s sums to %g (must be > 0)",
+                      what, s);
+  for (int64_t i = 0; i < x->n; i++)
+    h[i] /= s;
+  return MSP_SUCCESS;
+}
+
+static void state_free(pr_state *S) {
+  if (S->g.dev && S->be->pr_free) S->be->pr_free(S->ctx, &S->g);
+  msp__free(S->g.rowptr);
+  msp__free(S->g.colind);
+  msp__free(S->g.outdeg);
+  msp__free(S->wsum);
+  msp__free(S->h);
+  msp_matrix_destroy(&S->GT);
+  msp_vector_destroy(&S->p);
+  msp_vector_destroy(&S->pn);
+  msp_vector_destroy(&S->q);
+  msp_vector_destroy(&S->qn);
+  msp_vector_destroy(&S->y);
+  msp_vector_destroy(&S->v);
+  for (int i = 0; i < 4; i++)
+    msp_vector_destroy(&S->f[i]);
+}
+
+msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_options *opts,
+                        msp_vector p, msp_pagerank_report *rep) {
+  msp_status st = MSP_SUCCESS;
+  pr_state S;
+  msp_pagerank_report R;
+  double *hp = NULL;
+  memset(&S, 0, sizeof S);
+  memset(&R, 0, sizeof R);
+  S.o = opts ? *opts : msp_pagerank_options_default();
+  MSP_CHECK_ARG(!rep || rep->history_capacity >= 0, "msp_pagerank: history_capacity %lld < 0",
+                rep ? (long long)rep->history_capacity : 0LL);
+  MSP_CHECK_ARG(!rep || rep->history_capacity == 0 || rep->history || rep->history_time,
+                "msp_pagerank: history and history_time are NULL with history_capacity %lld",
+                rep ? (long long)rep->history_capacity : 0LL);
+  if (rep) {
+    R.history = rep->history;
+    R.history_time = rep->history_time;
+    R.history_capacity = rep->history_capacity;
+  }
+  MSP_TRY(check_args(ctx, G, &S.o, p));
+  S.ctx = ctx;
+  S.be = ctx->backend;
+  S.n = G->rows;
+  R.storage = MSP_PRECISION_F64;
+  if (S.n == 0) {
+    R.converged = 1;
+    goto exit;
+  }
+  const double t0 = omp_get_wtime();
+  // the working precision and its layout
+  msp_pagerank_precision mode = S.o.precision;
+  if (mode == MSP_PAGERANK_AUTO)
+    mode =
+        (double)S.n * 8.0 > (double)MSP_PAGERANK_AUTO_BYTES ? MSP_PAGERANK_CPMS2 : MSP_PAGERANK_F64;
+  S.prec = mode == MSP_PAGERANK_CPMS2   ? MSP_PRECISION_CPMS2
+           : mode == MSP_PAGERANK_CPMS4 ? MSP_PRECISION_CPMS4
+                                        : MSP_PRECISION_F64;
+  S.segs = msp__prec_segments(S.prec);
+  S.K = 1;
+  R.storage = S.prec;
+  {
+    const int bank = S.o.bank_bytes ? S.o.bank_bytes : ctx->kind == MSP_BACKEND_CUDA ? 128 : 8192;
+    int shift = 0;
+    while ((8 / S.segs) << shift < bank)
+      shift++;
+    S.bank_shift = S.o.separate ? MSP_CPMS_SEPARATE : shift;
+  }
+  const int values = S.o.values || S.o.weighted;
+  R.values = values;
+  MSP_TRY(MSP_ALLOC(S.h, S.n, "PageRank: host work vector"));
+  MSP_TRY(MSP_ALLOC(hp, S.n, "PageRank: host rank vector"));
+  MSP_TRY(build_graph(&S, G));
+  for (int64_t i = 0; i < S.n; i++)
+    R.dangling += S.g.outdeg[i] == 0;
+  if (values) {
+    MSP_TRY(build_values(&S, G));
+    MSP_TRY(msp_vector_create(ctx, S.n, &S.y));
+  }
+  MSP_TRY(S.be->pr_upload(ctx, &S.g));
+  MSP_TRY(make_vector(&S, S.prec, &S.p));
+  MSP_TRY(make_vector(&S, S.prec, &S.pn));
+  if (!values) {
+    MSP_TRY(make_vector(&S, S.prec, &S.q));
+    MSP_TRY(make_vector(&S, S.prec, &S.qn));
+  }
+  if (S.segs > 1)
+    for (int i = 0; i < 4; i++)
+      if (i < 2 || !values) MSP_TRY(msp_vector_create(ctx, S.n, &S.f[i]));
+  if (S.o.personalization) {
+    MSP_TRY(read_distribution(S.o.personalization, S.h, "personalisation"));
+    MSP_TRY(msp_vector_create(ctx, S.n, &S.v));
+    MSP_TRY(msp_vector_set(S.v, S.h));
+  }
+  if (S.o.use_guess) {
+    MSP_TRY(read_distribution(p, hp, "starting vector"));
+  } else {
+    for (int64_t i = 0; i < S.n; i++)
+      hp[i] = 1.0 / (double)S.n;
+  }
+  double dangling = 0.0; // mass of p on dangling nodes, in node order
+  for (int64_t i = 0; i < S.n; i++)
+    if (!S.g.outdeg[i]) dangling += hp[i];
+  MSP_TRY(load_start(&S, hp));
+  MSP_TRY(set_reads(&S));
+  MSP_TRY(msp_context_synchronize(ctx));
+  const double t1 = omp_get_wtime();
+  R.setup_s = t1 - t0;
+
+  msp__pr_step a;
+  memset(&a, 0, sizeof a);
+  a.alpha = S.o.alpha;
+  a.vconst = 1.0 / (double)S.n;
+  a.v = S.v;
+  R.change = INFINITY;
+  while (R.iterations < S.o.max_iters) {
+    double sums[3];
+    if (values) MSP_TRY(msp_spmv(ctx, S.o.alpha, S.GT, S.p, 0.0, S.y));
+    a.c = S.o.alpha * dangling + (1.0 - S.o.alpha);
+    a.y = S.y;
+    a.p = S.p;
+    a.pn = S.pn;
+    a.q = S.q;
+    a.qn = S.qn;
+    msp_vector vs[6] = {a.y, a.p, a.pn, a.q, a.qn, a.v};
+    for (int i = 0; i < 6; i++)
+      if (vs[i]) MSP_TRY(current(ctx, vs[i]));
+    MSP_TRY(S.be->pr_step(ctx, &S.g, &a, sums));
+    written(ctx, S.pn);
+    if (S.qn) written(ctx, S.qn);
+    R.iterations++;
+    R.iterations_by_bits[read_bits(S.segs, S.K) / 16]++;
+    R.change = sums[0];
+    dangling = sums[1];
+    if (R.history_length < R.history_capacity) {
+      if (R.history) R.history[R.history_length] = sums[0];
+      if (R.history_time) R.history_time[R.history_length] = omp_get_wtime() - t1;
+      R.history_length++;
+    }
+    if (!isfinite(sums[0]) || !isfinite(sums[2])) {
+      st = msp__error(MSP_ERR_NONFINITE, "msp_pagerank: the iteration produced %g at step %lld",
+                      sums[0], (long long)R.iterations);
+      goto exit;
+    }
+    msp_vector t = S.p;
+    S.p = S.pn;
+    S.pn = t;
+    t = S.q;
+    S.q = S.qn;
+    S.qn = t;
+    if (R.change < S.o.tol) {
+      R.converged = 1;
+      break;
+    }
+    // 4.2: the change has come within switch_factor of what K segments can resolve. The
+    // iteration just run read K and wrote every segment (the transition iteration); now read
+    // K + 1, renormalised (reads truncate, so the sum drifts below 1), and at 64 bits leave
+    // CPMS for plain fp64.
+    if (S.segs > 1 && R.change < S.o.switch_factor * read_roundoff(S.segs, S.K)) {
+      S.K++;
+      if (S.K == S.segs) {
+        MSP_TRY(to_f64(&S));
+      } else {
+        MSP_TRY(set_reads(&S));
+      }
+      double sum;
+      MSP_TRY(msp_nrm1(ctx, S.p, &sum));
+      MSP_TRY(msp_scale(ctx, 1.0 / sum, S.p));
+      if (S.q) MSP_TRY(msp_scale(ctx, 1.0 / sum, S.q));
+      dangling /= sum;
+    }
+  }
+  MSP_TRY(msp_context_synchronize(ctx));
+  R.time_s = omp_get_wtime() - t1;
+  // the result in fp64, renormalised to sum 1 (each entry's rounding is relative, so the sum of
+  // the stored entries is 1 to a few units of fp64), then stored in p's precision
+  MSP_TRY(msp_vector_get(S.p, hp));
+  {
+    const double s = ksum(hp, S.n);
+    for (int64_t i = 0; i < S.n; i++)
+      hp[i] /= s;
+  }
+  MSP_TRY(msp_vector_set(p, hp));
+exit:
+  if (rep) *rep = R;
+  state_free(&S);
+  msp__free(hp);
+  return st;
+}
