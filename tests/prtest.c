@@ -228,6 +228,7 @@ static void small_graphs(msp_context ctx, msp_context ref) {
     k = base_case("max_iters 3");
     k.max_iters = 3;
     msp_pagerank_report R;
+    memset(&R, 0, sizeof R);
     check_case(ctx, ref, &m, &k, &R);
     CHECK(R.converged == 0 && R.iterations == 3 && isfinite(R.change),
           "max_iters: converged %d after %lld, change %g", R.converged, (long long)R.iterations,
@@ -277,6 +278,7 @@ static void small_graphs(msp_context ctx, msp_context ref) {
     const int s[] = {0}, d[] = {0};
     double p[1];
     msp_pagerank_report R;
+    memset(&R, 0, sizeof R);
     CHECK(from_edges(&m, 1, 0, s, d, NULL) == 0, "graph");
     prcase k = base_case("one node");
     check_case(ctx, ref, &m, &k, &R);
@@ -331,6 +333,7 @@ static void small_graphs(msp_context ctx, msp_context ref) {
         prcase k = base_case("threads");
         k.prec = modes[mode];
         msp_pagerank_report R;
+        memset(&R, 0, sizeof R); // no history buffers
         for (int t = 0; t < 5; t++) {
           omp_set_num_threads(threads[t]);
           CHECK_OK(run_on(ctx, &s2, &k, t ? p1 : p0, &R));
@@ -428,6 +431,7 @@ static void collection(msp_context ctx, msp_context ref) {
     CHECK(test_csr_from_matrix(&m, G) == 0, "copy");
     msp_matrix_destroy(&G);
     msp_pagerank_report R[3];
+    memset(R, 0, sizeof R);
     const msp_pagerank_precision modes[] = {MSP_PAGERANK_F64, MSP_PAGERANK_CPMS2,
                                             MSP_PAGERANK_CPMS4};
     for (int mode = 0; mode < 3; mode++) {

@@ -121,6 +121,7 @@ int cmd_pagerank(int argc, char **argv) {
     goto exit;
   }
   msp_pagerank_report r;
+  memset(&r, 0, sizeof r); // no history buffers
   if ((st = msp_pagerank(ctx, G, &po, p, &r)) != MSP_SUCCESS) {
     fail(st, "pagerank");
     goto exit;
