@@ -6,5 +6,6 @@ int cmd_info(int argc, char **argv);
 int cmd_spmv(int argc, char **argv); // spmv and run (argv[0] tells which)
 int cmd_devices(int argc, char **argv);
 int cmd_pagerank(int argc, char **argv);
+int cmd_solve(int argc, char **argv);
 
 #endif

@@ -70,7 +70,7 @@ double now_s(void) {
 static const struct {
   const char *name;
   int has_arg;
-  unsigned bit;
+  opt_mask bit;
 } option_list[] = {
     {"json", no_argument, OPT_JSON},
     {"accuracy", no_argument, OPT_ACCURACY},
@@ -97,6 +97,15 @@ static const struct {
     {"personalize", required_argument, OPT_PERSONALIZE},
     {"values", no_argument, OPT_VALUES},
     {"top", required_argument, OPT_TOP},
+    {"rhs", required_argument, OPT_RHS},
+    {"x0", required_argument, OPT_X0},
+    {"restart", required_argument, OPT_RESTART},
+    {"rtol", required_argument, OPT_RTOL},
+    {"atol", required_argument, OPT_ATOL},
+    {"basis", required_argument, OPT_BASIS},
+    {"precond", required_argument, OPT_PRECOND},
+    {"ortho", required_argument, OPT_ORTHO},
+    {"history", required_argument, OPT_HISTORY},
 };
 #define OPTION_COUNT (int)(sizeof option_list / sizeof option_list[0])
 
@@ -145,16 +154,17 @@ static int parse_long(const char *opt, const char *v, long lo, long hi, int *out
 
 // --x: "ones", "random:SEED" with a decimal seed, or a file; a malformed random spec is a usage
 // error here rather than a failed run later.
-static int check_x_spec(const char *v) {
+static int check_x_spec(const char *opt, const char *v) {
   if (strncmp(v, "random:", 7) != 0) return EXIT_OK;
   const char *s = v + 7;
-  if (!*s) return usage_error("bad --x '%s' (ones, random:SEED or FILE.mtx)", v);
+  if (!*s) return usage_error("bad %s '%s' (ones, random:SEED or FILE.mtx)", opt, v);
   for (; *s; s++)
-    if (*s < '0' || *s > '9') return usage_error("bad --x '%s' (ones, random:SEED or FILE.mtx)", v);
+    if (*s < '0' || *s > '9')
+      return usage_error("bad %s '%s' (ones, random:SEED or FILE.mtx)", opt, v);
   return EXIT_OK;
 }
 
-static int set_option(options *o, unsigned bit, const char *opt, const char *v) {
+static int set_option(options *o, opt_mask bit, const char *opt, const char *v) {
   int rc = EXIT_OK, k = 0;
   switch (bit) {
   case OPT_JSON:
@@ -189,7 +199,7 @@ static int set_option(options *o, unsigned bit, const char *opt, const char *v) 
     o->range = k;
     break;
   case OPT_X:
-    rc = check_x_spec(v);
+    rc = check_x_spec(opt, v);
     o->x_spec = v;
     break;
   case OPT_OUTPUT:
@@ -242,6 +252,47 @@ static int set_option(options *o, unsigned bit, const char *opt, const char *v) 
   case OPT_TOP:
     rc = parse_long(opt, v, 0, 1000000, &o->top);
     break;
+  case OPT_RHS:
+    if (strcmp(v, "ones") && strcmp(v, "sin")) rc = check_x_spec(opt, v);
+    o->rhs = v;
+    break;
+  case OPT_X0:
+    o->x0 = v;
+    break;
+  case OPT_RESTART:
+    rc = parse_long(opt, v, 1, 100000, &o->restart);
+    break;
+  case OPT_RTOL:
+    rc = parse_double(opt, v, &o->rtol);
+    break;
+  case OPT_ATOL: {
+    char *end;
+    o->atol = strtod(v, &end);
+    if (*end || end == v || !(o->atol >= 0) || !isfinite(o->atol))
+      rc = usage_error("bad %s '%s' (a number >= 0)", opt, v);
+    break;
+  }
+  case OPT_BASIS:
+    o->basis_auto = strcmp(v, "auto") == 0;
+    if (!o->basis_auto && msp_precision_parse(v, &o->basis) != MSP_SUCCESS)
+      rc = usage_error("bad --basis '%s' (f64, f32, f16, bf16, fx32, fx16, cpms2, cpms4 or auto)",
+                       v);
+    break;
+  case OPT_PRECOND:
+    o->precond = !strcmp(v, "none")     ? MSP_PRECOND_NONE
+                 : !strcmp(v, "jacobi") ? MSP_PRECOND_JACOBI
+                 : !strcmp(v, "ilu0")   ? MSP_PRECOND_ILU0
+                                        : (msp_precond)-1;
+    if ((int)o->precond < 0) rc = usage_error("bad --precond '%s' (none, jacobi or ilu0)", v);
+    break;
+  case OPT_ORTHO:
+    if (strcmp(v, "cgs") && strcmp(v, "mgs"))
+      return usage_error("bad --ortho '%s' (cgs or mgs)", v);
+    o->ortho = strcmp(v, "mgs") == 0 ? MSP_ORTHO_MGS : MSP_ORTHO_CGS;
+    break;
+  case OPT_HISTORY:
+    o->history = v;
+    break;
   }
   o->given |= bit;
   return rc;
@@ -251,7 +302,7 @@ static int set_option(options *o, unsigned bit, const char *opt, const char *v) 
 static int check_effect(const options *o) {
   const int bdmp = o->format == MSP_FORMAT_BDMP_PBP || o->format == MSP_FORMAT_BDMP_TCKI;
   static const struct {
-    unsigned bit;
+    opt_mask bit;
     const char *name;
   } bdmp_only[] = {
       {OPT_DIGITS, "--digits"}, {OPT_BDMP_F, "--bdmp-f"}, {OPT_BDMP_LAMBDA, "--bdmp-lambda"}};
@@ -268,7 +319,7 @@ static int check_effect(const options *o) {
   return EXIT_OK;
 }
 
-int parse_options(int argc, char **argv, unsigned accepted, int file, options *o) {
+int parse_options(int argc, char **argv, opt_mask accepted, int file, options *o) {
   // --help anywhere wins, even after an option that would be refused.
   for (int i = 1; i < argc; i++)
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -292,7 +343,7 @@ int parse_options(int argc, char **argv, unsigned accepted, int file, options *o
     if (c == 'o') // -o is --output
       for (idx = 0; option_list[idx].bit != OPT_OUTPUT; idx++)
         ;
-    unsigned bit = option_list[idx].bit;
+    opt_mask bit = option_list[idx].bit;
     char name[40];
     snprintf(name, sizeof name, "--%s", option_list[idx].name);
     // getopt_long takes "--rep" for --repeat; this program spells options out, as it always did.

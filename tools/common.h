@@ -13,34 +13,41 @@ enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
 // Every option of the program, one bit each: a subcommand accepts a subset and refuses the
 // rest, so an option is never silently without effect.
-enum {
-  OPT_JSON = 1 << 0,
-  OPT_ACCURACY = 1 << 1,
-  OPT_ALLOW_NONFINITE = 1 << 2,
-  OPT_BACKEND = 1 << 3,
-  OPT_FORMAT = 1 << 4,
-  OPT_KERNEL = 1 << 5,
-  OPT_PRECISION = 1 << 6,
-  OPT_VPRECISION = 1 << 7,
-  OPT_RANGE = 1 << 8,
-  OPT_X = 1 << 9,
-  OPT_OUTPUT = 1 << 10,
-  OPT_REPEAT = 1 << 11,
-  OPT_MAX_FILL = 1 << 12,
-  OPT_DIGITS = 1 << 13,
-  OPT_BDMP_F = 1 << 14,
-  OPT_BDMP_LAMBDA = 1 << 15,
-  // pagerank
-  OPT_ALPHA = 1 << 16,
-  OPT_TOL = 1 << 17,
-  OPT_MAX_ITERS = 1 << 18,
-  OPT_LAYOUT = 1 << 19,
-  OPT_BANK = 1 << 20,
-  OPT_WEIGHTED = 1 << 21,
-  OPT_PERSONALIZE = 1 << 22,
-  OPT_VALUES = 1 << 23,
-  OPT_TOP = 1 << 24,
-};
+typedef uint64_t opt_mask;
+#define OPT_JSON (UINT64_C(1) << 0)
+#define OPT_ACCURACY (UINT64_C(1) << 1)
+#define OPT_ALLOW_NONFINITE (UINT64_C(1) << 2)
+#define OPT_BACKEND (UINT64_C(1) << 3)
+#define OPT_FORMAT (UINT64_C(1) << 4)
+#define OPT_KERNEL (UINT64_C(1) << 5)
+#define OPT_PRECISION (UINT64_C(1) << 6)
+#define OPT_VPRECISION (UINT64_C(1) << 7)
+#define OPT_RANGE (UINT64_C(1) << 8)
+#define OPT_X (UINT64_C(1) << 9)
+#define OPT_OUTPUT (UINT64_C(1) << 10)
+#define OPT_REPEAT (UINT64_C(1) << 11)
+#define OPT_MAX_FILL (UINT64_C(1) << 12)
+#define OPT_DIGITS (UINT64_C(1) << 13)
+#define OPT_BDMP_F (UINT64_C(1) << 14)
+#define OPT_BDMP_LAMBDA (UINT64_C(1) << 15)
+#define OPT_ALPHA (UINT64_C(1) << 16)
+#define OPT_TOL (UINT64_C(1) << 17)
+#define OPT_MAX_ITERS (UINT64_C(1) << 18)
+#define OPT_LAYOUT (UINT64_C(1) << 19)
+#define OPT_BANK (UINT64_C(1) << 20)
+#define OPT_WEIGHTED (UINT64_C(1) << 21)
+#define OPT_PERSONALIZE (UINT64_C(1) << 22)
+#define OPT_VALUES (UINT64_C(1) << 23)
+#define OPT_TOP (UINT64_C(1) << 24)
+#define OPT_RHS (UINT64_C(1) << 25)
+#define OPT_X0 (UINT64_C(1) << 26)
+#define OPT_RESTART (UINT64_C(1) << 27)
+#define OPT_RTOL (UINT64_C(1) << 28)
+#define OPT_ATOL (UINT64_C(1) << 29)
+#define OPT_BASIS (UINT64_C(1) << 30)
+#define OPT_PRECOND (UINT64_C(1) << 31)
+#define OPT_ORTHO (UINT64_C(1) << 32)
+#define OPT_HISTORY (UINT64_C(1) << 33)
 
 typedef struct {
   const char *file;
@@ -63,7 +70,7 @@ typedef struct {
   int allow_nonfinite;
   int range;      // msp_range_policy for matrix values the precision cannot hold
   int help;       // --help or -h was given: print the help and nothing else
-  unsigned given; // OPT_ bits of the options on the command line
+  opt_mask given; // OPT_ bits of the options on the command line
   // pagerank
   const char *precision_arg; // --precision as given (pagerank reads f64|cpms2|cpms4|auto)
   int raw_precision;         // set by a subcommand whose --precision is not a storage precision
@@ -74,6 +81,14 @@ typedef struct {
   int weighted, values;
   const char *personalize;
   int top;
+  // solve
+  const char *rhs, *x0, *history;
+  int restart;
+  double rtol, atol;
+  msp_precision basis;
+  int basis_auto;
+  msp_precond precond;
+  msp_ortho ortho;
 } options;
 
 extern const char *const range_names[3]; // by msp_range_policy
@@ -82,7 +97,7 @@ void options_init(options *o);
 // Parse argv[1..argc-1] (argv[0] is the subcommand's name) with getopt_long. `accepted` is the
 // OPT_ mask of the subcommand; `file` 0: no FILE, 1: FILE required, 2: FILE optional. Returns
 // EXIT_OK, or EXIT_USAGE after printing why.
-int parse_options(int argc, char **argv, unsigned accepted, int file, options *o);
+int parse_options(int argc, char **argv, opt_mask accepted, int file, options *o);
 
 // "mixsparse: WHAT: MESSAGE (STATUS)", naming WHAT once when the library's message already
 // starts with it; adds a hint for the options that would have accepted the input. Returns 1.

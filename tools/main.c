@@ -10,10 +10,12 @@ static const char *main_help =
     "  info FILE     statistics, chosen format and kernel, footprint per format\n"
     "  spmv FILE     y = A*x with a chosen backend, format, kernel and precision\n"
     "  pagerank FILE PageRank of a graph, in fp64 or with adaptive CPMS reads\n"
+    "  solve FILE    A x = b by GMRES with a compressed Krylov basis (CB-GMRES)\n"
     "  devices       list CUDA devices\n"
     "  COMMAND --help for the options of each command.\n"
     "  Exit status: 0 success, 1 a failed operation (or a non-finite result of spmv or run),\n"
-    "  2 a usage error (unknown or malformed option, or one without effect for the command).\n";
+    "  2 a usage error (unknown or malformed option, or one without effect for the command),\n"
+    "  3 solve did not converge within --max-iters.\n";
 
 int main(int argc, char **argv) {
   if (argc < 2) {
@@ -33,5 +35,6 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "spmv") || !strcmp(cmd, "run")) return cmd_spmv(argc - 1, argv + 1);
   if (!strcmp(cmd, "devices")) return cmd_devices(argc - 1, argv + 1);
   if (!strcmp(cmd, "pagerank")) return cmd_pagerank(argc - 1, argv + 1);
+  if (!strcmp(cmd, "solve")) return cmd_solve(argc - 1, argv + 1);
   return usage_error("unknown command '%s'", cmd);
 }

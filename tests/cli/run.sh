@@ -89,6 +89,15 @@ check err_pagerank_bank 2 none pagerank graph.mtx --bank 256
 check err_pagerank_format 2 none pagerank graph.mtx --format csr
 check err_pagerank_weight 1 none pagerank negw.mtx --backend cpu --weighted
 check err_pagerank_output 2 none pagerank graph.mtx --output graph.mtx
+check solve_text 0 text solve gen:poisson3d:6 --rhs sin --precond jacobi
+check solve_json 0 json solve gen:convdiff3d:6 --basis f32 --rhs random:3 --json
+check solve_not_converged 3 json solve gen:convdiff3d:6 --max-iters 3 --json
+check solve_out 0 file:x_solve.mtx solve gen:poisson3d:4 --precond ilu0 --output x_solve.mtx
+check err_solve_basis 2 none solve gen:poisson3d:4 --basis f8
+check err_solve_precond 2 none solve gen:poisson3d:4 --precond ilu1
+check err_solve_option 2 none solve gen:poisson3d:4 --top 3
+check err_solve_output 2 none solve small.mtx --output small.mtx
+check err_solve_square 1 none solve small.mtx
 check err_missing 1 none info no_such_file.mtx
 check err_index 1 none info bad_index.mtx
 check err_banner 1 none spmv bad_banner.mtx --backend cpu
