@@ -1,19 +1,11 @@
-// mtx.c: Matrix Market input: coordinate matrices and array vectors, plain or gzip (writing:
-// mtx_write.c).
+// mtx.c: Matrix Market input: coordinate matrices and array vectors, plain or gzip (the input
+// layer, bytes to lines through gzip: mtx_input.c; writing: mtx_write.c).
 //
-// One reader serves files and memory blocks: raw bytes -> (gzip inflate when the content starts
-// with the gzip magic bytes) -> a line buffer -> a line-by-line parser shared by the matrix and
-// vector readers. zlib's inflate is driven directly (not gzopen) so that its allocations go
-// through the library allocator too and every failure, including a truncated or corrupt stream,
-// is seen and reported with its own status.
+// One reader serves files and memory blocks; a line-by-line parser here is shared by the matrix
+// and vector readers.
 
-#define _POSIX_C_SOURCE 200809L // lstat, readlink, fsync, fchmod, O_CLOEXEC under -std=c11
-#include "internal.h"
+#include "mtx_input.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <limits.h>
 #include <locale.h>
 #include <math.h>
@@ -21,59 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
-// Decoded bytes read per refill, and the initial size of the line buffer. The fuzz build makes
-// it tiny (MSP_MTX_CHUNK=16) so that small inputs cross every refill and growth boundary.
-#ifdef MSP_MTX_CHUNK
-#define MTX_CHUNK ((size_t)MSP_MTX_CHUNK)
-#else
-#define MTX_CHUNK ((size_t)1 << 16)
-#endif
-// A line longer than this is refused instead of growing the buffer without bound (the Matrix
-// Market specification limits lines to 1024 characters; comments in the wild are longer).
-#define MTX_MAX_LINE ((size_t)64 << 20)
 // Entries reserved before the first one is read: a bogus declared count in a tiny file must not
 // allocate gigabytes, so the arrays start small and double up to the declared count.
 #define MTX_INITIAL_ENTRIES ((int64_t)1 << 14)
 // Significant decimal digits kept by the exact (slow) number path: 768 digits plus a sticky digit
 // decide the correctly rounded double (the same bound fast_float and Go's strconv use).
 #define MTX_MAX_DIGITS 768
-
-// ---- reader -------------------------------------------------------------------------------------
-typedef struct {
-  const char *name; // file name (or the caller's label) used in messages
-  // raw bytes: a file or a memory block
-  FILE *file;
-  const unsigned char *mem;
-  size_t mem_size, mem_pos;
-  bool raw_eof;
-  // gzip decoding
-  bool gzip, zinit, zdone;
-  z_stream z;
-  unsigned char *zin;
-  // decoded text: buf[beg, end) not yet handed out; the search for '\n' resumes at scan
-  char *buf;
-  size_t cap, beg, end, scan;
-  bool eof;       // no more decoded bytes will come
-  int64_t lineno; // number of the last line handed out (1-based)
-} mtx_reader;
-
-// Report an error at the reader's current line: "NAME line N: what".
-static msp_status mtx_fail(const mtx_reader *r, msp_status s, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static msp_status mtx_fail(const mtx_reader *r, msp_status s, const char *fmt, ...) {
-  char what[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  return msp__error(s, "%s line %lld: %s", r->name, (long long)(r->lineno > 0 ? r->lineno : 1),
-                    what);
-}
 
 // A printable copy of a token for messages (at most 32 characters; control bytes become '?').
 typedef struct {
@@ -89,211 +35,6 @@ static mtx_shown mtx_show(const char *p, size_t n) {
   if (k < n) memcpy(out.s + k, "...", 3), k += 3;
   out.s[k] = '\0';
   return out;
-}
-
-void *msp__zalloc(void *opaque, unsigned items, unsigned size) {
-  (void)opaque;
-  if (size && items > SIZE_MAX / size) return NULL;
-  return msp__malloc((size_t)items * size);
-}
-void msp__zfree(void *opaque, void *p) {
-  (void)opaque;
-  msp__free(p);
-}
-
-// Read up to n raw bytes into dst; *got < n only at the end of the input.
-static msp_status raw_read(mtx_reader *r, void *dst, size_t n, size_t *got) {
-  *got = 0;
-  if (r->raw_eof) return MSP_SUCCESS;
-  if (r->file) {
-    *got = fread(dst, 1, n, r->file);
-    if (*got < n) {
-      if (ferror(r->file)) return mtx_fail(r, MSP_ERR_IO, "read error: %s", strerror(errno));
-      r->raw_eof = true;
-    }
-    return MSP_SUCCESS;
-  }
-  size_t left = r->mem_size - r->mem_pos;
-  *got = left < n ? left : n;
-  if (*got) memcpy(dst, r->mem + r->mem_pos, *got);
-  r->mem_pos += *got;
-  if (r->mem_pos == r->mem_size) r->raw_eof = true;
-  return MSP_SUCCESS;
-}
-
-// Map an inflate failure to a status: out of memory, or a corrupt stream (with zlib's reason).
-static msp_status gzip_fail(mtx_reader *r, int ret) {
-  if (ret == Z_MEM_ERROR)
-    return mtx_fail(r, MSP_ERR_OUT_OF_MEMORY, "out of memory while decompressing");
-  return mtx_fail(r, MSP_ERR_MM_GZIP, "corrupt gzip stream (%s)",
-                  r->z.msg ? r->z.msg : "inflate failed");
-}
-
-// Allocate the buffers and look at the first bytes to decide between plain text and gzip.
-static msp_status reader_start(mtx_reader *r) {
-  msp_status st = MSP_SUCCESS;
-  size_t got = 0;
-  r->cap = MTX_CHUNK;
-  MSP_TRY(MSP_ALLOC(r->buf, r->cap, "Matrix Market line buffer"));
-  MSP_TRY(raw_read(r, r->buf, r->cap, &got));
-  if (got >= 2 && (unsigned char)r->buf[0] == 0x1f && (unsigned char)r->buf[1] == 0x8b) {
-    r->gzip = true;
-    MSP_TRY(MSP_ALLOC(r->zin, MTX_CHUNK, "gzip input buffer"));
-    memcpy(r->zin, r->buf, got);
-    r->z.zalloc = msp__zalloc;
-    r->z.zfree = msp__zfree;
-    r->z.opaque = NULL;
-    r->z.next_in = r->zin;
-    r->z.avail_in = (uInt)got;
-    int ret = inflateInit2(&r->z, 15 + 16); // 15-bit window, gzip wrapper
-    if (ret != Z_OK) {
-      st = gzip_fail(r, ret);
-      goto exit;
-    }
-    r->zinit = true;
-  } else {
-    r->end = got;
-    r->eof = r->raw_eof && got == 0;
-  }
-exit:
-  return st;
-}
-
-// Inflate more text into buf[end, cap). Concatenated gzip members are read as one stream, as
-// gzip(1) and gzread do; bytes after the last member that are not a gzip header are ignored.
-static msp_status gzip_fill(mtx_reader *r) {
-  msp_status st = MSP_SUCCESS;
-  for (;;) {
-    if (r->zdone) {
-      if (r->z.avail_in < 2 && !r->raw_eof) {
-        size_t have = r->z.avail_in, got = 0;
-        if (have) r->zin[0] = *r->z.next_in;
-        MSP_TRY(raw_read(r, r->zin + have, MTX_CHUNK - have, &got));
-        r->z.next_in = r->zin;
-        r->z.avail_in = (uInt)(have + got);
-      }
-      if (r->z.avail_in >= 2 && r->z.next_in[0] == 0x1f && r->z.next_in[1] == 0x8b) {
-        int ret = inflateReset(&r->z);
-        if (ret != Z_OK) return gzip_fail(r, ret);
-        r->zdone = false;
-      } else {
-        r->eof = true;
-        return MSP_SUCCESS;
-      }
-    }
-    if (r->z.avail_in == 0 && !r->raw_eof) {
-      size_t got = 0;
-      MSP_TRY(raw_read(r, r->zin, MTX_CHUNK, &got));
-      r->z.next_in = r->zin;
-      r->z.avail_in = (uInt)got;
-    }
-    uInt room = (uInt)(r->cap - r->end);
-    r->z.next_out = (Bytef *)r->buf + r->end;
-    r->z.avail_out = room;
-    int ret = inflate(&r->z, Z_NO_FLUSH);
-    size_t produced = room - r->z.avail_out;
-    r->end += produced;
-    if (ret == Z_STREAM_END) {
-      r->zdone = true;
-    } else if (ret == Z_BUF_ERROR) {
-      // No progress was possible: with no input left the stream was cut short.
-      if (r->z.avail_in == 0 && r->raw_eof)
-        return mtx_fail(r, MSP_ERR_MM_GZIP, "corrupt gzip stream (truncated)");
-    } else if (ret != Z_OK) {
-      return gzip_fail(r, ret);
-    }
-    if (produced > 0) return MSP_SUCCESS;
-  }
-exit:
-  return st;
-}
-
-// Make room and decode more text after buf[end]; sets eof when nothing more will come.
-static msp_status reader_fill(mtx_reader *r) {
-  msp_status st = MSP_SUCCESS;
-  if (r->beg > 0) {
-    memmove(r->buf, r->buf + r->beg, r->end - r->beg);
-    r->end -= r->beg;
-    r->scan -= r->beg;
-    r->beg = 0;
-  }
-  if (r->end == r->cap) {
-    if (r->cap >= MTX_MAX_LINE) {
-      r->lineno++; // the line being assembled
-      return mtx_fail(r, MSP_ERR_MM_VALUE, "line longer than %zu MiB", MTX_MAX_LINE >> 20);
-    }
-    char *grown = msp__realloc(r->buf, 2 * r->cap);
-    if (!grown)
-      return mtx_fail(r, MSP_ERR_OUT_OF_MEMORY, "cannot grow the line buffer to %zu bytes",
-                      2 * r->cap);
-    r->buf = grown;
-    r->cap *= 2;
-  }
-  if (r->gzip) return gzip_fill(r);
-  size_t got = 0;
-  MSP_TRY(raw_read(r, r->buf + r->end, r->cap - r->end, &got));
-  r->end += got;
-  if (got == 0 && r->raw_eof) r->eof = true;
-exit:
-  return st;
-}
-
-// Hand out the next line (without its '\n'); *got is false at the end of the input.
-static msp_status reader_line(mtx_reader *r, const char **line, size_t *len, bool *got) {
-  msp_status st = MSP_SUCCESS;
-  *got = false;
-  for (;;) {
-    char *nl = r->end > r->scan ? memchr(r->buf + r->scan, '\n', r->end - r->scan) : NULL;
-    if (nl) {
-      *line = r->buf + r->beg;
-      *len = (size_t)(nl - (r->buf + r->beg));
-      r->beg = r->scan = (size_t)(nl - r->buf) + 1;
-      break;
-    }
-    r->scan = r->end;
-    if (r->eof) {
-      if (r->beg == r->end) return MSP_SUCCESS;
-      *line = r->buf + r->beg; // last line without a final '\n'
-      *len = r->end - r->beg;
-      r->beg = r->scan = r->end;
-      break;
-    }
-    MSP_TRY(reader_fill(r));
-  }
-  r->lineno++;
-  *got = true;
-exit:
-  return st;
-}
-
-// Settle the status of a failed read. After a parse error in a gzip file, decode the rest: when
-// the stream itself is corrupt, that is the real cause (a flipped byte can decode to garbage text
-// before the CRC check fails), so it replaces the parse error. Messages from outside the parser
-// (allocation failures, building the matrix) get the file name in front.
-static msp_status reader_settle(mtx_reader *r, msp_status st) {
-  if (st == MSP_SUCCESS || !r->name) return st;
-  char saved[1024];
-  snprintf(saved, sizeof saved, "%s", msp_last_error());
-  if (r->gzip && st != MSP_ERR_MM_GZIP && st != MSP_ERR_OUT_OF_MEMORY && st != MSP_ERR_IO) {
-    while (!r->eof) {
-      r->beg = r->end = r->scan = 0;
-      msp_status drain = gzip_fill(r);
-      if (drain == MSP_ERR_MM_GZIP) return drain;
-      if (drain != MSP_SUCCESS) break;
-    }
-  }
-  size_t n = strlen(r->name);
-  if (strncmp(saved, r->name, n) == 0 && (saved[n] == ' ' || saved[n] == ':'))
-    return msp__error(st, "%s", saved);
-  return msp__error(st, "%s: %s", r->name, saved);
-}
-
-static void reader_close(mtx_reader *r) {
-  if (r->zinit) inflateEnd(&r->z);
-  if (r->file) fclose(r->file);
-  msp__free(r->zin);
-  msp__free(r->buf);
-  memset(r, 0, sizeof *r);
 }
 
 // ---- tokens and numbers -------------------------------------------------------------------------
@@ -479,10 +220,10 @@ typedef struct {
 } mtx_header;
 
 // The next line that is neither blank nor a comment; *got false at the end of the input.
-static msp_status next_data_line(mtx_reader *r, const char **line, size_t *len, bool *got) {
+static msp_status next_data_line(msp__mtx_reader *r, const char **line, size_t *len, bool *got) {
   msp_status st = MSP_SUCCESS;
   for (;;) {
-    MSP_TRY(reader_line(r, line, len, got));
+    MSP_TRY(msp__mtx_line(r, line, len, got));
     if (!*got || !skippable(*line, *len)) break;
   }
 exit:
@@ -492,13 +233,13 @@ exit:
 // Banner: "%%MatrixMarket matrix <format> <field> <symmetry>" (words case-insensitive), then
 // comments and blank lines, then the size line. `vector` selects what the vector reader accepts
 // (array real/integer general, one column) instead of coordinate matrices.
-static msp_status read_header(mtx_reader *r, bool vector, mtx_header *h) {
+static msp_status read_header(msp__mtx_reader *r, bool vector, mtx_header *h) {
   msp_status st = MSP_SUCCESS;
   const char *line = NULL, *tok = NULL;
   size_t len = 0, tl = 0;
   bool got = false;
-  MSP_TRY(reader_line(r, &line, &len, &got));
-  if (!got) return mtx_fail(r, MSP_ERR_MM_EMPTY, "empty file");
+  MSP_TRY(msp__mtx_line(r, &line, &len, &got));
+  if (!got) return msp__mtx_fail(r, MSP_ERR_MM_EMPTY, "empty file");
   if (len >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0) { // a UTF-8 byte order mark (editors)
     line += 3;
     len -= 3;
@@ -507,13 +248,13 @@ static msp_status read_header(mtx_reader *r, bool vector, mtx_header *h) {
     // A blank first line: the file is empty if nothing but blank lines follow.
     bool more = false;
     do {
-      MSP_TRY(reader_line(r, &line, &len, &more));
+      MSP_TRY(msp__mtx_line(r, &line, &len, &more));
     } while (more && blank(line, len));
     r->lineno = 1;
-    if (!more) return mtx_fail(r, MSP_ERR_MM_EMPTY, "empty file (only blank lines)");
-    return mtx_fail(r, MSP_ERR_MM_BANNER,
-                    "blank first line; expected the banner '%%%%MatrixMarket matrix <format> "
-                    "<field> <symmetry>'");
+    if (!more) return msp__mtx_fail(r, MSP_ERR_MM_EMPTY, "empty file (only blank lines)");
+    return msp__mtx_fail(r, MSP_ERR_MM_BANNER,
+                         "blank first line; expected the banner '%%%%MatrixMarket matrix <format> "
+                         "<field> <symmetry>'");
   }
   const char *p = line, *end = line + len;
   const char *words[5];
@@ -522,26 +263,27 @@ static msp_status read_header(mtx_reader *r, bool vector, mtx_header *h) {
   while (nw < 5 && next_token(&p, end, &words[nw], &wlen[nw]))
     nw++;
   if (!ieq(words[0], wlen[0], "%%matrixmarket"))
-    return mtx_fail(r, MSP_ERR_MM_BANNER,
-                    "'%s' is not a Matrix Market banner (expected '%%%%MatrixMarket matrix "
-                    "<format> <field> <symmetry>')",
-                    mtx_show(words[0], wlen[0]).s);
+    return msp__mtx_fail(r, MSP_ERR_MM_BANNER,
+                         "'%s' is not a Matrix Market banner (expected '%%%%MatrixMarket matrix "
+                         "<format> <field> <symmetry>')",
+                         mtx_show(words[0], wlen[0]).s);
   if (nw < 5)
-    return mtx_fail(r, MSP_ERR_MM_BANNER,
-                    "banner has %d of the 4 words 'object format field symmetry'", nw - 1);
+    return msp__mtx_fail(r, MSP_ERR_MM_BANNER,
+                         "banner has %d of the 4 words 'object format field symmetry'", nw - 1);
   if (next_token(&p, end, &tok, &tl))
-    return mtx_fail(r, MSP_ERR_MM_BANNER, "unexpected '%s' after the banner's 4 words",
-                    mtx_show(tok, tl).s);
+    return msp__mtx_fail(r, MSP_ERR_MM_BANNER, "unexpected '%s' after the banner's 4 words",
+                         mtx_show(tok, tl).s);
   if (!ieq(words[1], wlen[1], "matrix"))
-    return mtx_fail(r, MSP_ERR_MM_UNSUPPORTED, "object '%s' is not supported (only 'matrix')",
-                    mtx_show(words[1], wlen[1]).s);
+    return msp__mtx_fail(r, MSP_ERR_MM_UNSUPPORTED, "object '%s' is not supported (only 'matrix')",
+                         mtx_show(words[1], wlen[1]).s);
   if (ieq(words[2], wlen[2], "coordinate"))
     h->format = MTX_COORDINATE;
   else if (ieq(words[2], wlen[2], "array"))
     h->format = MTX_ARRAY;
   else
-    return mtx_fail(r, MSP_ERR_MM_UNSUPPORTED, "format '%s' is not supported (coordinate or array)",
-                    mtx_show(words[2], wlen[2]).s);
+    return msp__mtx_fail(r, MSP_ERR_MM_UNSUPPORTED,
+                         "format '%s' is not supported (coordinate or array)",
+                         mtx_show(words[2], wlen[2]).s);
   if (ieq(words[3], wlen[3], "real"))
     h->field = MTX_REAL;
   else if (ieq(words[3], wlen[3], "integer"))
@@ -549,9 +291,9 @@ static msp_status read_header(mtx_reader *r, bool vector, mtx_header *h) {
   else if (ieq(words[3], wlen[3], "pattern"))
     h->field = MTX_PATTERN;
   else
-    return mtx_fail(r, MSP_ERR_MM_UNSUPPORTED,
-                    "field '%s' is not supported (real, integer or pattern)",
-                    mtx_show(words[3], wlen[3]).s);
+    return msp__mtx_fail(r, MSP_ERR_MM_UNSUPPORTED,
+                         "field '%s' is not supported (real, integer or pattern)",
+                         mtx_show(words[3], wlen[3]).s);
   if (ieq(words[4], wlen[4], "general"))
     h->symmetry = MTX_GENERAL;
   else if (ieq(words[4], wlen[4], "symmetric"))
@@ -559,29 +301,31 @@ static msp_status read_header(mtx_reader *r, bool vector, mtx_header *h) {
   else if (ieq(words[4], wlen[4], "skew-symmetric"))
     h->symmetry = MTX_SKEW;
   else
-    return mtx_fail(r, MSP_ERR_MM_UNSUPPORTED,
-                    "symmetry '%s' is not supported (general, symmetric or skew-symmetric)",
-                    mtx_show(words[4], wlen[4]).s);
+    return msp__mtx_fail(r, MSP_ERR_MM_UNSUPPORTED,
+                         "symmetry '%s' is not supported (general, symmetric or skew-symmetric)",
+                         mtx_show(words[4], wlen[4]).s);
   // The Matrix Market specification allows pattern only with general and symmetric: a pattern
   // entry has no value whose sign the mirrored entry could take.
   if (h->field == MTX_PATTERN && h->symmetry == MTX_SKEW)
-    return mtx_fail(r, MSP_ERR_MM_UNSUPPORTED,
-                    "'pattern skew-symmetric' is not allowed by the Matrix Market specification "
-                    "(pattern goes with general or symmetric)");
+    return msp__mtx_fail(
+        r, MSP_ERR_MM_UNSUPPORTED,
+        "'pattern skew-symmetric' is not allowed by the Matrix Market specification "
+        "(pattern goes with general or symmetric)");
   if (!vector && h->format != MTX_COORDINATE)
-    return mtx_fail(r, MSP_ERR_MM_UNSUPPORTED,
-                    "array (dense) format is not supported for a sparse matrix; use "
-                    "coordinate");
+    return msp__mtx_fail(r, MSP_ERR_MM_UNSUPPORTED,
+                         "array (dense) format is not supported for a sparse matrix; use "
+                         "coordinate");
   if (vector && h->format != MTX_ARRAY)
-    return mtx_fail(r, MSP_ERR_MM_UNSUPPORTED, "a vector must be in array format, not coordinate");
+    return msp__mtx_fail(r, MSP_ERR_MM_UNSUPPORTED,
+                         "a vector must be in array format, not coordinate");
   if (vector && h->field == MTX_PATTERN)
-    return mtx_fail(r, MSP_ERR_MM_UNSUPPORTED, "a vector cannot have field 'pattern'");
+    return msp__mtx_fail(r, MSP_ERR_MM_UNSUPPORTED, "a vector cannot have field 'pattern'");
   if (vector && h->symmetry != MTX_GENERAL)
-    return mtx_fail(r, MSP_ERR_MM_UNSUPPORTED, "a vector must be 'general'");
+    return msp__mtx_fail(r, MSP_ERR_MM_UNSUPPORTED, "a vector must be 'general'");
 
   // size line
   MSP_TRY(next_data_line(r, &line, &len, &got));
-  if (!got) return mtx_fail(r, MSP_ERR_MM_SIZE, "end of file before the size line");
+  if (!got) return msp__mtx_fail(r, MSP_ERR_MM_SIZE, "end of file before the size line");
   h->size_line = r->lineno;
   int want = h->format == MTX_COORDINATE ? 3 : 2;
   const char *form = h->format == MTX_COORDINATE ? "rows cols entries" : "rows cols";
@@ -590,35 +334,36 @@ static msp_status read_header(mtx_reader *r, bool vector, mtx_header *h) {
   end = line + len;
   for (int k = 0; k < want; k++) {
     if (!next_token(&p, end, &tok, &tl))
-      return mtx_fail(r, MSP_ERR_MM_SIZE, "size line has %d of the %d numbers '%s'", k, want, form);
+      return msp__mtx_fail(r, MSP_ERR_MM_SIZE, "size line has %d of the %d numbers '%s'", k, want,
+                           form);
     int rc = parse_int(tok, tl, &v[k]);
     if (rc == MTX_NUM_BAD)
-      return mtx_fail(r, MSP_ERR_MM_SIZE, "size '%s' is not an integer", mtx_show(tok, tl).s);
+      return msp__mtx_fail(r, MSP_ERR_MM_SIZE, "size '%s' is not an integer", mtx_show(tok, tl).s);
     if (rc == MTX_NUM_RANGE)
-      return mtx_fail(r, MSP_ERR_MM_SIZE, "size '%s' overflows a 64-bit integer",
-                      mtx_show(tok, tl).s);
-    if (v[k] < 0) return mtx_fail(r, MSP_ERR_MM_SIZE, "negative size %lld", (long long)v[k]);
+      return msp__mtx_fail(r, MSP_ERR_MM_SIZE, "size '%s' overflows a 64-bit integer",
+                           mtx_show(tok, tl).s);
+    if (v[k] < 0) return msp__mtx_fail(r, MSP_ERR_MM_SIZE, "negative size %lld", (long long)v[k]);
   }
   if (next_token(&p, end, &tok, &tl))
-    return mtx_fail(r, MSP_ERR_MM_SIZE, "unexpected '%s' after the size line '%s'",
-                    mtx_show(tok, tl).s, form);
+    return msp__mtx_fail(r, MSP_ERR_MM_SIZE, "unexpected '%s' after the size line '%s'",
+                         mtx_show(tok, tl).s, form);
   h->rows = v[0];
   h->cols = v[1];
   if (vector) {
     if (h->cols != 1)
-      return mtx_fail(r, MSP_ERR_MM_UNSUPPORTED,
-                      "array with %lld columns: only one column (a vector) is read",
-                      (long long)h->cols);
+      return msp__mtx_fail(r, MSP_ERR_MM_UNSUPPORTED,
+                           "array with %lld columns: only one column (a vector) is read",
+                           (long long)h->cols);
     h->nnz = h->rows;
   } else {
     // Column indices are int32 (and so are the rows of the triples).
     if (h->rows > INT32_MAX || h->cols > INT32_MAX)
-      return mtx_fail(r, MSP_ERR_MM_SIZE, "%lld x %lld exceeds the 32-bit index limit %d",
-                      (long long)h->rows, (long long)h->cols, INT32_MAX);
+      return msp__mtx_fail(r, MSP_ERR_MM_SIZE, "%lld x %lld exceeds the 32-bit index limit %d",
+                           (long long)h->rows, (long long)h->cols, INT32_MAX);
     if (h->symmetry != MTX_GENERAL && h->rows != h->cols)
-      return mtx_fail(r, MSP_ERR_MM_SIZE, "a %s matrix must be square, not %lld x %lld",
-                      h->symmetry == MTX_SYMMETRIC ? "symmetric" : "skew-symmetric",
-                      (long long)h->rows, (long long)h->cols);
+      return msp__mtx_fail(r, MSP_ERR_MM_SIZE, "a %s matrix must be square, not %lld x %lld",
+                           h->symmetry == MTX_SYMMETRIC ? "symmetric" : "skew-symmetric",
+                           (long long)h->rows, (long long)h->cols);
     h->nnz = v[2];
   }
 exit:
@@ -626,18 +371,18 @@ exit:
 }
 
 // Parse a value token (real or integer field) and apply the finiteness rule.
-static msp_status parse_value(mtx_reader *r, const char *tok, size_t tl, int field, unsigned flags,
-                              double *v) {
+static msp_status parse_value(msp__mtx_reader *r, const char *tok, size_t tl, int field,
+                              unsigned flags, double *v) {
   int rc = parse_real(tok, tl, field == MTX_INTEGER, v);
   if (rc == MTX_NUM_BAD)
-    return mtx_fail(r, MSP_ERR_MM_VALUE, "'%s' is not %s", mtx_show(tok, tl).s,
-                    field == MTX_INTEGER ? "an integer" : "a real number");
+    return msp__mtx_fail(r, MSP_ERR_MM_VALUE, "'%s' is not %s", mtx_show(tok, tl).s,
+                         field == MTX_INTEGER ? "an integer" : "a real number");
   if (rc == MTX_NUM_RANGE)
-    return mtx_fail(r, MSP_ERR_MM_VALUE, "value '%s' overflows a double", mtx_show(tok, tl).s);
+    return msp__mtx_fail(r, MSP_ERR_MM_VALUE, "value '%s' overflows a double", mtx_show(tok, tl).s);
   if (!isfinite(*v) && !(flags & MSP_READ_ALLOW_NONFINITE))
-    return mtx_fail(r, MSP_ERR_NONFINITE,
-                    "value '%s' is not finite (MSP_READ_ALLOW_NONFINITE accepts it)",
-                    mtx_show(tok, tl).s);
+    return msp__mtx_fail(r, MSP_ERR_NONFINITE,
+                         "value '%s' is not finite (MSP_READ_ALLOW_NONFINITE accepts it)",
+                         mtx_show(tok, tl).s);
   return MSP_SUCCESS;
 }
 
@@ -655,20 +400,20 @@ static msp_status grow(void **p, int64_t want, size_t size, const char *what) {
 }
 
 // Parse one index token against 1..limit.
-static msp_status parse_index(mtx_reader *r, const char *tok, size_t tl, const char *what,
+static msp_status parse_index(msp__mtx_reader *r, const char *tok, size_t tl, const char *what,
                               int64_t limit, int64_t *out) {
   int rc = parse_int(tok, tl, out);
   if (rc == MTX_NUM_BAD)
-    return mtx_fail(r, MSP_ERR_MM_INDEX, "%s index '%s' is not an integer", what,
-                    mtx_show(tok, tl).s);
+    return msp__mtx_fail(r, MSP_ERR_MM_INDEX, "%s index '%s' is not an integer", what,
+                         mtx_show(tok, tl).s);
   if (rc == MTX_NUM_RANGE || *out < 1 || *out > limit)
-    return mtx_fail(r, MSP_ERR_MM_INDEX, "%s index %s outside 1..%lld", what, mtx_show(tok, tl).s,
-                    (long long)limit);
+    return msp__mtx_fail(r, MSP_ERR_MM_INDEX, "%s index %s outside 1..%lld", what,
+                         mtx_show(tok, tl).s, (long long)limit);
   return MSP_SUCCESS;
 }
 
 // ---- matrices -----------------------------------------------------------------------------------
-static msp_status read_matrix(msp_context ctx, mtx_reader *r, unsigned flags, msp_matrix *A) {
+static msp_status read_matrix(msp_context ctx, msp__mtx_reader *r, unsigned flags, msp_matrix *A) {
   msp_status st = MSP_SUCCESS;
   mtx_header h;
   int32_t *row = NULL, *col = NULL;
@@ -678,7 +423,7 @@ static msp_status read_matrix(msp_context ctx, mtx_reader *r, unsigned flags, ms
   size_t len = 0, tl = 0;
   bool got = false;
   memset(&h, 0, sizeof h);
-  MSP_TRY(reader_start(r));
+  MSP_TRY(msp__mtx_start(r));
   MSP_TRY(read_header(r, false, &h));
   {
     // The whole read, from the declared sizes, before anything is allocated: the triples (a
@@ -706,8 +451,8 @@ static msp_status read_matrix(msp_context ctx, mtx_reader *r, unsigned flags, ms
     MSP_TRY(next_data_line(r, &line, &len, &got));
     if (!got) break;
     if (count == h.nnz) {
-      st = mtx_fail(r, MSP_ERR_MM_TOO_MANY, "more entries than the %lld declared on line %lld",
-                    (long long)h.nnz, (long long)h.size_line);
+      st = msp__mtx_fail(r, MSP_ERR_MM_TOO_MANY, "more entries than the %lld declared on line %lld",
+                         (long long)h.nnz, (long long)h.size_line);
       goto exit;
     }
     const char *p = line, *end = line + len;
@@ -716,28 +461,28 @@ static msp_status read_matrix(msp_context ctx, mtx_reader *r, unsigned flags, ms
     next_token(&p, end, &tok, &tl); // a data line has at least one token
     MSP_TRY(parse_index(r, tok, tl, "row", h.rows, &i));
     if (!next_token(&p, end, &tok, &tl)) {
-      st = mtx_fail(r, MSP_ERR_MM_VALUE, "truncated entry: no column index");
+      st = msp__mtx_fail(r, MSP_ERR_MM_VALUE, "truncated entry: no column index");
       goto exit;
     }
     MSP_TRY(parse_index(r, tok, tl, "column", h.cols, &j));
     if (h.field != MTX_PATTERN) {
       if (!next_token(&p, end, &tok, &tl)) {
-        st = mtx_fail(r, MSP_ERR_MM_VALUE, "truncated entry: no value after %lld %lld",
-                      (long long)i, (long long)j);
+        st = msp__mtx_fail(r, MSP_ERR_MM_VALUE, "truncated entry: no value after %lld %lld",
+                           (long long)i, (long long)j);
         goto exit;
       }
       MSP_TRY(parse_value(r, tok, tl, h.field, flags, &v));
     }
     if (next_token(&p, end, &tok, &tl)) {
-      st = mtx_fail(r, MSP_ERR_MM_VALUE, "unexpected '%s' after the %s", mtx_show(tok, tl).s,
-                    h.field == MTX_PATTERN ? "two indices of a pattern entry" : "value");
+      st = msp__mtx_fail(r, MSP_ERR_MM_VALUE, "unexpected '%s' after the %s", mtx_show(tok, tl).s,
+                         h.field == MTX_PATTERN ? "two indices of a pattern entry" : "value");
       goto exit;
     }
     if (h.symmetry == MTX_SKEW && i == j) {
-      st = mtx_fail(r, MSP_ERR_MM_INDEX,
-                    "diagonal entry (%lld, %lld) in a skew-symmetric matrix (its diagonal is "
-                    "zero and not stored)",
-                    (long long)i, (long long)j);
+      st = msp__mtx_fail(r, MSP_ERR_MM_INDEX,
+                         "diagonal entry (%lld, %lld) in a skew-symmetric matrix (its diagonal is "
+                         "zero and not stored)",
+                         (long long)i, (long long)j);
       goto exit;
     }
     if (count == cap) {
@@ -754,9 +499,9 @@ static msp_status read_matrix(msp_context ctx, mtx_reader *r, unsigned flags, ms
     count++;
   }
   if (count < h.nnz) {
-    st = mtx_fail(r, MSP_ERR_MM_TOO_FEW,
-                  "end of file after %lld of the %lld entries declared on line %lld",
-                  (long long)count, (long long)h.nnz, (long long)h.size_line);
+    st = msp__mtx_fail(r, MSP_ERR_MM_TOO_FEW,
+                       "end of file after %lld of the %lld entries declared on line %lld",
+                       (long long)count, (long long)h.nnz, (long long)h.size_line);
     goto exit;
   }
   // Expand the stored triangle: a symmetric file stores one of (i,j), (j,i) (either triangle is
@@ -779,7 +524,7 @@ static msp_status read_matrix(msp_context ctx, mtx_reader *r, unsigned flags, ms
   }
   MSP_TRY(msp__matrix_from_triples(ctx, h.rows, h.cols, count, row, col, val, A));
 exit:
-  st = reader_settle(r, st);
+  st = msp__mtx_settle(r, st);
   msp__free(row);
   msp__free(col);
   msp__free(val);
@@ -797,32 +542,23 @@ static msp_status check_read_args(const char *fn, msp_context ctx, const void *p
   return MSP_SUCCESS;
 }
 
-// Open a file for the reader; ERR_IO with the system's reason when it cannot be opened.
-static msp_status reader_open_file(mtx_reader *r, const char *path) {
-  memset(r, 0, sizeof *r);
-  r->name = path;
-  r->file = fopen(path, "rb");
-  if (!r->file) return msp__error(MSP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  return MSP_SUCCESS;
-}
-
 msp_status msp_matrix_read_mtx(msp_context ctx, const char *path, unsigned flags, msp_matrix *A) {
   msp_status st = MSP_SUCCESS;
-  mtx_reader r;
+  msp__mtx_reader r;
   memset(&r, 0, sizeof r);
   if (A) *A = NULL;
   MSP_TRY(check_read_args("msp_matrix_read_mtx", ctx, path, flags, A));
-  MSP_TRY(reader_open_file(&r, path));
+  MSP_TRY(msp__mtx_open_file(&r, path));
   MSP_TRY(read_matrix(ctx, &r, flags, A));
 exit:
-  reader_close(&r);
+  msp__mtx_close(&r);
   return st;
 }
 
 msp_status msp__matrix_read_mtx_mem(msp_context ctx, const char *name, const void *data,
                                     size_t size, unsigned flags, msp_matrix *A) {
   msp_status st = MSP_SUCCESS;
-  mtx_reader r;
+  msp__mtx_reader r;
   memset(&r, 0, sizeof r);
   if (A) *A = NULL;
   MSP_TRY(check_read_args("msp__matrix_read_mtx_mem", ctx, name, flags, A));
@@ -833,14 +569,14 @@ msp_status msp__matrix_read_mtx_mem(msp_context ctx, const char *name, const voi
   r.raw_eof = size == 0;
   MSP_TRY(read_matrix(ctx, &r, flags, A));
 exit:
-  reader_close(&r);
+  msp__mtx_close(&r);
   return st;
 }
 
 // ---- vectors ------------------------------------------------------------------------------------
 msp_status msp_vector_read_mtx(msp_context ctx, const char *path, unsigned flags, msp_vector *v) {
   msp_status st = MSP_SUCCESS;
-  mtx_reader r;
+  msp__mtx_reader r;
   mtx_header h;
   double *val = NULL;
   int64_t count = 0, cap = 0;
@@ -851,8 +587,8 @@ msp_status msp_vector_read_mtx(msp_context ctx, const char *path, unsigned flags
   memset(&h, 0, sizeof h);
   if (v) *v = NULL;
   MSP_TRY(check_read_args("msp_vector_read_mtx", ctx, path, flags, v));
-  MSP_TRY(reader_open_file(&r, path));
-  MSP_TRY(reader_start(&r));
+  MSP_TRY(msp__mtx_open_file(&r, path));
+  MSP_TRY(msp__mtx_start(&r));
   MSP_TRY(read_header(&r, true, &h));
   {
     char what[160];
@@ -867,8 +603,9 @@ msp_status msp_vector_read_mtx(msp_context ctx, const char *path, unsigned flags
     MSP_TRY(next_data_line(&r, &line, &len, &got));
     if (!got) break;
     if (count == h.nnz) {
-      st = mtx_fail(&r, MSP_ERR_MM_TOO_MANY, "more entries than the %lld declared on line %lld",
-                    (long long)h.nnz, (long long)h.size_line);
+      st =
+          msp__mtx_fail(&r, MSP_ERR_MM_TOO_MANY, "more entries than the %lld declared on line %lld",
+                        (long long)h.nnz, (long long)h.size_line);
       goto exit;
     }
     const char *p = line, *end = line + len;
@@ -876,8 +613,8 @@ msp_status msp_vector_read_mtx(msp_context ctx, const char *path, unsigned flags
     next_token(&p, end, &tok, &tl);
     MSP_TRY(parse_value(&r, tok, tl, h.field, flags, &x));
     if (next_token(&p, end, &tok, &tl)) {
-      st = mtx_fail(&r, MSP_ERR_MM_VALUE, "unexpected '%s' after the value (one per line)",
-                    mtx_show(tok, tl).s);
+      st = msp__mtx_fail(&r, MSP_ERR_MM_VALUE, "unexpected '%s' after the value (one per line)",
+                         mtx_show(tok, tl).s);
       goto exit;
     }
     if (count == cap) {
@@ -888,17 +625,17 @@ msp_status msp_vector_read_mtx(msp_context ctx, const char *path, unsigned flags
     val[count++] = x;
   }
   if (count < h.nnz) {
-    st = mtx_fail(&r, MSP_ERR_MM_TOO_FEW,
-                  "end of file after %lld of the %lld entries declared on line %lld",
-                  (long long)count, (long long)h.nnz, (long long)h.size_line);
+    st = msp__mtx_fail(&r, MSP_ERR_MM_TOO_FEW,
+                       "end of file after %lld of the %lld entries declared on line %lld",
+                       (long long)count, (long long)h.nnz, (long long)h.size_line);
     goto exit;
   }
   MSP_TRY(msp_vector_create(ctx, h.nnz, v));
   st = msp_vector_set(*v, val);
   if (st != MSP_SUCCESS) msp_vector_destroy(v);
 exit:
-  st = reader_settle(&r, st);
-  reader_close(&r);
+  st = msp__mtx_settle(&r, st);
+  msp__mtx_close(&r);
   msp__free(val);
   return st;
 }
