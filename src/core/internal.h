@@ -381,7 +381,7 @@ msp_status msp__memory_check(size_t need, const char *what);
 // a * b + c in size_t, SIZE_MAX on overflow (for msp__memory_check's estimates).
 size_t msp__bytes_mul_add(size_t a, size_t b, size_t c);
 
-// ---- files (src/core/mtx.c) ------------------------------------------------------------------
+// ---- files (mtx_write.c: msp__same_file; mtx_input.c: the zlib callbacks) ---------------------
 // *same = 1 when paths a and b name the same file (same device and inode, symbolic links
 // followed), 0 when not or when either does not exist. MSP_ERR_IO when a path cannot be
 // examined for another reason (permissions); MSP_ERR_INVALID_ARGUMENT for NULL arguments.
@@ -436,6 +436,10 @@ msp_status msp__vector_on_device(msp_vector v);
 // Mark a vector as written on the host / on the device (the other copy becomes stale).
 void msp__vector_host_written(msp_vector v);
 void msp__vector_device_written(msp_vector v);
+// The same on the side where v's context computes (the device for CUDA, the host for the CPU):
+// make current before a backend operation reads v, mark written after one wrote it.
+msp_status msp__vector_current(msp_vector v);
+void msp__vector_written(msp_vector v);
 
 // Deterministic fixed-order reductions: the vector is cut into MSP__RED_CHUNK-sized chunks
 // summed in index order, then the chunk sums are added pairwise in a fixed tree. Results do

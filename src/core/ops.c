@@ -21,20 +21,6 @@
                   fn, name);                                                                       \
   } while (0)
 
-// Make the vector's data current where ctx computes. Vectors are read in their own storage
-// precision by the kernels: nothing is decoded on the way.
-static msp_status make_current(msp_context ctx, msp_vector v) {
-  return ctx->backend->vector_to_device ? msp__vector_on_device(v) : msp__vector_on_host(v);
-}
-// After an operation wrote v: mark the side that computed as current.
-static msp_status written(msp_context ctx, msp_vector v) {
-  if (ctx->backend->vector_to_device)
-    msp__vector_device_written(v);
-  else
-    msp__vector_host_written(v);
-  return MSP_SUCCESS;
-}
-
 msp_status msp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x, double beta,
                     msp_vector y) {
   const char *fn = "msp_spmv";
@@ -58,11 +44,11 @@ msp_status msp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vecto
     return msp__error(
         MSP_ERR_NOT_SUPPORTED, "msp_spmv: format %s with %s values has no kernel on the %s backend",
         msp_format_name(A->format), msp_precision_name(A->precision), ctx->backend->name);
-  MSP_TRY(make_current(ctx, x));
+  MSP_TRY(msp__vector_current(x));
   // With beta == 0, y is write-only: its stale copy need not travel.
-  if (beta != 0.0) MSP_TRY(make_current(ctx, y));
+  if (beta != 0.0) MSP_TRY(msp__vector_current(y));
   MSP_TRY(f(ctx, alpha, A, x, beta, y));
-  MSP_TRY(written(ctx, y));
+  msp__vector_written(y);
 exit:
   return st;
 }
@@ -77,8 +63,8 @@ msp_status msp_dot(msp_context ctx, msp_vector x, msp_vector y, double *result) 
   if (x->n != y->n)
     return msp__error(MSP_ERR_DIMENSION_MISMATCH, "msp_dot: lengths %lld and %lld differ",
                       (long long)x->n, (long long)y->n);
-  MSP_TRY(make_current(ctx, x));
-  MSP_TRY(make_current(ctx, y));
+  MSP_TRY(msp__vector_current(x));
+  MSP_TRY(msp__vector_current(y));
   MSP_TRY(ctx->backend->dot(ctx, x, y, result));
 exit:
   return st;
@@ -90,7 +76,7 @@ static msp_status norm(msp_context ctx, msp_vector x, double *result, int which)
   CHECK_CTX();
   MSP_CHECK_ARG(result, "%s: result is NULL", fn);
   CHECK_VEC(x, "x");
-  MSP_TRY(make_current(ctx, x));
+  MSP_TRY(msp__vector_current(x));
   MSP_TRY(which == 2 ? ctx->backend->nrm2(ctx, x, result) : ctx->backend->nrm1(ctx, x, result));
 exit:
   return st;
@@ -111,10 +97,10 @@ msp_status msp_axpby(msp_context ctx, double alpha, msp_vector x, double beta, m
   if (x->n != y->n)
     return msp__error(MSP_ERR_DIMENSION_MISMATCH, "msp_axpby: lengths %lld and %lld differ",
                       (long long)x->n, (long long)y->n);
-  MSP_TRY(make_current(ctx, x));
-  MSP_TRY(make_current(ctx, y));
+  MSP_TRY(msp__vector_current(x));
+  MSP_TRY(msp__vector_current(y));
   MSP_TRY(ctx->backend->axpby(ctx, alpha, x, beta, y));
-  MSP_TRY(written(ctx, y));
+  msp__vector_written(y);
 exit:
   return st;
 }
@@ -124,9 +110,9 @@ msp_status msp_scale(msp_context ctx, double alpha, msp_vector x) {
   msp_status st = MSP_SUCCESS;
   CHECK_CTX();
   CHECK_VEC(x, "x");
-  MSP_TRY(make_current(ctx, x));
+  MSP_TRY(msp__vector_current(x));
   MSP_TRY(ctx->backend->scale(ctx, alpha, x));
-  MSP_TRY(written(ctx, x));
+  msp__vector_written(x);
 exit:
   return st;
 }
@@ -141,9 +127,9 @@ msp_status msp_copy(msp_context ctx, msp_vector x, msp_vector y) {
     return msp__error(MSP_ERR_DIMENSION_MISMATCH, "msp_copy: lengths %lld and %lld differ",
                       (long long)x->n, (long long)y->n);
   if (x == y) return MSP_SUCCESS;
-  MSP_TRY(make_current(ctx, x));
+  MSP_TRY(msp__vector_current(x));
   MSP_TRY(ctx->backend->copy(ctx, x, y));
-  MSP_TRY(written(ctx, y));
+  msp__vector_written(y);
 exit:
   return st;
 }
@@ -153,7 +139,7 @@ msp_status msp_vector_fill(msp_vector v, double value) {
   MSP_TRY(msp__check_vector(v, "msp_vector_fill", "v"));
   msp_context ctx = v->ctx;
   MSP_TRY(ctx->backend->fill(ctx, v, value));
-  MSP_TRY(written(ctx, v));
+  msp__vector_written(v);
 exit:
   return st;
 }

@@ -11,6 +11,17 @@ static int on_device_backend(const msp_vector v) {
   return v->ctx->backend->vector_to_device != NULL;
 }
 
+msp_status msp__vector_current(msp_vector v) {
+  return on_device_backend(v) ? msp__vector_on_device(v) : msp__vector_on_host(v);
+}
+
+void msp__vector_written(msp_vector v) {
+  if (on_device_backend(v))
+    msp__vector_device_written(v);
+  else
+    msp__vector_host_written(v);
+}
+
 msp_status msp_vector_create_precision(msp_context ctx, int64_t n, msp_precision prec,
                                        msp_vector *out) {
   msp_status st = MSP_SUCCESS;

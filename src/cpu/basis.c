@@ -191,14 +191,6 @@ msp_status msp__cpu_basis_store(msp_context ctx, msp__basis *V, int j, msp_vecto
   return MSP_SUCCESS;
 }
 
-// Sum of n partials in a fixed pairwise tree (destroys p).
-static double pairwise(double *p, int64_t n) {
-  for (int64_t s = 1; s < n; s *= 2)
-    for (int64_t i = 0; i + s < n; i += 2 * s)
-      p[i] += p[i + s];
-  return n ? p[0] : 0.0;
-}
-
 msp_status msp__cpu_basis_project(msp_context ctx, const msp__basis *V, int j0, int j1,
                                   msp_vector w, double *h) {
   basis_args a;
@@ -206,7 +198,7 @@ msp_status msp__cpu_basis_project(msp_context ctx, const msp__basis *V, int j0, 
 #pragma omp parallel
   project_kernel_dispatch(V->prec, &a);
   for (int k = 0; k < j1 - j0; k++)
-    h[k] = pairwise(V->work + (int64_t)k * V->nchunks, V->nchunks);
+    h[k] = msp__cpu_pairwise(V->work + (int64_t)k * V->nchunks, V->nchunks);
   return MSP_SUCCESS;
 }
 

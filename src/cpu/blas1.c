@@ -61,13 +61,6 @@ MSP__CPU_INLINE void red_kernel(msp_precision PX, msp_precision PY, red_args *a)
 MSP__CPU_INSTANTIATE2(red_args *)
 #undef MSP__CPU_KERNEL
 
-static double pairwise(double *p, int64_t n) {
-  for (int64_t w = 1; w < n; w *= 2)
-    for (int64_t i = 0; i + w < n; i += 2 * w)
-      p[i] += p[i + w];
-  return n ? p[0] : 0.0;
-}
-
 // op over x (and y for OP_DOT; y = x otherwise). Sums: pairwise per group, groups in order; max:
 // exact in any order.
 static double reduce(int op, msp_vector x, msp_vector y, double s) {
@@ -91,7 +84,7 @@ static double reduce(int op, msp_vector x, msp_vector y, double s) {
       for (int64_t c = 0; c < a.ng; c++)
         total = msp_absmax_step(total, part[c]);
     } else {
-      total += pairwise(part, a.ng);
+      total += msp__cpu_pairwise(part, a.ng);
     }
   }
   return total;

@@ -270,6 +270,15 @@ MSP__CPU_INLINE double msp__cpu_row_sum(msp_precision PA, msp_precision PX, cons
   return sum;
 }
 
+// The sum of the n partials p[0..n) in a fixed pairwise tree, whatever the thread count that
+// made them (p is overwritten).
+static inline double msp__cpu_pairwise(double *p, int64_t n) {
+  for (int64_t w = 1; w < n; w *= 2)
+    for (int64_t i = 0; i + w < n; i += 2 * w)
+      p[i] += p[i + w];
+  return n ? p[0] : 0.0;
+}
+
 // Add a thread's count of saturated results to the shared total (integer adds: the total does
 // not depend on the order).
 static inline void msp__cpu_add_over(int64_t *total, int64_t over) {

@@ -88,14 +88,6 @@ MSP__CPU_INLINE void pr_kernel(msp_precision PV, pr_args *A) {
 MSP__CPU_INSTANTIATE1(pr_args *)
 #undef MSP__CPU_KERNEL
 
-// Pairwise sum of p[0..n) in a fixed tree (p is overwritten).
-static double pairwise(double *p, int64_t n) {
-  for (int64_t w = 1; w < n; w *= 2)
-    for (int64_t i = 0; i + w < n; i += 2 * w)
-      p[i] += p[i + w];
-  return n ? p[0] : 0.0;
-}
-
 static msp_acc store_view(const msp_vector v) {
   return msp__vector_store_acc(v, 0);
 }
@@ -122,6 +114,6 @@ msp_status msp__cpu_pr_step(msp_context ctx, const msp__prgraph *g, const msp__p
 #pragma omp parallel
   pr_kernel_dispatch(a->p->prec, &A);
   for (int r = 0; r < 3; r++)
-    sums[r] = pairwise(w->part + r * w->nchunks, w->nchunks);
+    sums[r] = msp__cpu_pairwise(w->part + r * w->nchunks, w->nchunks);
   return MSP_SUCCESS;
 }

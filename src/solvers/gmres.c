@@ -53,15 +53,6 @@ typedef struct {
 } gmres_state;
 
 // ---- backend basis operations (vectors made current on the backend's side first) -------------
-static msp_status current(msp_context ctx, msp_vector v) {
-  return ctx->backend->vector_to_device ? msp__vector_on_device(v) : msp__vector_on_host(v);
-}
-static void written(msp_context ctx, msp_vector v) {
-  if (ctx->backend->vector_to_device)
-    msp__vector_device_written(v);
-  else
-    msp__vector_host_written(v);
-}
 // Bytes of `cols` columns of the basis: values and, for fixed point, each column's scale.
 static double col_bytes(const gmres_state *s, int cols) {
   const double per = (double)s->n * (double)msp__prec_bytes(s->V->prec) +
@@ -71,16 +62,16 @@ static double col_bytes(const gmres_state *s, int cols) {
 
 static msp_status basis_store(gmres_state *s, int j, msp_vector w) {
   msp_status st = MSP_SUCCESS;
-  MSP_TRY(current(s->ctx, w));
+  MSP_TRY(msp__vector_current(w));
   MSP_TRY(s->be->basis_store(s->ctx, s->V, j, w));
-  written(s->ctx, w);
+  msp__vector_written(w);
   s->bytes += col_bytes(s, 1);
 exit:
   return st;
 }
 static msp_status basis_project(gmres_state *s, int j0, int j1, msp_vector w, double *h) {
   msp_status st = MSP_SUCCESS;
-  MSP_TRY(current(s->ctx, w));
+  MSP_TRY(msp__vector_current(w));
   MSP_TRY(s->be->basis_project(s->ctx, s->V, j0, j1, w, h));
   s->bytes += col_bytes(s, j1 - j0);
 exit:
@@ -88,18 +79,18 @@ exit:
 }
 static msp_status basis_subtract(gmres_state *s, int j0, int j1, const double *h, msp_vector w) {
   msp_status st = MSP_SUCCESS;
-  MSP_TRY(current(s->ctx, w));
+  MSP_TRY(msp__vector_current(w));
   MSP_TRY(s->be->basis_subtract(s->ctx, s->V, j0, j1, h, w));
-  written(s->ctx, w);
+  msp__vector_written(w);
   s->bytes += col_bytes(s, j1 - j0);
 exit:
   return st;
 }
 static msp_status basis_combine(gmres_state *s, int k, const double *y, msp_vector z) {
   msp_status st = MSP_SUCCESS;
-  MSP_TRY(current(s->ctx, z));
+  MSP_TRY(msp__vector_current(z));
   MSP_TRY(s->be->basis_combine(s->ctx, s->V, k, y, z));
-  written(s->ctx, z);
+  msp__vector_written(z);
   s->bytes += col_bytes(s, k);
 exit:
   return st;

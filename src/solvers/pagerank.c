@@ -62,16 +62,6 @@ static int read_bits(int S, int K) {
   return 64 * K / S;
 }
 
-static msp_status current(msp_context ctx, msp_vector v) {
-  return ctx->backend->vector_to_device ? msp__vector_on_device(v) : msp__vector_on_host(v);
-}
-static void written(msp_context ctx, msp_vector v) {
-  if (ctx->backend->vector_to_device)
-    msp__vector_device_written(v);
-  else
-    msp__vector_host_written(v);
-}
-
 // Kahan-compensated sum of h[0..n) in index order.
 static double ksum(const double *h, int64_t n) {
   double s = 0.0, c = 0.0;
@@ -143,28 +133,31 @@ exit:
 }
 
 // The values form's matrix: G^T with entry (j, i) = 1 / O_i (w_ij / W_i), in the working
-// precision (CPMS: read with S->K segments).
+// precision (CPMS: read with S->K segments). The structure is the graph's (build_graph); only
+// weighted values need G's entries in transposed order, one more counting pass.
 static msp_status build_values(pr_state *S, const msp_matrix G) {
   msp_status st = MSP_SUCCESS;
   const msp__prgraph *g = &S->g;
   double *val = NULL;
   int64_t *fill = NULL;
-  int32_t *col = NULL;
   msp_matrix T = NULL;
   MSP_TRY(MSP_ALLOC(val, max64(g->nnz, 1), "PageRank: values of the transpose"));
-  MSP_TRY(MSP_ALLOC(col, max64(g->nnz, 1), "PageRank: columns of the transpose"));
-  MSP_TRY(MSP_ALLOC(fill, max64(S->n, 1), "PageRank: transpose cursors"));
-  memcpy(fill, g->rowptr, (size_t)S->n * sizeof *fill);
-  for (int64_t i = 0; i < S->n; i++)
-    for (int64_t k = G->rowptr[i]; k < G->rowptr[i + 1]; k++) {
-      const int64_t at = fill[G->colind[k]]++;
-      col[at] = (int32_t)i;
-      if (S->o.weighted)
-        val[at] = S->wsum[i] > 0.0 ? G->val[k] / S->wsum[i] : 0.0;
-      else
-        val[at] = 1.0 / (double)g->outdeg[i];
-    }
-  MSP_TRY(msp_matrix_from_csr(S->ctx, S->n, S->n, g->rowptr, col, val, 0, &T));
+  if (S->o.weighted) {
+    MSP_TRY(MSP_ALLOC(fill, max64(S->n, 1), "PageRank: transpose cursors"));
+    memcpy(fill, g->rowptr, (size_t)S->n * sizeof *fill);
+    for (int64_t i = 0; i < S->n; i++)
+      for (int64_t k = G->rowptr[i]; k < G->rowptr[i + 1]; k++)
+        val[fill[G->colind[k]]++] = S->wsum[i] > 0.0 ? G->val[k] / S->wsum[i] : 0.0;
+  } else {
+    for (int64_t k = 0; k < g->nnz; k++) // the source of every in-edge has out-degree >= 1
+      val[k] = 1.0 / (double)g->outdeg[g->colind[k]];
+  }
+  MSP_TRY(msp_matrix_from_csr(S->ctx, S->n, S->n, g->rowptr, g->colind, val, 0, &T));
+  if (S->prec == MSP_PRECISION_F64) { // already CSR f64: no second copy
+    S->GT = T;
+    T = NULL;
+    goto exit;
+  }
   msp_convert_options co = msp_convert_options_default();
   co.format = MSP_FORMAT_CSR;
   co.precision = S->prec;
@@ -173,7 +166,6 @@ static msp_status build_values(pr_state *S, const msp_matrix G) {
 exit:
   msp_matrix_destroy(&T);
   msp__free(fill);
-  msp__free(col);
   msp__free(val);
   return st;
 }
@@ -419,10 +411,10 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
     a.qn = S.qn;
     msp_vector vs[6] = {a.y, a.p, a.pn, a.q, a.qn, a.v};
     for (int i = 0; i < 6; i++)
-      if (vs[i]) MSP_TRY(current(ctx, vs[i]));
+      if (vs[i]) MSP_TRY(msp__vector_current(vs[i]));
     MSP_TRY(S.be->pr_step(ctx, &S.g, &a, sums));
-    written(ctx, S.pn);
-    if (S.qn) written(ctx, S.qn);
+    msp__vector_written(S.pn);
+    if (S.qn) msp__vector_written(S.qn);
     R.iterations++;
     R.iterations_by_bits[read_bits(S.segs, S.K) / 16]++;
     R.change = sums[0];
