@@ -5,6 +5,7 @@
 #include "testlib.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,9 +337,11 @@ static void test_pattern_skew(msp_context ctx) {
 }
 
 int main(void) {
-  snprintf(tmpdir, sizeof tmpdir, "%s", "/tmp/msp_test_safety_XXXXXX");
+  // a fresh directory under $TMPDIR (or /tmp): mkdtemp replaces the template's XXXXXX
+  const char *base = getenv("TMPDIR");
+  snprintf(tmpdir, sizeof tmpdir, "%s/msp_test_safety_XXXXXX", base && *base ? base : "/tmp");
   if (!mkdtemp(tmpdir)) {
-    fprintf(stderr, "mkdtemp failed\n");
+    fprintf(stderr, "mkdtemp(%s) failed: %s\n", tmpdir, strerror(errno));
     return 1;
   }
   chmod(tmpdir, 0755); // the unprivileged child must reach the directories inside
