@@ -82,13 +82,9 @@ int cmd_devices(int argc, char **argv) {
   }
   if (j) {
     json_end(j);
-    json_status(j, NULL);
-    st = json_print(j, stdout);
+    const int prc = json_finish(j, NULL);
     j = NULL;
-    if (st != MSP_SUCCESS) {
-      fail(st, "JSON output");
-      goto exit;
-    }
+    if (prc != EXIT_OK) goto exit;
   }
   rc = EXIT_OK;
 exit:

@@ -114,13 +114,9 @@ int cmd_info(int argc, char **argv) {
       else
         json_null(j, msp_format_name((msp_format)f));
     json_end(j);
-    json_status(j, NULL);
-    st = json_print(j, stdout);
+    const int prc = json_finish(j, NULL);
     j = NULL;
-    if (st != MSP_SUCCESS) {
-      fail(st, "JSON output");
-      goto exit;
-    }
+    if (prc != EXIT_OK) goto exit;
   } else {
     printf("file            %s\n", o.file);
     print_stats_text(&s);

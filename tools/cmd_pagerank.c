@@ -187,13 +187,9 @@ int cmd_pagerank(int argc, char **argv) {
       json_end(j);
     }
     json_end(j);
-    json_status(j, NULL);
-    if ((st = json_print(j, stdout)) != MSP_SUCCESS) {
-      j = NULL;
-      fail(st, "json");
-      goto exit;
-    }
+    const int prc = json_finish(j, NULL);
     j = NULL;
+    if (prc != EXIT_OK) goto exit;
   } else {
     printf("graph        %s: %lld nodes, %lld edges, %lld dangling\n", o.file, (long long)n,
            (long long)msp_matrix_nnz(G), (long long)r.dangling);

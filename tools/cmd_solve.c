@@ -227,13 +227,9 @@ int cmd_solve(int argc, char **argv) {
     for (int c = 0; c < cycles; c++)
       json_string(j, NULL, msp_precision_name(r.cycle_precision[c]));
     json_end(j);
-    json_status(j, NULL);
-    st = json_print(j, stdout);
+    const int prc = json_finish(j, NULL);
     j = NULL;
-    if (st != MSP_SUCCESS) {
-      fail(st, "json");
-      goto exit;
-    }
+    if (prc != EXIT_OK) goto exit;
   } else {
     printf("matrix       %s: %lld x %lld, %lld nonzeros; backend %s, %s %s\n", o.file, (long long)n,
            (long long)n, (long long)msp_matrix_nnz(A), msp_backend_name(msp_context_backend(ctx)),

@@ -313,9 +313,7 @@ static int print_json(const options *o, const msp_matrix_stats *s, const run_res
   char why[128];
   snprintf(why, sizeof why, "%lld of %lld entries of y are NaN or Inf", (long long)e->nonfinite,
            (long long)s->rows);
-  json_status(j, e->nonfinite ? why : NULL);
-  msp_status st = json_print(j, stdout);
-  return st == MSP_SUCCESS ? EXIT_OK : fail(st, "JSON output");
+  return json_finish(j, e->nonfinite ? why : NULL);
 }
 
 // "normwise ... against an fp64 CPU reference (x X)", or why there are no error figures.

@@ -420,3 +420,9 @@ exit:
   *out = x;
   return st;
 }
+
+int json_finish(json *j, const char *why) {
+  json_status(j, why);
+  msp_status st = json_print(j, stdout);
+  return st == MSP_SUCCESS ? EXIT_OK : fail(st, "JSON output");
+}

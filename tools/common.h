@@ -119,4 +119,8 @@ msp_status make_x(msp_context ctx, const options *o, int64_t n, double **out);
 
 #include "json.h" // the JSON writer (tools/json.c), shared with bench/
 
+// Finish the document j (the status member, with `why` for nonfinite numbers; NULL for none),
+// print it on stdout and free it. EXIT_OK, or EXIT_FAILED after saying why.
+int json_finish(json *j, const char *why);
+
 #endif
