@@ -67,6 +67,30 @@ struct bench_state {
   double bdmp_spent = 0; // seconds spent on the issue-5 rows (kept out of --budget)
 };
 
+// ---- shared by the runs (bench_main.cu) ---------------------------------------------------------
+// The formats the precision loop runs: every entry of MSP_FORMAT_LIST.
+extern const msp_format kListFormats[MSP_FORMAT_COUNT];
+// BDMP formats choose fp32 or fp64 per tile themselves and have rows of their own.
+bool has_own_rows(msp_format f);
+double now_s(); // seconds since the first call
+bool has(const std::vector<std::string> &v, const std::string &s);
+std::string status_text(msp_status st);
+bench_row make_row(const bench_matrix &M, const std::string &variant, const std::string &prec);
+// Check and time msp_spmv(1, B, x, 0, y) on the GPU context into r (bench_main.cu).
+void run_ours(bench_state &S, const bench_matrix &M, msp_matrix B, msp_vector xv, msp_vector yv,
+              bench_row *r, std::vector<double> *y_out = nullptr,
+              const bench_timing *timing = nullptr);
+int budget_level(const bench_state &S);
+
+// ---- rows per precision and BDMP rows (bench_precision.cu) -------------------------------------
+void run_ours_all(bench_state &S, const bench_matrix &M);
+void precision_speedups(std::vector<bench_row> &rows, size_t from);
+void bdmp_speedups(std::vector<bench_row> &rows, size_t from);
+matrix_summary summarize(const std::vector<bench_row> &rows, size_t from, const bench_matrix &M,
+                         double load_s);
+void print_rows(const std::vector<bench_row> &rows, size_t from);
+void print_summary_line(const matrix_summary &s);
+
 // ---- totals over the matrices (bench_output.cu) -------------------------------------------------
 struct group_stats {
   int n = 0;
