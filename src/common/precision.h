@@ -131,12 +131,21 @@ MSP_HD uint16_t msp_f16_from_double(double d) {
 // half (normals and subnormals alike, exactly), one exact multiply by 2^112 rescales, and an
 // all-ones half exponent (Inf, NaN) becomes the all-ones fp32 exponent. The same value as
 // msp__widen_small(h, 10, 5) for every input, bit for bit except that a NaN may come back quieted
-// (tests/test_precision.c checks all 65536 inputs).
+// (tests/test_precision.c checks all 65536 inputs). On the device the hardware widening
+// (cvt.f32.f16, exact for every half) gives the same values in one instruction: the integer code
+// held CSR products with f16 values at the speed of f64 ones (gen:stencil27:128, H100: 0.355 ms
+// against 0.222 with the conversion instruction).
 MSP_HD double msp_f16_to_double(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return (double)f;
+#else
   const uint32_t mag = (uint32_t)(h & 0x7fffu);
   const float f = msp_bits_f32(mag << 13) * 5.192296858534828e33f; // 2^112
   const uint32_t special = (mag >= 0x7c00u) ? (0x7f800000u | (mag << 13)) : msp_f32_bits(f);
   return (double)msp_bits_f32(special | ((uint32_t)(h & 0x8000u) << 16));
+#endif
 }
 // bfloat16: the top 16 bits of an fp32 (8 exponent bits, 7 fraction bits).
 MSP_HD uint16_t msp_bf16_from_double(double d) {

@@ -26,9 +26,10 @@
 // Each kernel is one template over the loader of the matrix values and the loader of x
 // (src/cuda/access.cuh, reading through the accessors of src/common/precision.h), instantiated
 // for every pair of MSP_PRECISION_LIST by two nested msp__prec_dispatch; arithmetic is fp64 and
-// y is written through ystore, which rounds into y's precision (chosen at run time). Everything
-// the merge-path kernel needs (tile coordinates, fix-up plan, carry scratch) is made here, once,
-// so a product only enqueues kernels: no allocation, no host synchronisation.
+// y is written through its store Y: ystore_f64 for an f64 y, else ystore, which rounds into y's
+// precision (chosen at run time). Everything the merge-path kernel needs (tile coordinates,
+// fix-up plan, carry scratch) is made here, once, so a product only enqueues kernels: no
+// allocation, no host synchronisation.
 //
 // Fixed-point y (one scale per 32 rows, set from those rows' results): the scalar and vector
 // kernels finish aligned blocks of 32 rows inside one CUDA block and set the scales in the same
@@ -76,11 +77,11 @@ enum {
 // ---- scalar: one thread per row ----------------------------------------------------------------
 // A warp holds 32 consecutive rows from a multiple of 32, so a fixed-point y gets its block
 // scales in the same pass (ystore_thread_row): no lane leaves early.
-template <msp_precision PA, msp_precision PX>
+template <msp_precision PA, msp_precision PX, class Y>
 __global__ void __launch_bounds__(SCALAR_THREADS)
     csr_scalar_kernel(int64_t rows, const int64_t *__restrict__ rowptr,
                       const int32_t *__restrict__ colind, const loader<PA> val, const loader<PX> x,
-                      double alpha, double beta, const ystore y) {
+                      double alpha, double beta, const Y y) {
   const int64_t row = (int64_t)blockIdx.x * SCALAR_THREADS + threadIdx.x;
   const bool valid = row < rows;
   double s = 0.0;
@@ -107,14 +108,31 @@ __global__ void __launch_bounds__(SCALAR_THREADS)
 //  - columns and values are streamed (evict-first) so that x stays in L2.
 // Each lane adds its slots in the order k, k + G, k + 2G, ...; then a fixed butterfly: the same
 // bits on every run (addition is commutative, so all lanes of a group agree).
-// Slots per lane and row and step: 2 where the loaders leave the registers for it, 1 elsewhere,
-// so that no instantiation spills under the 64-register cap of VECTOR_MIN_BLOCKS (-Xptxas -v,
-// CUDA 13.0, sm_90): 2 for the pairs of f64, f32 and bf16 (but bf16 values with f32 or bf16 x
-// spill), and, from G = 4 on, for f64, f16, bf16 and fx16 values with f64, f32, f16, bf16, fx16
-// or fx32 x (with G = 2 the four rows' pointers take the registers). fx32 and CPMS values and
-// CPMS x decode with more registers: 1 (as f16 at G = 2 and f32 values with a 2-byte x). Left:
-// cpms2 values with an f32 or bf16 x spill 32-40 bytes, with a fixed-point or cpms2 x 4-12
-// bytes, even with 1 (cpms4 values do not; ptxas's choice, the loader is the same code).
+// Slots per lane and row and step: 2 where the loaders leave the registers for it, 1 elsewhere
+// (the 64-register cap of VECTOR_MIN_BLOCKS): 2 for the pairs of f64, f32 and bf16 (but bf16
+// values with an f32 or bf16 x: 1), and, from G = 4 on, for f64, f16, bf16, fx16 and cpms4 values
+// with an f64, f32, f16, bf16, fx16 or fx32 x (with G = 2 the four rows' pointers take the
+// registers); fx32 and cpms2 values and a CPMS x: 1. cpms4 values take 2 (with 32-bit row
+// indices, below): 1.43x-1.56x faster than 1 on gen:stencil27:128 and 1.18x-1.19x on
+// gen:random:4000000:16 (H100, f64 x and y, reading 1, 2 or 4 segments); fx32 values do not (1.31x
+// faster on the stencil, 1.13x slower on the random matrix: 1 keeps them never slower than f64).
+// Spills left (-Xptxas -v, CUDA 13.0, sm_90), 87 of the 900 kernels of this file, all through L1:
+// none with an f64 x whatever the values and y; 4-24 bytes for f64, f16 and bf16 values with a
+// fixed-point x, f32, f16 and bf16 values with a 2-byte or f32 x, cpms4 or cpms2 values with a
+// cpms2 x; 16-52 bytes for f64 values with a 2-byte or f32 x at G = 2; 8 bytes in the scalar kernel
+// for cpms2 values into a reduced-precision y.
+//
+// Row indices in the loop: 32 bits (a row is at most the column count long, an int32) save
+// registers and integer work, but ptxas then schedules some loaders' loops worse. Measured per
+// value precision (H100, gen:stencil27:128, f64 x and y, ms, 64-bit against 32-bit): f64 0.314
+// against 0.436, f16 and bf16 0.223 against 0.296; f32 0.315 against 0.258, fx32 0.512 against
+// 0.498, CPMS 0.38-0.81 against 0.37-0.66, fx16 equal; on gen:random:4000000:16 within 3%
+// either way. So 64-bit for f64, f16 and bf16 values with an f64 x (where it was measured), 32-bit
+// for the others (with a 2-byte or f32 x the 64-bit indices made f16 and bf16 values spill).
+__host__ __device__ constexpr bool vector_index64(msp_precision pa, msp_precision px) {
+  return px == MSP_PRECISION_F64 &&
+         (pa == MSP_PRECISION_F64 || pa == MSP_PRECISION_F16 || pa == MSP_PRECISION_BF16);
+}
 __host__ __device__ constexpr bool vector_light(msp_precision p) {
   return p == MSP_PRECISION_F64 || p == MSP_PRECISION_F32 || p == MSP_PRECISION_BF16;
 }
@@ -122,7 +140,7 @@ __host__ __device__ constexpr int vector_unroll(msp_precision pa, msp_precision 
   if (vector_light(pa) && vector_light(px))
     return pa == MSP_PRECISION_BF16 && px != MSP_PRECISION_F64 ? 1 : 2;
   const bool va = pa == MSP_PRECISION_F64 || pa == MSP_PRECISION_F16 || pa == MSP_PRECISION_BF16 ||
-                  pa == MSP_PRECISION_FX16;
+                  pa == MSP_PRECISION_FX16 || pa == MSP_PRECISION_CPMS4;
   const bool vx = vector_light(px) || px == MSP_PRECISION_F16 || px == MSP_PRECISION_FX16 ||
                   px == MSP_PRECISION_FX32;
   return g >= 4 && va && vx ? 2 : 1;
@@ -130,11 +148,11 @@ __host__ __device__ constexpr int vector_unroll(msp_precision pa, msp_precision 
 // A fixed-point y is staged per CUDA block (VECTOR_THREADS / 32 * GPW * VECTOR_ROWS consecutive
 // rows from a multiple of 32, in dynamic shared memory: the f64 launch asks for none, so its
 // L1 carve-out is untouched), then each warp stores whole blocks of 32 rows (ystore_warp).
-template <msp_precision PA, msp_precision PX, int G>
+template <msp_precision PA, msp_precision PX, int G, class Y>
 __global__ void __launch_bounds__(VECTOR_THREADS, VECTOR_MIN_BLOCKS)
     csr_vector_kernel(int64_t rows, const int64_t *__restrict__ rowptr,
                       const int32_t *__restrict__ colind, const loader<PA> val, const loader<PX> x,
-                      double alpha, double beta, const ystore y) {
+                      double alpha, double beta, const Y y) {
   constexpr int GPW = 32 / G, UNROLL = vector_unroll(PA, PX, G);
   constexpr int BLOCK_ROWS = VECTOR_THREADS / 32 * GPW * VECTOR_ROWS;
   static_assert(BLOCK_ROWS % 32 == 0, "a CUDA block must finish whole fixed-point blocks of y");
@@ -148,18 +166,20 @@ __global__ void __launch_bounds__(VECTOR_THREADS, VECTOR_MIN_BLOCKS)
   if (base < rows) { // the whole group or none (same rows for all its lanes)
     const unsigned mask =
         G == 32 ? 0xffffffffu : (((1u << G) - 1u) << ((threadIdx.x & 31) & ~(G - 1)));
-    int64_t b[VECTOR_ROWS], len[VECTOR_ROWS];
+    using I = typename std::conditional<vector_index64(PA, PX), int64_t, int>::type;
+    int64_t b[VECTOR_ROWS];
+    I len[VECTOR_ROWS];
 #pragma unroll
     for (int r = 0; r < VECTOR_ROWS; r++) {
       const int64_t row = base + r * GPW;
       b[r] = row < rows ? __ldg(rowptr + row) : 0;
-      len[r] = row < rows ? __ldg(rowptr + row + 1) - b[r] : 0;
+      len[r] = row < rows ? (I)(__ldg(rowptr + row + 1) - b[r]) : 0;
     }
-    int64_t longest = 0;
+    I longest = 0;
 #pragma unroll
     for (int r = 0; r < VECTOR_ROWS; r++)
       longest = len[r] > longest ? len[r] : longest;
-    for (int64_t k = lane; k < longest; k += G * UNROLL) {
+    for (I k = lane; k < longest; k += G * UNROLL) {
       if constexpr (UNROLL == 1) { // one load per lane and row (buffered, it would spill)
 #pragma unroll
         for (int r = 0; r < VECTOR_ROWS; r++)
@@ -171,7 +191,7 @@ __global__ void __launch_bounds__(VECTOR_THREADS, VECTOR_MIN_BLOCKS)
         for (int r = 0; r < VECTOR_ROWS; r++) {
 #pragma unroll
           for (int u = 0; u < UNROLL; u++) {
-            const int64_t kk = k + u * G;
+            const I kk = k + u * G;
             p[r][u] = kk < len[r] ? val.stream(b[r] + kk) * x(__ldcs(colind + b[r] + kk)) : 0.0;
           }
         }
@@ -190,25 +210,27 @@ __global__ void __launch_bounds__(VECTOR_THREADS, VECTOR_MIN_BLOCKS)
         s[r] += __shfl_xor_sync(mask, s[r], off);
     }
   }
-  if (!msp_prec_is_fixed(y.a.prec)) { // uniform over the launch
-    if (base < rows && lane == 0) {
+  if constexpr (!ystore_is_f64<Y>) {
+    if (msp_prec_is_fixed(y.a.prec)) {    // uniform over the launch
+      extern __shared__ double s_stage[]; // BLOCK_ROWS results of this CUDA block's rows
+      const int64_t row0 = (int64_t)blockIdx.x * BLOCK_ROWS;
+      if (lane == 0) {
 #pragma unroll
-      for (int r = 0; r < VECTOR_ROWS; r++)
-        if (base + r * GPW < rows) ystore_row(y, base + r * GPW, alpha, s[r], beta);
+        for (int r = 0; r < VECTOR_ROWS; r++)
+          s_stage[base + r * GPW - row0] = s[r]; // rows past the end hold 0 and stay unused
+      }
+      __syncthreads();
+      for (int c = threadIdx.x >> 5; c < BLOCK_ROWS / 32; c += VECTOR_THREADS / 32) {
+        const int i = c * 32 + (threadIdx.x & 31);
+        ystore_warp(y, row0 + i, row0 + i < rows, alpha, s_stage[i], beta);
+      }
+      return;
     }
-    return;
   }
-  extern __shared__ double s_stage[]; // BLOCK_ROWS results of this CUDA block's rows
-  const int64_t row0 = (int64_t)blockIdx.x * BLOCK_ROWS;
-  if (lane == 0) {
+  if (base < rows && lane == 0) {
 #pragma unroll
     for (int r = 0; r < VECTOR_ROWS; r++)
-      s_stage[base + r * GPW - row0] = s[r]; // rows past the end hold 0 and stay unused
-  }
-  __syncthreads();
-  for (int c = threadIdx.x >> 5; c < BLOCK_ROWS / 32; c += VECTOR_THREADS / 32) {
-    const int i = c * 32 + (threadIdx.x & 31);
-    ystore_warp(y, row0 + i, row0 + i < rows, alpha, s_stage[i], beta);
+      if (base + r * GPW < rows) ystore_row(y, base + r * GPW, alpha, s[r], beta);
   }
 }
 
@@ -223,7 +245,8 @@ __device__ __forceinline__ int pad(int k) {
 // head[first + count] = alpha * (its part) + beta * y_old instead of y; the fix-up stores
 // head + alpha * (the carries, in tile order) into y once. For an f64 y these are the same
 // operations in the same order as adding the carries to y afterwards: the same bits.
-__device__ __forceinline__ void merge_store_split(const ystore &y, int64_t row, const double *head,
+template <class Y>
+__device__ __forceinline__ void merge_store_split(const Y &y, int64_t row, const double *head,
                                                   int64_t end_tile, double alpha, double carries) {
   ystore_row(y, row, 1.0, __ldcg(head + end_tile) + alpha * carries, 0.0);
 }
@@ -238,9 +261,10 @@ __device__ __forceinline__ void merge_store_split(const ystore &y, int64_t row, 
 // thread, then a scan over the threads as in the main kernel. A run that ends with tile k - 1
 // was finished by tile k (its head). No floating-point atomics: deterministic.
 #define MERGE_FUSE_TILES MERGE_TILE // the carries and run ids fit in s_prod and s_end
+template <class Y>
 __device__ __forceinline__ void merge_fixup_last(unsigned *counter, const int32_t *tile_run,
                                                  const int64_t *run_row, const double *carry,
-                                                 const double *head, double alpha, const ystore &y,
+                                                 const double *head, double alpha, const Y &y,
                                                  int *s_key, double *s_val, unsigned *s_ticket) {
   const int t = threadIdx.x, T = (int)gridDim.x;
   __threadfence(); // this thread's y stores, carry and head, device-wide, before the ticket
@@ -333,14 +357,14 @@ __device__ __forceinline__ void merge_fixup_last(unsigned *counter, const int32_
 // csr_merge_fixup, or, with counter (fused plan), to merge_fixup_last. No floating-point
 // atomics: every sum has a fixed order. Columns and values are read evict-first, so that x stays
 // in L2.
-template <msp_precision PA, msp_precision PX>
+template <msp_precision PA, msp_precision PX, class Y>
 __global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
     csr_merge_kernel(int64_t rows, const int64_t *__restrict__ rowptr,
                      const int32_t *__restrict__ colind, const loader<PA> val, const loader<PX> x,
-                     double alpha, double beta, const ystore y,
-                     const int64_t *__restrict__ tile_row, const int64_t *__restrict__ tile_nz,
-                     double *carry, double *head, const int32_t *__restrict__ tile_run,
-                     const int64_t *__restrict__ run_row, unsigned *counter) {
+                     double alpha, double beta, const Y y, const int64_t *__restrict__ tile_row,
+                     const int64_t *__restrict__ tile_nz, double *carry, double *head,
+                     const int32_t *__restrict__ tile_run, const int64_t *__restrict__ run_row,
+                     unsigned *counter) {
   __shared__ int s_end[MERGE_TILE + MERGE_THREADS + 1];
   __shared__ double s_prod[MERGE_TILE + MERGE_THREADS];
   __shared__ int s_wkey[MERGE_THREADS / 32];
@@ -449,10 +473,10 @@ __global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
 
 // Store each split row: its head plus its carries in tile order. One thread per run (a row
 // continued across tiles); the runs name distinct rows, so there are no races.
+template <class Y>
 __global__ void __launch_bounds__(FIXUP_THREADS)
     csr_merge_fixup(int64_t nruns, const int64_t *__restrict__ runs,
-                    const double *__restrict__ carry, const double *head, double alpha,
-                    const ystore y) {
+                    const double *__restrict__ carry, const double *head, double alpha, const Y y) {
   const int64_t r = (int64_t)blockIdx.x * FIXUP_THREADS + threadIdx.x;
   if (r >= nruns) return;
   const int64_t first = __ldg(runs + 3 * r), count = __ldg(runs + 3 * r + 1);
@@ -464,9 +488,10 @@ __global__ void __launch_bounds__(FIXUP_THREADS)
 }
 
 // The same for one long run per block: threads sum strided carries, then a fixed tree.
+template <class Y>
 __global__ void __launch_bounds__(FIXUP_THREADS)
     csr_merge_fixup_long(const int64_t *__restrict__ runs, const double *__restrict__ carry,
-                         const double *head, double alpha, const ystore y) {
+                         const double *head, double alpha, const Y y) {
   __shared__ double s_part[FIXUP_THREADS / 32];
   const int64_t first = __ldg(runs + 3 * blockIdx.x), count = __ldg(runs + 3 * blockIdx.x + 1);
   const int64_t row = __ldg(runs + 3 * blockIdx.x + 2);
@@ -630,22 +655,24 @@ exit:
 }
 
 // ---- launch ------------------------------------------------------------------------------------
-template <msp_precision PA, msp_precision PX, int G>
+template <msp_precision PA, msp_precision PX, int G, class Y>
 static void launch_vector_g(cudaStream_t s, int64_t rows, const int64_t *rp, const int32_t *ci,
                             const loader<PA> &va, const loader<PX> &xa, double alpha, double beta,
-                            const ystore &y) {
+                            const Y &y) {
   constexpr int64_t per_warp = (int64_t)(32 / G) * VECTOR_ROWS;
   constexpr size_t block_rows = VECTOR_THREADS / 32 * per_warp;
   const unsigned blocks = msp__cuda_blocks((rows + per_warp - 1) / per_warp * 32, VECTOR_THREADS);
-  const size_t smem = msp_prec_is_fixed(y.a.prec) ? block_rows * sizeof(double) : 0;
-  csr_vector_kernel<PA, PX, G>
+  size_t smem = 0;
+  if constexpr (!ystore_is_f64<Y>)
+    if (msp_prec_is_fixed(y.a.prec)) smem = block_rows * sizeof(double);
+  csr_vector_kernel<PA, PX, G, Y>
       <<<blocks, VECTOR_THREADS, smem, s>>>(rows, rp, ci, va, xa, alpha, beta, y);
 }
 
 // Enqueue the product with kernel k on ctx's stream; nothing waits for it.
-template <msp_precision PA, msp_precision PX>
+template <msp_precision PA, msp_precision PX, class Y>
 static msp_status launch(msp_context ctx, msp_kernel k, double alpha, const msp_matrix A,
-                         const msp_vector x, double beta, const msp_vector yv) {
+                         const msp_vector x, double beta, const Y &y) {
   msp_status st = MSP_SUCCESS;
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
   const cudaStream_t s = msp__cuda(ctx)->stream;
@@ -653,7 +680,6 @@ static msp_status launch(msp_context ctx, msp_kernel k, double alpha, const msp_
   const int64_t *rp = (const int64_t *)m->d[SLOT_ROWPTR];
   const int32_t *ci = (const int32_t *)m->d[SLOT_COLIND];
   const loader<PX> xa = msp__vector_loader<PX>(x);
-  const ystore y = msp__vector_ystore(yv);
   // The device view of the stored values; CPMS reads the segments the matrix asks for now
   // (msp_matrix_set_cpms_segments may change them after the upload).
   loader<PA> va;
@@ -670,26 +696,26 @@ static msp_status launch(msp_context ctx, msp_kernel k, double alpha, const msp_
   }
   switch (k) {
   case MSP_KERNEL_SCALAR:
-    csr_scalar_kernel<PA, PX><<<msp__cuda_blocks(rows, SCALAR_THREADS), SCALAR_THREADS, 0, s>>>(
+    csr_scalar_kernel<PA, PX, Y><<<msp__cuda_blocks(rows, SCALAR_THREADS), SCALAR_THREADS, 0, s>>>(
         rows, rp, ci, va, xa, alpha, beta, y);
     MSP_CUDA_CHECK_LAUNCH("csr_scalar_kernel");
     break;
   case MSP_KERNEL_VECTOR:
     switch ((int)m->i64[0]) {
     case 2:
-      launch_vector_g<PA, PX, 2>(s, rows, rp, ci, va, xa, alpha, beta, y);
+      launch_vector_g<PA, PX, 2, Y>(s, rows, rp, ci, va, xa, alpha, beta, y);
       break;
     case 4:
-      launch_vector_g<PA, PX, 4>(s, rows, rp, ci, va, xa, alpha, beta, y);
+      launch_vector_g<PA, PX, 4, Y>(s, rows, rp, ci, va, xa, alpha, beta, y);
       break;
     case 8:
-      launch_vector_g<PA, PX, 8>(s, rows, rp, ci, va, xa, alpha, beta, y);
+      launch_vector_g<PA, PX, 8, Y>(s, rows, rp, ci, va, xa, alpha, beta, y);
       break;
     case 16:
-      launch_vector_g<PA, PX, 16>(s, rows, rp, ci, va, xa, alpha, beta, y);
+      launch_vector_g<PA, PX, 16, Y>(s, rows, rp, ci, va, xa, alpha, beta, y);
       break;
     default:
-      launch_vector_g<PA, PX, 32>(s, rows, rp, ci, va, xa, alpha, beta, y);
+      launch_vector_g<PA, PX, 32, Y>(s, rows, rp, ci, va, xa, alpha, beta, y);
       break;
     }
     MSP_CUDA_CHECK_LAUNCH("csr_vector_kernel");
@@ -698,7 +724,7 @@ static msp_status launch(msp_context ctx, msp_kernel k, double alpha, const msp_
     const int64_t tiles = m->i64[1], nruns = m->i64[2], nlong = m->i64[5];
     const bool fused = m->i64[7] > 0; // the kernel applies the carries: no fix-up launch
     double *carry = (double *)m->d[SLOT_CARRY], *head = carry + tiles;
-    csr_merge_kernel<PA, PX><<<(unsigned)tiles, MERGE_THREADS, 0, s>>>(
+    csr_merge_kernel<PA, PX, Y><<<(unsigned)tiles, MERGE_THREADS, 0, s>>>(
         rows, rp, ci, va, xa, alpha, beta, y, (const int64_t *)m->d[SLOT_TILE_ROW],
         (const int64_t *)m->d[SLOT_TILE_NZ], carry, head,
         fused ? (const int32_t *)m->d[SLOT_TILE_RUN] : NULL,
@@ -707,12 +733,12 @@ static msp_status launch(msp_context ctx, msp_kernel k, double alpha, const msp_
     MSP_CUDA_CHECK_LAUNCH("csr_merge_kernel");
     if (fused) break;
     if (nruns > 0) {
-      csr_merge_fixup<<<msp__cuda_blocks(nruns, FIXUP_THREADS), FIXUP_THREADS, 0, s>>>(
+      csr_merge_fixup<Y><<<msp__cuda_blocks(nruns, FIXUP_THREADS), FIXUP_THREADS, 0, s>>>(
           nruns, (const int64_t *)m->d[SLOT_RUNS], carry, head, alpha, y);
       MSP_CUDA_CHECK_LAUNCH("csr_merge_fixup");
     }
     if (nlong > 0) {
-      csr_merge_fixup_long<<<(unsigned)nlong, FIXUP_THREADS, 0, s>>>(
+      csr_merge_fixup_long<Y><<<(unsigned)nlong, FIXUP_THREADS, 0, s>>>(
           (const int64_t *)m->d[SLOT_LONG_RUNS], carry, head, alpha, y);
       MSP_CUDA_CHECK_LAUNCH("csr_merge_fixup_long");
     }
@@ -724,7 +750,9 @@ exit:
 }
 
 // Every storage precision of A and of x through one launcher: the two nested switches over
-// MSP_PRECISION_LIST instantiate the kernels for each pair; y's precision is the store's.
+// MSP_PRECISION_LIST instantiate the kernels for each pair, each with y's store as a type
+// (msp__ystore_dispatch: a plain store for an f64 y, the rounding store of y's precision
+// otherwise).
 extern "C" msp_status msp__cuda_csr_spmv(msp_context ctx, double alpha, const msp_matrix A,
                                          msp_vector x, double beta, msp_vector y) {
   if (A->rows == 0) return MSP_SUCCESS;
@@ -740,7 +768,9 @@ extern "C" msp_status msp__cuda_csr_spmv(msp_context ctx, double alpha, const ms
                       msp_precision_name(y->prec));
   return msp__prec_dispatch(A->precision, [&](auto pa) {
     return msp__prec_dispatch(x->prec, [&](auto px) {
-      return launch<decltype(pa)::value, decltype(px)::value>(ctx, k, alpha, A, x, beta, y);
+      return msp__ystore_dispatch(y, [&](const auto &ys) {
+        return launch<decltype(pa)::value, decltype(px)::value>(ctx, k, alpha, A, x, beta, ys);
+      });
     });
   });
 }
