@@ -20,6 +20,8 @@ trap 'tar czf "$final/gpu-logs.tgz" -C /tmp gpu-logs; cp "$out"/*.csv "$out"/*.m
 tar xf "$1" -C "$bin" || { echo "cannot unpack $1"; exit 1; }
 export MSP_MATRICES_DIR=${MSP_MATRICES_DIR:-$PWD/matrices-local}
 export MSP_TEST_DATA=$PWD/tests/data OMP_WAIT_POLICY=passive
+# libraries the build machine linked that the GPU machine may lack (libcjson), shipped in lib/
+export LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 t0=$(date +%s)
 nvidia-smi > "$out/nvidia-smi.txt" 2>&1
 "$bin/mixsparse" devices | head -3
@@ -27,7 +29,7 @@ nvidia-smi > "$out/nvidia-smi.txt" 2>&1
 lb="stdbuf -oL -eL"
 if [ -z "${SKIP_TESTS:-}" ]; then
 echo "== CUDA tests, plain"
-for t in cuda_vector cuda_vector_prec cuda_pagerank; do
+for t in cuda_vector cuda_vector_prec cuda_pagerank cuda_gmres; do
   [ -x "$bin/tests/$t" ] || continue
   timeout "${TEST_TIMEOUT:-120}" $lb "$bin/tests/$t" > "$out/$t.log" 2>&1
   echo "$t: exit $? $(tail -n 1 "$out/$t.log")"
@@ -54,11 +56,12 @@ for tool in memcheck racecheck; do
       "$bin/tests/cuda_cross" > "$out/san-$tool-cross.log" 2>&1
     echo "cuda_cross under $tool: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/san-$tool-cross.log" | tail -1)"
   fi
-  if [ -x "$bin/tests/cuda_pagerank" ]; then
+  for t in cuda_pagerank cuda_gmres; do
+    [ -x "$bin/tests/$t" ] || continue
     env MSP_TEST_QUICK=1 timeout "${SAN_TIMEOUT:-100}" compute-sanitizer --tool $tool $extra \
-      --error-exitcode 1 "$bin/tests/cuda_pagerank" > "$out/san-$tool-pagerank.log" 2>&1
-    echo "cuda_pagerank under $tool: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/san-$tool-pagerank.log" | tail -1)"
-  fi
+      --error-exitcode 1 "$bin/tests/$t" > "$out/san-$tool-${t#cuda_}.log" 2>&1
+    echo "$t under $tool: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/san-$tool-${t#cuda_}.log" | tail -1)"
+  done
   [ -n "${SAN_CROSS_ONLY:-}" ] && continue
   env $small timeout "${SAN_TIMEOUT:-40}" compute-sanitizer --tool $tool $extra --error-exitcode 1 \
     "$bin/tests/cuda_vector_prec" > "$out/san-$tool-vprec.log" 2>&1

@@ -23,7 +23,8 @@ static const char *solve_help =
     "  --format / --precision convert A for the products (default: CSR f64 as read).\n"
     "  --history writes the recurrence's relative residual per iteration (CSV).\n"
     "  Exit status: 0 converged, 3 not converged within --max-iters, 1 error, 2 usage error.\n"
-    "  The CUDA backend has no GMRES basis operations yet (the run fails, saying so).\n";
+    "  --backend cuda: the basis operations and Jacobi run on the GPU; ILU(0)'s triangular\n"
+    "  solves run on the host (the vector travels to the host and back per application).\n";
 
 #define SOLVE_OPTIONS                                                                              \
   (OPT_JSON | OPT_ALLOW_NONFINITE | OPT_BACKEND | OPT_FORMAT | OPT_PRECISION | OPT_RANGE |         \

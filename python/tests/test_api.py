@@ -127,20 +127,8 @@ def test_vector_mtx_round_trip(ctx, tmp_path):
     assert np.array_equal(w.to_numpy(), v)  # %.17g round-trips
 
 
-def cuda_gmres_not_yet(ctx, A):
-    """GMRES's CUDA basis operations are not written yet: the documented answer is
-    NotSupportedError naming the operation (README); True when that is the case here."""
-    if ctx.backend != "cuda":
-        return False
-    with pytest.raises(ms.NotSupportedError, match="basis_alloc"):
-        ms.gmres(A, np.ones(A.shape[0]))
-    return True
-
-
 def test_gmres_against_scipy(ctx):
     A = ms.Matrix.generate("convdiff3d:8", ctx)
-    if cuda_gmres_not_yet(ctx, A):
-        return
     S = A.to_scipy()
     b = np.random.default_rng(4).standard_normal(S.shape[0])
     x, rep = ms.gmres(A, b, rtol=1e-10, history=True)
@@ -161,8 +149,6 @@ def test_gmres_against_scipy(ctx):
 
 def test_cb_gmres_reports_its_basis(ctx):
     A = ms.Matrix.generate("poisson3d:8", ctx)
-    if cuda_gmres_not_yet(ctx, A):
-        return
     b = ms.Vector(np.ones(512), ctx)
     x, rep = ms.gmres(A, b, rtol=1e-8, basis_precision="f16", restart=30)
     assert isinstance(x, ms.Vector) and rep.converged

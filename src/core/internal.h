@@ -293,6 +293,9 @@ struct msp__backend {
   // z = sum over k < k1 of y[k] V_k, in one pass.
   msp_status (*basis_combine)(msp_context ctx, const msp__basis *V, int k1, const double *y,
                               msp_vector z);
+  // z_i = d_i * x_i for f64 vectors d, x, z of one length (made current on the backend's side
+  // by the caller; x and z distinct): Jacobi's application with d = the inverse diagonal.
+  msp_status (*pmul)(msp_context ctx, msp_vector d, msp_vector x, msp_vector z);
   // PageRank (src/solvers/pagerank.c; struct msp__prgraph below). Make the backend's copy of the
   // graph's arrays and the reductions' workspace in g->dev (CPU: the workspace only).
   msp_status (*pr_upload)(msp_context ctx, msp__prgraph *g);
@@ -322,7 +325,8 @@ struct msp__basis_s {
   void *data;      // cols * n * msp__prec_bytes(prec) bytes
   double *scales;  // fixed point: one per column; NULL otherwise
   double *work;    // reduction partials (backend-defined size)
-  int64_t nchunks; // CPU: row chunks of MSP__RED_CHUNK in a reduction
+  int64_t nchunks; // row chunks of a reduction (CPU: of MSP__RED_CHUNK; CUDA: projection blocks)
+  double *host_h;  // CUDA: pinned host slot for the projections (cols values); NULL on the CPU
 };
 
 // The registry: CPU always; CUDA when built (NULL otherwise).

@@ -15,6 +15,7 @@ msp_status msp__cpu_basis_project(msp_context, const msp__basis *, int, int, msp
 msp_status msp__cpu_basis_subtract(msp_context, const msp__basis *, int, int, const double *,
                                    msp_vector);
 msp_status msp__cpu_basis_combine(msp_context, const msp__basis *, int, const double *, msp_vector);
+msp_status msp__cpu_pmul(msp_context, msp_vector, msp_vector, msp_vector);
 msp_status msp__cpu_pr_upload(msp_context, msp__prgraph *);
 void msp__cpu_pr_free(msp_context, msp__prgraph *);
 msp_status msp__cpu_pr_step(msp_context, const msp__prgraph *, const msp__pr_step *, double[3]);
@@ -40,6 +41,7 @@ static const msp__backend cpu_backend = {
     .basis_project = msp__cpu_basis_project,
     .basis_subtract = msp__cpu_basis_subtract,
     .basis_combine = msp__cpu_basis_combine,
+    .pmul = msp__cpu_pmul,
     .pr_upload = msp__cpu_pr_upload,
     .pr_free = msp__cpu_pr_free,
     .pr_step = msp__cpu_pr_step,

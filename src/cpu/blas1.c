@@ -194,3 +194,14 @@ msp_status msp__cpu_fill(msp_context ctx, msp_vector x, double value) {
   write_into(NULL, value, 1.0, 0.0, x);
   return MSP_SUCCESS;
 }
+
+// z_i = d_i * x_i, f64 vectors (Jacobi's application: d holds the inverse diagonal).
+msp_status msp__cpu_pmul(msp_context ctx, msp_vector d, msp_vector x, msp_vector z) {
+  const double *dv = (const double *)d->h_data, *xv = (const double *)x->h_data;
+  double *zv = (double *)z->h_data;
+  const int64_t n = x->n;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; i++)
+    zv[i] = xv[i] * dv[i];
+  return MSP_SUCCESS;
+}

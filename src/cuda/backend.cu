@@ -340,6 +340,19 @@ exit:
 }
 
 // ---- the table ----------------------------------------------------------------------------------
+// GMRES's Krylov basis and Jacobi's pointwise product (basis.cu).
+extern "C" {
+msp_status msp__cuda_basis_alloc(msp_context, int64_t, int, msp_precision, msp__basis **);
+void msp__cuda_basis_free(msp_context, msp__basis *);
+msp_status msp__cuda_basis_store(msp_context, msp__basis *, int, msp_vector);
+msp_status msp__cuda_basis_project(msp_context, const msp__basis *, int, int, msp_vector, double *);
+msp_status msp__cuda_basis_subtract(msp_context, const msp__basis *, int, int, const double *,
+                                    msp_vector);
+msp_status msp__cuda_basis_combine(msp_context, const msp__basis *, int, const double *,
+                                   msp_vector);
+msp_status msp__cuda_pmul(msp_context, msp_vector, msp_vector, msp_vector);
+}
+
 // nvcc's host compiler (g++) has no array designators, so the table is filled by assignments,
 // one line per slot; a format adds its two lines (spmv and upload) below.
 static cuda_tables make_tables(void) {
@@ -365,6 +378,13 @@ static cuda_tables make_tables(void) {
   b.scale = msp__cuda_scale;
   b.copy = msp__cuda_copy;
   b.fill = msp__cuda_fill;
+  b.basis_alloc = msp__cuda_basis_alloc;
+  b.basis_free = msp__cuda_basis_free;
+  b.basis_store = msp__cuda_basis_store;
+  b.basis_project = msp__cuda_basis_project;
+  b.basis_subtract = msp__cuda_basis_subtract;
+  b.basis_combine = msp__cuda_basis_combine;
+  b.pmul = msp__cuda_pmul;
   b.pr_upload = msp__cuda_pr_upload;
   b.pr_free = msp__cuda_pr_free;
   b.pr_step = msp__cuda_pr_step;

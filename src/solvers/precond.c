@@ -1,4 +1,6 @@
-// precond.c: Jacobi and ILU(0) preconditioners: host factorisation and host triangular solves.
+// precond.c: Jacobi and ILU(0) preconditioners: built on the host; Jacobi applied by the backend
+// (pmul), ILU(0)'s triangular solves on the host (also for the CUDA backend: the vector is copied
+// to the host and back on each application).
 #include "precond.h"
 
 #include <math.h>
@@ -27,6 +29,8 @@ static msp_status jacobi_setup(const msp_matrix A, msp__precond *P) {
     }
     P->inv_diag[i] = 1.0 / d;
   }
+  MSP_TRY(msp_vector_create(A->ctx, n, &P->dinv));
+  MSP_TRY(msp_vector_set(P->dinv, P->inv_diag));
 exit:
   return st;
 }
@@ -88,19 +92,31 @@ exit:
   return st;
 }
 
+// z = d .* v on the backend's side (the device for CUDA), d the inverse diagonal.
+static msp_status jacobi_apply(msp_context ctx, const msp__precond *P, msp_vector v, msp_vector z) {
+  msp_status st = MSP_SUCCESS;
+  if (!ctx->backend->pmul)
+    return msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "Jacobi preconditioner: operation pmul is not implemented on the %s backend",
+                      ctx->backend->name);
+  MSP_TRY(msp__vector_current(P->dinv));
+  MSP_TRY(msp__vector_current(v));
+  MSP_TRY(ctx->backend->pmul(ctx, P->dinv, v, z));
+  msp__vector_written(z);
+exit:
+  return st;
+}
+
 msp_status msp__precond_apply(msp_context ctx, const msp__precond *P, msp_vector v, msp_vector z) {
   msp_status st = MSP_SUCCESS;
   if (P->kind == MSP_PRECOND_NONE) return msp_copy(ctx, v, z);
+  if (P->kind == MSP_PRECOND_JACOBI) return jacobi_apply(ctx, P, v, z);
   MSP_TRY(msp__vector_on_host(v));
   const double *src = (const double *)v->h_data;
   double *dst = (double *)z->h_data;
   const int64_t n = P->n;
-  if (P->kind == MSP_PRECOND_JACOBI) {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; i++)
-      dst[i] = src[i] * P->inv_diag[i];
-  } else {
-    // L y = v (unit diagonal), then U z = y, both in z.
+  {
+    // ILU(0): L y = v (unit diagonal), then U z = y, both in z.
     const int64_t *rp = P->rowptr;
     const int32_t *ci = P->colind;
     const double *lu = P->lu;
@@ -125,6 +141,7 @@ exit:
 void msp__precond_free(msp__precond *P) {
   if (!P) return;
   MSP_FREE(P->inv_diag);
+  msp_vector_destroy(&P->dinv);
   MSP_FREE(P->lu);
   MSP_FREE(P->diag);
   P->rowptr = NULL;

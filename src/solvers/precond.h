@@ -1,4 +1,4 @@
-// precond.h: the preconditioners of the solvers (Jacobi, ILU(0)), built and applied on the host.
+// precond.h: the preconditioners of the solvers (Jacobi, ILU(0)), built on the host.
 #ifndef MSP_PRECOND_H
 #define MSP_PRECOND_H
 
@@ -8,14 +8,15 @@
 extern "C" {
 #endif
 
-// M of a right-preconditioned solve. Built from A's host CSR (always present, sorted by column
-// within each row) and applied on the host: a CPU-only path. On the CUDA backend the vectors
-// travel to the host and back for each application (correct, not fast), until the backend gets
-// preconditioner slots of its own.
+// M of a right-preconditioned solve, built from A's host CSR (always present, sorted by column
+// within each row). Jacobi is applied by the backend (its pmul slot: on the CUDA backend on the
+// device, no copy). ILU(0)'s triangular solves run on the host: on the CUDA backend the vector
+// travels to the host and back for each application (correct, not fast).
 typedef struct {
   msp_precond kind;
   int64_t n;
-  double *inv_diag; // Jacobi: 1 / a_ii
+  double *inv_diag; // Jacobi: 1 / a_ii (host)
+  msp_vector dinv;  // Jacobi: the same values, an f64 vector of A's context (backend side)
   // ILU(0): L (unit lower, strictly lower part) and U (upper with the diagonal) in place of the
   // values of A's pattern; rowptr and colind are A's (borrowed, A outlives M).
   const int64_t *rowptr;

@@ -1,0 +1,420 @@
+// basis.cu: CUDA Krylov-basis operations of GMRES over the compressed basis (store, projection,
+// subtraction, combination) and the pointwise product of Jacobi, fp64 arithmetic.
+//
+// papers/cb-gmres-compressed-basis.txt ("Memory accessor"): the basis stays on the device in its
+// storage precision and every load converts to double (loader<P> of access.cuh, one template per
+// operation instantiated through msp__prec_dispatch); nothing is decoded into an fp64 copy, so a
+// projection over an f32 basis reads half the bytes of an f64 one. Each operation is one fused
+// pass over the columns it needs:
+//  - projection: block b owns a fixed range of PROJ_CHUNK rows; it keeps its rows of w in
+//    registers, walks the columns j0..j1-1 and writes one partial per column to the workspace;
+//    a second kernel adds the partials of each column in a fixed order, and the host gets all
+//    j1 - j0 values with one copy (the only synchronisation of these operations). The row
+//    ranges depend on n only: the same n gives the same bits on every run and every GPU;
+//  - subtraction and combination: one thread per row reads its value of every column once and
+//    writes its row of the result once; the coefficients travel as a kernel parameter (no host
+//    to device copy, no synchronisation), up to MAXC columns per launch;
+//  - store: rounding into column j and reading back into w in one pass (fixed point: the
+//    column's scale from max |w| first, reduced on the device).
+// Column j is its own accessor view (fixed point: one scale, scales[j]; CPMS: every segment read
+// and written), as in src/cpu/basis.c, so both backends store and read the same bits.
+#include "access.cuh"
+
+#include <string.h>
+
+#define PROJ_THREADS 256
+#define PROJ_ROWS 2 // rows of w per thread, held in registers: a block covers 512 rows
+#define PROJ_CHUNK (PROJ_THREADS * PROJ_ROWS)
+#define PROJ_GROUP 32 // columns whose warp sums are staged in shared memory between barriers
+#define PROJ_UNROLL 4 // columns read together (loads in flight per thread)
+#define RED_THREADS 256
+#define EW_THREADS 256
+#define MAXC 496 // coefficients per launch of the subtraction and combination (under 4 KiB)
+#define FEWC 32  // the small parameter block (early columns of a cycle, MGS)
+
+// Row blocks of the projection and of the fixed-point maximum: a function of n only.
+static int64_t proj_blocks(int64_t n) {
+  return (n + PROJ_CHUNK - 1) / PROJ_CHUNK;
+}
+
+// What the kernels need of a basis, passed by value.
+struct bview {
+  char *data;
+  double *scales; // fixed point: one per column
+  int64_t n;
+  size_t col_bytes; // n * bytes per value
+  int bank_shift;
+  int segments;
+};
+
+static bview view_of(const msp__basis *V) {
+  bview b;
+  b.data = (char *)V->data;
+  b.scales = V->scales;
+  b.n = V->n;
+  b.col_bytes = (size_t)V->n * msp__prec_bytes(V->prec);
+  b.bank_shift = V->bank_shift;
+  b.segments = msp__prec_segments(V->prec);
+  return b;
+}
+
+// The accessor view of column j.
+template <msp_precision P> __device__ __forceinline__ msp_acc col_acc(const bview &V, int j) {
+  msp_acc a;
+  a.data = V.data + (size_t)j * V.col_bytes;
+  a.n = V.n;
+  a.prec = P;
+  a.scale_shift = MSP_CPMS_SEPARATE; // i >> 62 == 0: the column's one scale
+  a.scales = V.scales ? V.scales + j : NULL;
+  a.bank_shift = V.bank_shift;
+  a.read_segments = V.segments;
+  return a;
+}
+template <msp_precision P> __device__ __forceinline__ loader<P> col(const bview &V, int j) {
+  loader<P> l;
+  l.a = col_acc<P>(V, j);
+  return l;
+}
+
+// Fixed-order sum of s over the block (shuffle tree per warp, then warp 0 over the warp sums);
+// the result in thread 0. MAX: the NaN-keeping maximum magnitude instead of the sum.
+template <bool MAX> __device__ __forceinline__ double block_reduce(double s) {
+  __shared__ double sh[RED_THREADS / 32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) {
+    const double o = __shfl_down_sync(0xffffffffu, s, off);
+    s = MAX ? msp_absmax_step(s, o) : s + o;
+  }
+  if (lane == 0) sh[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    s = lane < RED_THREADS / 32 ? sh[lane] : 0.0;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+      const double o = __shfl_down_sync(0xffffffffu, s, off);
+      s = MAX ? msp_absmax_step(s, o) : s + o;
+    }
+  }
+  return s;
+}
+
+// ---- projection ---------------------------------------------------------------------------------
+// Block b: rows b * PROJ_CHUNK + r * PROJ_THREADS + threadIdx.x (r < PROJ_ROWS); for every column
+// k in j0..j1-1, partial[(k - j0) * nb + b] = the block's sum of V_k(i) w_i, each thread's terms
+// in order of r, then the warps' shuffle trees, then the warp sums in order of the warp.
+template <msp_precision P>
+__global__ void __launch_bounds__(PROJ_THREADS)
+    project_partials(const bview V, int j0, int j1, const double *__restrict__ w, int64_t nb,
+                     double *__restrict__ partial) {
+  __shared__ double sh[PROJ_THREADS / 32][PROJ_GROUP];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t base = (int64_t)blockIdx.x * PROJ_CHUNK + threadIdx.x;
+  double wv[PROJ_ROWS];
+#pragma unroll
+  for (int r = 0; r < PROJ_ROWS; r++) {
+    const int64_t i = base + (int64_t)r * PROJ_THREADS;
+    wv[r] = i < V.n ? w[i] : 0.0;
+  }
+  for (int g0 = j0; g0 < j1; g0 += PROJ_GROUP) {
+    const int gn = j1 - g0 < PROJ_GROUP ? j1 - g0 : PROJ_GROUP;
+    for (int c0 = 0; c0 < gn; c0 += PROJ_UNROLL) {
+      double s[PROJ_UNROLL];
+#pragma unroll
+      for (int u = 0; u < PROJ_UNROLL; u++) {
+        s[u] = 0.0;
+        if (c0 + u < gn) {
+          const loader<P> v = col<P>(V, g0 + c0 + u);
+#pragma unroll
+          for (int r = 0; r < PROJ_ROWS; r++) {
+            const int64_t i = base + (int64_t)r * PROJ_THREADS;
+            if (i < V.n) s[u] += v.stream(i) * wv[r];
+          }
+        }
+      }
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1)
+#pragma unroll
+        for (int u = 0; u < PROJ_UNROLL; u++)
+          s[u] += __shfl_down_sync(0xffffffffu, s[u], off);
+      if (lane == 0)
+#pragma unroll
+        for (int u = 0; u < PROJ_UNROLL; u++)
+          if (c0 + u < gn) sh[warp][c0 + u] = s[u];
+    }
+    __syncthreads();
+    if ((int)threadIdx.x < gn) {
+      double t = 0.0;
+#pragma unroll
+      for (int wp = 0; wp < PROJ_THREADS / 32; wp++)
+        t += sh[wp][threadIdx.x];
+      partial[(int64_t)(g0 - j0 + (int)threadIdx.x) * nb + blockIdx.x] = t;
+    }
+    __syncthreads();
+  }
+}
+
+// Block k: out[k] = the sum of partial[k * nb .. k * nb + nb) (thread-strided, then the tree).
+__global__ void __launch_bounds__(RED_THREADS)
+    project_final(int64_t nb, const double *__restrict__ partial, double *__restrict__ out) {
+  const double *p = partial + (int64_t)blockIdx.x * nb;
+  double s = 0.0;
+  for (int64_t b = threadIdx.x; b < nb; b += RED_THREADS)
+    s += p[b];
+  s = block_reduce<false>(s);
+  if (threadIdx.x == 0) out[blockIdx.x] = s;
+}
+
+// ---- store --------------------------------------------------------------------------------------
+// Fixed point: partial[b] = max |w_i| over block b's rows (NaN kept), then one block writes the
+// column's scale from the maximum of the partials (msp_fx_block_scale, as the CPU).
+__global__ void __launch_bounds__(PROJ_THREADS)
+    absmax_partials(int64_t n, const double *__restrict__ w, double *__restrict__ partial) {
+  const int64_t base = (int64_t)blockIdx.x * PROJ_CHUNK + threadIdx.x;
+  double m = 0.0;
+#pragma unroll
+  for (int r = 0; r < PROJ_ROWS; r++) {
+    const int64_t i = base + (int64_t)r * PROJ_THREADS;
+    if (i < n) m = msp_absmax_step(m, w[i]);
+  }
+  m = block_reduce<true>(m);
+  if (threadIdx.x == 0) partial[blockIdx.x] = m;
+}
+__global__ void __launch_bounds__(RED_THREADS)
+    absmax_scale(int64_t nb, const double *__restrict__ partial, msp_precision p,
+                 double *__restrict__ scale) {
+  double m = 0.0;
+  for (int64_t b = threadIdx.x; b < nb; b += RED_THREADS)
+    m = msp_absmax_step(m, partial[b]);
+  m = block_reduce<true>(m);
+  if (threadIdx.x == 0) *scale = msp_fx_block_scale(p, m);
+}
+
+// Column j = w rounded by the store; w = the values as stored (f64: already).
+template <msp_precision P>
+__global__ void __launch_bounds__(EW_THREADS) store_kernel(const bview V, int j, double *w) {
+  const msp_acc a = col_acc<P>(V, j);
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < V.n; i += stride) {
+    msp_acc_store_p(P, &a, i, w[i]);
+    if (P != MSP_PRECISION_F64) w[i] = msp_acc_load_p(P, &a, i); // f64 stores w exactly
+  }
+}
+
+// ---- subtraction and combination ----------------------------------------------------------------
+template <int C> struct coefs { double c[C]; };
+
+// w_i = (ZERO ? 0 : w_i) + sum over k < cnt of h.c[k] V_{j0+k}(i), the columns in order (the
+// subtraction passes -h).
+template <msp_precision P, int C, bool ZERO>
+__global__ void __launch_bounds__(EW_THREADS)
+    update_kernel(const bview V, int j0, int cnt, const coefs<C> h, double *__restrict__ w) {
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < V.n; i += stride) {
+    double t = ZERO ? 0.0 : w[i];
+#pragma unroll 8
+    for (int k = 0; k < cnt; k++)
+      t += h.c[k] * col<P>(V, j0 + k).stream(i);
+    w[i] = t;
+  }
+}
+
+static unsigned ew_blocks(msp_context ctx, int64_t n) {
+  const int64_t cap = (int64_t)msp__cuda(ctx)->sm_count * 16;
+  const int64_t want = (n + EW_THREADS - 1) / EW_THREADS;
+  return (unsigned)(want < cap ? want : cap);
+}
+
+// One launch over columns j0 .. j0+cnt-1 (cnt <= C) with coefficients sign * coef[0..cnt).
+template <msp_precision P, int C>
+static msp_status update_launch(msp_context ctx, const bview &b, int j0, int cnt,
+                                const double *coef, double sign, bool zero, double *w) {
+  msp_status st = MSP_SUCCESS;
+  coefs<C> h;
+  memset(&h, 0, sizeof h);
+  for (int k = 0; k < cnt; k++)
+    h.c[k] = sign * coef[k];
+  const unsigned g = ew_blocks(ctx, b.n);
+  const cudaStream_t s = msp__cuda(ctx)->stream;
+  if (zero)
+    update_kernel<P, C, true><<<g, EW_THREADS, 0, s>>>(b, j0, cnt, h, w);
+  else
+    update_kernel<P, C, false><<<g, EW_THREADS, 0, s>>>(b, j0, cnt, h, w);
+  MSP_CUDA_CHECK_LAUNCH("update_kernel");
+exit:
+  return st;
+}
+
+// w (= zero ? 0 : w) + sign * sum over k in j0..j1-1 of coef[k - j0] V_k; one pass when
+// j1 - j0 <= MAXC, otherwise one pass per MAXC columns.
+static msp_status update(msp_context ctx, const msp__basis *V, int j0, int j1, const double *coef,
+                         double sign, bool zero, msp_vector w) {
+  msp_status st = MSP_SUCCESS;
+  const bview b = view_of(V);
+  double *d = (double *)w->d_data;
+  if (V->n == 0) goto exit;
+  if (j1 <= j0) { // no column: the combination is 0, the subtraction leaves w
+    if (zero)
+      MSP_CUDA_TRY(cudaMemsetAsync(d, 0, (size_t)V->n * sizeof(double), msp__cuda(ctx)->stream));
+    goto exit;
+  }
+  MSP_TRY(msp__prec_dispatch(V->prec, [&](auto pc) -> msp_status {
+    constexpr msp_precision P = decltype(pc)::value;
+    for (int k = j0; k < j1; k += MAXC) {
+      const int cnt = j1 - k < MAXC ? j1 - k : MAXC;
+      const bool z = zero && k == j0;
+      const msp_status s =
+          cnt <= FEWC ? update_launch<P, FEWC>(ctx, b, k, cnt, coef + (k - j0), sign, z, d)
+                      : update_launch<P, MAXC>(ctx, b, k, cnt, coef + (k - j0), sign, z, d);
+      if (s != MSP_SUCCESS) return s;
+    }
+    return MSP_SUCCESS;
+  }));
+exit:
+  return st;
+}
+
+// ---- Jacobi: z = d .* x -------------------------------------------------------------------------
+__global__ void __launch_bounds__(EW_THREADS)
+    pmul_kernel(int64_t n, const double *__restrict__ d, const double *__restrict__ x,
+                double *__restrict__ z) {
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    z[i] = x[i] * d[i];
+}
+
+// ---- slots --------------------------------------------------------------------------------------
+static void basis_release(msp__basis *V) {
+  if (!V) return;
+  if (V->data) (void)cudaFree(V->data);
+  if (V->scales) (void)cudaFree(V->scales);
+  if (V->work) (void)cudaFree(V->work);
+  if (V->host_h) (void)cudaFreeHost(V->host_h);
+  (void)cudaGetLastError();
+  msp__free(V);
+}
+
+// The workspace: cols * nb projection partials (also the nb maxima of a fixed-point store), then
+// the cols projections of one call.
+extern "C" msp_status msp__cuda_basis_alloc(msp_context ctx, int64_t n, int cols,
+                                            msp_precision prec, msp__basis **out) {
+  msp_status st = MSP_SUCCESS;
+  msp__basis *V = NULL;
+  *out = NULL;
+  const int64_t nb = proj_blocks(n) > 0 ? proj_blocks(n) : 1;
+  const size_t bytes = msp__prec_bytes(prec);
+  const size_t vals = (size_t)(n > 0 ? n : 1) * (size_t)cols;
+  const size_t work = (size_t)nb * (size_t)cols + (size_t)cols;
+  MSP_TRY(MSP_ALLOC_ZERO(V, 1, "GMRES Krylov basis"));
+  V->prec = prec;
+  V->n = n;
+  V->cols = cols;
+  V->nchunks = nb;
+  V->bank_shift = MSP_CPMS_SEPARATE;
+  if (msp__prec_segments(prec) > 1) {
+    V->bank_shift = msp__cpms_bank_shift(msp__prec_segments(prec), MSP_CPMS_DEFAULT_BANK_BYTES);
+    if (V->bank_shift < 0) {
+      st = msp__error(MSP_ERR_INTERNAL, "msp_gmres: no CPMS bank layout for the %s basis",
+                      msp_precision_name(prec));
+      goto exit;
+    }
+  }
+  MSP_CUDA_TRY(cudaSetDevice(ctx->device));
+  // Not zeroed: GMRES reads only the columns it has stored.
+  MSP_CUDA_TRY(cudaMalloc(&V->data, vals * bytes));
+  if (msp_prec_is_fixed(prec)) {
+    MSP_CUDA_TRY(cudaMalloc((void **)&V->scales, (size_t)cols * sizeof(double)));
+    MSP_CUDA_TRY(
+        cudaMemsetAsync(V->scales, 0, (size_t)cols * sizeof(double), msp__cuda(ctx)->stream));
+  }
+  MSP_CUDA_TRY(cudaMalloc((void **)&V->work, work * sizeof(double)));
+  MSP_CUDA_TRY(cudaMallocHost((void **)&V->host_h, (size_t)cols * sizeof(double)));
+  *out = V;
+  V = NULL;
+exit:
+  basis_release(V);
+  return st;
+}
+
+extern "C" void msp__cuda_basis_free(msp_context ctx, msp__basis *V) {
+  if (!V) return;
+  // Work queued on the basis finishes before its memory goes (errors cannot be reported here).
+  (void)cudaStreamSynchronize(msp__cuda(ctx)->stream);
+  basis_release(V);
+}
+
+extern "C" msp_status msp__cuda_basis_store(msp_context ctx, msp__basis *V, int j, msp_vector w) {
+  msp_status st = MSP_SUCCESS;
+  const cudaStream_t s = msp__cuda(ctx)->stream;
+  const bview b = view_of(V);
+  double *d = (double *)w->d_data;
+  if (V->n == 0) goto exit;
+  if (msp_prec_is_fixed(V->prec)) {
+    const int64_t nb = proj_blocks(V->n);
+    absmax_partials<<<(unsigned)nb, PROJ_THREADS, 0, s>>>(V->n, d, V->work);
+    MSP_CUDA_CHECK_LAUNCH("absmax_partials");
+    absmax_scale<<<1, RED_THREADS, 0, s>>>(nb, V->work, V->prec, V->scales + j);
+    MSP_CUDA_CHECK_LAUNCH("absmax_scale");
+  }
+  MSP_TRY(msp__prec_dispatch(V->prec, [&](auto pc) -> msp_status {
+    msp_status st = MSP_SUCCESS;
+    store_kernel<decltype(pc)::value><<<ew_blocks(ctx, V->n), EW_THREADS, 0, s>>>(b, j, d);
+    MSP_CUDA_CHECK_LAUNCH("store_kernel");
+  exit:
+    return st;
+  }));
+exit:
+  return st;
+}
+
+extern "C" msp_status msp__cuda_basis_project(msp_context ctx, const msp__basis *V, int j0, int j1,
+                                              msp_vector w, double *h) {
+  msp_status st = MSP_SUCCESS;
+  const cudaStream_t s = msp__cuda(ctx)->stream;
+  const bview b = view_of(V);
+  const int cnt = j1 - j0;
+  const int64_t nb = proj_blocks(V->n);
+  double *d_h = V->work + (size_t)V->nchunks * (size_t)V->cols;
+  if (cnt <= 0) goto exit;
+  if (V->n == 0) {
+    for (int k = 0; k < cnt; k++)
+      h[k] = 0.0;
+    goto exit;
+  }
+  MSP_TRY(msp__prec_dispatch(V->prec, [&](auto pc) -> msp_status {
+    msp_status st = MSP_SUCCESS;
+    project_partials<decltype(pc)::value>
+        <<<(unsigned)nb, PROJ_THREADS, 0, s>>>(b, j0, j1, (const double *)w->d_data, nb, V->work);
+    MSP_CUDA_CHECK_LAUNCH("project_partials");
+  exit:
+    return st;
+  }));
+  project_final<<<(unsigned)cnt, RED_THREADS, 0, s>>>(nb, V->work, d_h);
+  MSP_CUDA_CHECK_LAUNCH("project_final");
+  MSP_CUDA_TRY(
+      cudaMemcpyAsync(V->host_h, d_h, (size_t)cnt * sizeof(double), cudaMemcpyDeviceToHost, s));
+  MSP_CUDA_TRY(cudaStreamSynchronize(s));
+  memcpy(h, V->host_h, (size_t)cnt * sizeof(double));
+exit:
+  return st;
+}
+
+extern "C" msp_status msp__cuda_basis_subtract(msp_context ctx, const msp__basis *V, int j0, int j1,
+                                               const double *h, msp_vector w) {
+  return update(ctx, V, j0, j1, h, -1.0, false, w);
+}
+
+extern "C" msp_status msp__cuda_basis_combine(msp_context ctx, const msp__basis *V, int k1,
+                                              const double *y, msp_vector z) {
+  return update(ctx, V, 0, k1, y, 1.0, true, z);
+}
+
+extern "C" msp_status msp__cuda_pmul(msp_context ctx, msp_vector d, msp_vector x, msp_vector z) {
+  msp_status st = MSP_SUCCESS;
+  if (x->n == 0) goto exit;
+  pmul_kernel<<<ew_blocks(ctx, x->n), EW_THREADS, 0, msp__cuda(ctx)->stream>>>(
+      x->n, (const double *)d->d_data, (const double *)x->d_data, (double *)z->d_data);
+  MSP_CUDA_CHECK_LAUNCH("pmul_kernel");
+exit:
+  return st;
+}
