@@ -66,19 +66,19 @@ __device__ __forceinline__ void coo_load8(const int32_t *p, int32_t (&r)[MSP__CO
 // Row r finished with sum s: y_r = alpha * s + beta * y_r, or, HYB (part != NULL), alpha * s +
 // part[r], the ELL part's fp64 partial: one rounding into y's precision from the whole row. One
 // call site per place a row ends (the store into y's precision is chosen at run time).
-__device__ __forceinline__ void coo_finish(const ystore &y, int64_t r, double alpha, double s,
+template <class Y>
+__device__ __forceinline__ void coo_finish(const Y &y, int64_t r, double alpha, double s,
                                            double beta, const double *part) {
   const bool hyb = part != nullptr;
   ystore_row(y, r, hyb ? 1.0 : alpha, hyb ? alpha * s + part[r] : s, hyb ? 0.0 : beta);
 }
 
 // Tile t (< ntiles) by the calling warp; triple k's value is va[voff + k], k < nnz.
-template <class LA, class LX>
-__device__ __forceinline__ void coo_tile(int64_t t, int64_t ntiles, const int32_t *__restrict__ row,
-                                         const int32_t *__restrict__ col, const LA &va,
-                                         int64_t voff, int64_t nnz, const LX &x, const ystore &y,
-                                         double alpha, double beta, const double *part,
-                                         double *head, double *tail) {
+template <class LA, class LX, class Y>
+__device__ __forceinline__ void
+coo_tile(int64_t t, int64_t ntiles, const int32_t *__restrict__ row,
+         const int32_t *__restrict__ col, const LA &va, int64_t voff, int64_t nnz, const LX &x,
+         const Y &y, double alpha, double beta, const double *part, double *head, double *tail) {
   const unsigned full = 0xffffffffu;
   const int lane = threadIdx.x & 31;
   const int64_t base = t * MSP__COO_TILE;
@@ -143,15 +143,15 @@ __device__ __forceinline__ void coo_tile(int64_t t, int64_t ntiles, const int32_
   }
 }
 
-// 64 registers (MSP__FMT_MIN_BLOCKS blocks of 256 per SM; the run-time store into y's precision
-// costs registers at each of a lane's 8 possible row ends): no spills, and 4 blocks keep over
+// 64 registers (MSP__FMT_MIN_BLOCKS blocks of 256 per SM; with a reduced-precision y the run-time
+// store costs registers at each of a lane's 8 possible row ends): no spills, and 4 blocks keep over
 // 128 KB of loads in flight per SM (8 triples per lane in 16-byte loads), far above what HBM
 // latency asks.
-template <class LA, class LX, int BLOCK>
+template <class LA, class LX, int BLOCK, class Y>
 __global__ void __launch_bounds__(BLOCK, MSP__FMT_MIN_BLOCKS)
     coo_tiles_kernel(int64_t ntiles, const int32_t *__restrict__ row,
-                     const int32_t *__restrict__ col, LA va, int64_t voff, int64_t nnz, LX x,
-                     ystore y, double alpha, double beta, const double *__restrict__ part,
+                     const int32_t *__restrict__ col, LA va, int64_t voff, int64_t nnz, LX x, Y y,
+                     double alpha, double beta, const double *__restrict__ part,
                      double *__restrict__ head, double *__restrict__ tail) {
   const int64_t t = (int64_t)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
   if (t >= ntiles) return; // the whole warp leaves together
@@ -159,9 +159,10 @@ __global__ void __launch_bounds__(BLOCK, MSP__FMT_MIN_BLOCKS)
 }
 
 // One thread per straddling row of a short span: tail[t0] + head[t0+1] + ... + head[t1].
+template <class Y>
 __global__ void __launch_bounds__(MSP__FMT_BLOCK)
     coo_fix_short_kernel(int64_t nfix, const int64_t *__restrict__ fix,
-                         const double *__restrict__ head, const double *__restrict__ tail, ystore y,
+                         const double *__restrict__ head, const double *__restrict__ tail, Y y,
                          double alpha, double beta, const double *__restrict__ part) {
   const int64_t q = (int64_t)blockIdx.x * MSP__FMT_BLOCK + threadIdx.x;
   if (q >= nfix) return;
@@ -175,10 +176,10 @@ __global__ void __launch_bounds__(MSP__FMT_BLOCK)
 
 // One block per straddling row of a long span: thread k sums elements k, k + BLOCK, ... in order
 // (element 0 is tail[t0], element e > 0 is head[t0 + e]), then a fixed tree over the block.
-template <int BLOCK>
+template <int BLOCK, class Y>
 __global__ void __launch_bounds__(BLOCK)
     coo_fix_long_kernel(const int64_t *__restrict__ fix, const double *__restrict__ head,
-                        const double *__restrict__ tail, ystore y, double alpha, double beta,
+                        const double *__restrict__ tail, Y y, double alpha, double beta,
                         const double *__restrict__ part) {
   __shared__ double warp_sum[BLOCK / 32];
   const int64_t q = blockIdx.x;
@@ -204,8 +205,9 @@ __global__ void __launch_bounds__(BLOCK)
 }
 
 // Rows without entries: y_i = beta * y_i (0 when beta == 0, y not read).
+template <class Y>
 __global__ void __launch_bounds__(MSP__FMT_BLOCK)
-    coo_empty_kernel(int64_t n, const int32_t *__restrict__ rows, ystore y, double beta) {
+    coo_empty_kernel(int64_t n, const int32_t *__restrict__ rows, Y y, double beta) {
   const int64_t k = (int64_t)blockIdx.x * MSP__FMT_BLOCK + threadIdx.x;
   if (k >= n) return;
   ystore_row(y, msp__ld(rows + k), 0.0, 0.0, beta);
@@ -288,13 +290,13 @@ exit:
   return st;
 }
 
-template <class LA, class LX>
+template <class LA, class LX, class Y>
 static msp_status coo_tiles_launch(cudaStream_t s, const msp__cuda_matrix *m, int s0, int q0,
-                                   const LA &va, int64_t voff, const LX &x, const ystore &y,
+                                   const LA &va, int64_t voff, const LX &x, const Y &y,
                                    double alpha, double beta, const double *part) {
   msp_status st = MSP_SUCCESS;
   const int64_t tiles = m->i64[q0 + COO_Q_TILES];
-  coo_tiles_kernel<LA, LX, MSP__FMT_BLOCK>
+  coo_tiles_kernel<LA, LX, MSP__FMT_BLOCK, Y>
       <<<msp__cuda_blocks(tiles, MSP__FMT_BLOCK / 32), MSP__FMT_BLOCK, 0, s>>>(
           tiles, (const int32_t *)m->d[s0 + COO_ROW], (const int32_t *)m->d[s0 + COO_COL], va, voff,
           m->i64[q0 + COO_Q_NNZ], x, y, alpha, beta, part, (double *)m->d[s0 + COO_HEAD],
@@ -304,9 +306,10 @@ exit:
   return st;
 }
 
-msp_status msp__cuda_coo_part_spmv(cudaStream_t s, const msp__cuda_matrix *m, int s0, int q0,
-                                   const msp_acc &va, int64_t voff, const msp_acc &xa,
-                                   const ystore &y, double alpha, double beta, const double *part) {
+template <class Y>
+static msp_status coo_part_spmv(cudaStream_t s, const msp__cuda_matrix *m, int s0, int q0,
+                                const msp_acc &va, int64_t voff, const msp_acc &xa, const Y &y,
+                                double alpha, double beta, const double *part) {
   msp_status st = MSP_SUCCESS;
   const int64_t tiles = m->i64[q0 + COO_Q_TILES], nshort = m->i64[q0 + COO_Q_SHORT],
                 nlong = m->i64[q0 + COO_Q_LONG];
@@ -318,17 +321,31 @@ msp_status msp__cuda_coo_part_spmv(cudaStream_t s, const msp__cuda_matrix *m, in
     return coo_tiles_launch(s, m, s0, q0, la, voff, lx, y, alpha, beta, part);
   }));
   if (nshort > 0) {
-    coo_fix_short_kernel<<<msp__cuda_blocks(nshort, MSP__FMT_BLOCK), MSP__FMT_BLOCK, 0, s>>>(
+    coo_fix_short_kernel<Y><<<msp__cuda_blocks(nshort, MSP__FMT_BLOCK), MSP__FMT_BLOCK, 0, s>>>(
         nshort, fix, head, tail, y, alpha, beta, part);
     MSP_CUDA_CHECK_LAUNCH("coo_fix_short_kernel");
   }
   if (nlong > 0) {
-    coo_fix_long_kernel<MSP__FMT_BLOCK><<<(unsigned)nlong, MSP__FMT_BLOCK, 0, s>>>(
+    coo_fix_long_kernel<MSP__FMT_BLOCK, Y><<<(unsigned)nlong, MSP__FMT_BLOCK, 0, s>>>(
         fix + 3 * nshort, head, tail, y, alpha, beta, part);
     MSP_CUDA_CHECK_LAUNCH("coo_fix_long_kernel");
   }
 exit:
   return st;
+}
+
+// An f64 y gets the plain store (ystore_f64): a lane of the tile kernel may finish 8 rows, and
+// the run-time tests of ystore at each of them cost time on graphs whose rows end every few
+// triples (as in the CSR kernels, access.cuh). The same operations: the same bits.
+msp_status msp__cuda_coo_part_spmv(cudaStream_t s, const msp__cuda_matrix *m, int s0, int q0,
+                                   const msp_acc &va, int64_t voff, const msp_acc &xa,
+                                   const ystore &y, double alpha, double beta, const double *part) {
+  if (y.a.prec == MSP_PRECISION_F64) {
+    ystore_f64 yf;
+    yf.d = (double *)y.a.data;
+    return coo_part_spmv(s, m, s0, q0, va, voff, xa, yf, alpha, beta, part);
+  }
+  return coo_part_spmv(s, m, s0, q0, va, voff, xa, y, alpha, beta, part);
 }
 
 // ---- the COO format -----------------------------------------------------------------------------
@@ -371,7 +388,7 @@ extern "C" msp_status msp__cuda_coo_spmv(msp_context ctx, double alpha, const ms
   MSP_TRY(msp__cuda_coo_part_spmv(s, m, 0, 0, msp__fmt_values(A, m, COO_VAL_SLOT, COO_SCALES_SLOT),
                                   0, msp__vector_acc(x, 1), ys, alpha, beta, NULL));
   if (nempty > 0) {
-    coo_empty_kernel<<<msp__cuda_blocks(nempty, MSP__FMT_BLOCK), MSP__FMT_BLOCK, 0, s>>>(
+    coo_empty_kernel<ystore><<<msp__cuda_blocks(nempty, MSP__FMT_BLOCK), MSP__FMT_BLOCK, 0, s>>>(
         nempty, (const int32_t *)m->d[COO_EMPTY_SLOT], ys, beta);
     MSP_CUDA_CHECK_LAUNCH("coo_empty_kernel");
   }
