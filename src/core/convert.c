@@ -213,8 +213,19 @@ msp_format msp__choose_format(const msp_matrix_stats *s, char *reason, size_t n)
 //   COO 1.00; wave CSR 0.58, COO 0.88; bcsstk29 CSR 0.11, HLL 0.12, COO 0.16. The exception is
 //   copter2, HLL 0.22 against CSR 0.25 (HLL padding 0.49), while bcsstk29 (padding 0.17) and
 //   wave (0.26) went to CSR: no padding threshold separates them, so HLL is not in the rule.
-//   COO sums rows as CSR does but reads a row index per entry, and the skew that made COO the
-//   GPU's choice is handled by CSR's balanced split on the CPU; ELL reads padding.
+//   The skew that made COO the GPU's choice is handled by CSR's balanced split on the CPU, and
+//   COO's CPU kernel is CSR's loop over the triples' columns and values (src/cpu/coo.c: the same
+//   speed within the spread, the same bits), so the rule never needs COO; ELL reads padding.
+// - Second pass (issue 14): msp__cpu_row_sum adds a row's odd last entry without a branch on the
+//   row's parity, which CSR mispredicted on rows of varying length. After it (2 threads, medians
+//   of 9 interleaved repetitions, ms, CSR against HLL) copter2 0.211 / 0.213, wave 0.598 / 0.697,
+//   bcsstk29 0.120 / 0.144, and on held-out matrices of the collection fe_body 0.090 / 0.121,
+//   rgg_n_2_15_s0 0.104 / 0.108, luxembourg_osm 0.107 / 0.112, t60k 0.049 / 0.054,
+//   random:60000:8 0.133 / 0.135, finan512 0.125 / 0.277, e20r0000 0.021 / 0.043, bcsstk16
+//   0.048 / 0.070; HLL ahead only on delaunay_n16 (0.142 / 0.160, rows of 3 to 17) and wing
+//   (0.077 / 0.083). A rule that picked HLL for short rows of a cache-resident matrix (padding
+//   <= 0.5, mean row < 24, HLL <= 16 MB), tried before that change to catch copter2 (then HLL
+//   0.210 against CSR 0.244), would now lose on t60k (10%) and luxembourg_osm, so CSR stays.
 #define MSP__AUTO_CPU_HDIA_FILL 0.5 // HDIA when hdia_fill <= this (fewer bytes than CSR)
 
 static msp_format choose_format_cpu(const msp_matrix_stats *s, char *reason, size_t n) {
