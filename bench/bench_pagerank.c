@@ -9,6 +9,7 @@
 // switches; setup (transpose, degrees, uploads) is reported apart. --dump writes each graph's CSR
 // for the CuPy peer (bench/pagerank_cupy.py), which runs in the same job on the same GPU.
 #define _POSIX_C_SOURCE 200809L
+#include "bench_dump.h"
 #include "mixsparse.h"
 
 #include <math.h>
@@ -40,47 +41,6 @@ static int usage(void) {
           "  [--tols 1e-4,1e-6,1e-8,1e-10] [--modes values-f64,f64,cpms2,cpms4,auto]\n"
           "  [--csv FILE] [--dump DIR] [--alpha A]\n");
   return 2;
-}
-
-// Write G's CSR as DIR/NAME.{rowptr,colind} (int64, int32) and DIR/NAME.txt (n nnz).
-static int dump(msp_matrix G, const char *dir, const char *tag) {
-  const int64_t n = msp_matrix_rows(G), nnz = msp_matrix_nnz(G);
-  int64_t *rp = malloc((size_t)(n + 1) * sizeof *rp);
-  int32_t *ci = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *ci);
-  double *va = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *va);
-  int rc = -1;
-  char path[1024];
-  FILE *f = NULL;
-  if (!rp || !ci || !va || msp_matrix_get_csr(G, rp, ci, va) != MSP_SUCCESS) goto exit;
-  snprintf(path, sizeof path, "%s/%s.rowptr", dir, tag);
-  if (!(f = fopen(path, "wb")) || fwrite(rp, sizeof *rp, (size_t)n + 1, f) != (size_t)n + 1)
-    goto exit;
-  fclose(f);
-  snprintf(path, sizeof path, "%s/%s.colind", dir, tag);
-  if (!(f = fopen(path, "wb")) || fwrite(ci, sizeof *ci, (size_t)nnz, f) != (size_t)nnz) goto exit;
-  fclose(f);
-  snprintf(path, sizeof path, "%s/%s.txt", dir, tag);
-  if (!(f = fopen(path, "w"))) goto exit;
-  fprintf(f, "%lld %lld\n", (long long)n, (long long)nnz);
-  rc = 0;
-exit:
-  if (f) fclose(f);
-  free(rp);
-  free(ci);
-  free(va);
-  return rc;
-}
-
-// A file-name tag for a graph spec: gen:rmat:22:16 -> rmat_22_16, path -> base name.
-static void make_tag(const char *spec, char *tag, size_t n) {
-  const char *s = strncmp(spec, "gen:", 4) == 0 ? spec + 4 : spec;
-  const char *slash = strrchr(s, '/');
-  if (slash) s = slash + 1;
-  snprintf(tag, n, "%s", s);
-  for (char *c = tag; *c; c++)
-    if (*c == ':' || *c == '.') *c = '_';
-  char *ext = strstr(tag, "_mtx");
-  if (ext) *ext = '\0';
 }
 
 static double wtime(void) {
@@ -198,8 +158,9 @@ int main(int argc, char **argv) {
       continue;
     }
     char tag[256];
-    make_tag(graphs[g], tag, sizeof tag);
-    if (dumpdir && dump(G, dumpdir, tag) != 0) fprintf(stderr, "%s: dump failed\n", graphs[g]);
+    bench_tag(graphs[g], tag, sizeof tag);
+    if (dumpdir && bench_dump_csr(G, dumpdir, tag, 0) != 0)
+      fprintf(stderr, "%s: dump failed\n", graphs[g]);
     const int64_t n = msp_matrix_rows(G), nnz = msp_matrix_nnz(G);
     // Bytes per iteration of the value-free form with perfect reuse of the gathered q: rowptr,
     // column indices, out-degrees, p read, p and q written, q read once.

@@ -10,6 +10,7 @@
 // --dump DIR writes each system's CSR for the CuPy peer (bench/gmres_cupy.py), which solves the
 // same matrix with the same restart and tolerance; scripts/bench-table-solve.py joins the CSVs.
 #define _POSIX_C_SOURCE 200809L
+#include "bench_dump.h"
 #include "mixsparse.h"
 
 #include <math.h>
@@ -28,49 +29,6 @@ static int usage(void) {
           "  [--dump DIR]\n"
           "  default systems: gen:convdiff3d:128 gen:poisson3d:128 gen:stencil27:128\n");
   return 2;
-}
-
-// A file-name tag for a system spec: gen:convdiff3d:128 -> convdiff3d_128, path -> base name.
-static void make_tag(const char *spec, char *tag, size_t n) {
-  const char *s = strncmp(spec, "gen:", 4) == 0 ? spec + 4 : spec;
-  const char *slash = strrchr(s, '/');
-  if (slash) s = slash + 1;
-  snprintf(tag, n, "%s", s);
-  for (char *c = tag; *c; c++)
-    if (*c == ':' || *c == '.') *c = '_';
-}
-
-// Write A's CSR as DIR/TAG.rowptr (int64), .colind (int32), .val (float64) and DIR/TAG.txt
-// ("n nnz"), little-endian as in memory.
-static int dump(msp_matrix A, const char *dir, const char *tag) {
-  const int64_t n = msp_matrix_rows(A), nnz = msp_matrix_nnz(A);
-  int64_t *rp = malloc((size_t)(n + 1) * sizeof *rp);
-  int32_t *ci = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *ci);
-  double *va = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *va);
-  int rc = -1;
-  char path[1024];
-  FILE *f = NULL;
-  if (!rp || !ci || !va || msp_matrix_get_csr(A, rp, ci, va) != MSP_SUCCESS) goto exit;
-  snprintf(path, sizeof path, "%s/%s.rowptr", dir, tag);
-  if (!(f = fopen(path, "wb")) || fwrite(rp, sizeof *rp, (size_t)n + 1, f) != (size_t)n + 1)
-    goto exit;
-  fclose(f);
-  snprintf(path, sizeof path, "%s/%s.colind", dir, tag);
-  if (!(f = fopen(path, "wb")) || fwrite(ci, sizeof *ci, (size_t)nnz, f) != (size_t)nnz) goto exit;
-  fclose(f);
-  snprintf(path, sizeof path, "%s/%s.val", dir, tag);
-  if (!(f = fopen(path, "wb")) || fwrite(va, sizeof *va, (size_t)nnz, f) != (size_t)nnz) goto exit;
-  fclose(f);
-  snprintf(path, sizeof path, "%s/%s.txt", dir, tag);
-  if (!(f = fopen(path, "w"))) goto exit;
-  fprintf(f, "%lld %lld\n", (long long)n, (long long)nnz);
-  rc = 0;
-exit:
-  if (f) fclose(f);
-  free(rp);
-  free(ci);
-  free(va);
-  return rc;
 }
 
 // Split a comma-separated list into at most MAX_LIST items (pointers into s, which is modified).
@@ -171,8 +129,8 @@ int main(int argc, char **argv) {
     const int64_t n = msp_matrix_rows(A), nnz = msp_matrix_nnz(A);
     if (dumpdir) {
       char tag[256];
-      make_tag(spec, tag, sizeof tag);
-      if (dump(A, dumpdir, tag) != 0) {
+      bench_tag(spec, tag, sizeof tag);
+      if (bench_dump_csr(A, dumpdir, tag, 1) != 0) {
         fprintf(stderr, "%s: cannot dump to %s\n", spec, dumpdir);
         rc = 1;
       }

@@ -28,7 +28,8 @@ import numpy as np
 def tag_of(spec):
     s = spec[4:] if spec.startswith("gen:") else spec
     s = os.path.basename(s)
-    return s.replace(":", "_").replace(".", "_")
+    s = s.replace(":", "_").replace(".", "_")
+    return s.split("_mtx")[0]  # as bench_tag (bench/bench_dump.c): dir/a.mtx.gz -> a
 
 
 def load(d, spec):

@@ -304,4 +304,51 @@ static inline void msp__cpu_add_over(int64_t *total, int64_t over) {
   }
 }
 
+// ---- the row-pointer product shared by CSR and COO ------------------------------------------
+// Rows per block: a multiple of MSP_VEC_FX_BLOCK, so a fixed-point y gets whole blocks.
+#define MSP__CPU_ROW_BLOCK 32
+
+// Weight of the first b blocks of rows: their nonzeros plus their rows (msp__cpu_part_blocks).
+typedef struct {
+  const int64_t *rp;
+  int64_t rows;
+} msp__cpu_row_weight_args;
+static inline int64_t msp__cpu_row_weight(const void *w, int64_t b) {
+  const msp__cpu_row_weight_args *a = (const msp__cpu_row_weight_args *)w;
+  const int64_t r = b * MSP__CPU_ROW_BLOCK < a->rows ? b * MSP__CPU_ROW_BLOCK : a->rows;
+  return a->rp[r] + r;
+}
+
+// y = alpha A x + beta y over the host row pointers A->rowptr and the column array col (CSR's,
+// or COO's triples, which are sorted by row: row r's triples are [rowptr[r], rowptr[r + 1])),
+// values through s->va. Each y_i is summed whole by one thread (msp__cpu_row_sum: an order fixed
+// by the row's length), so the bits do not depend on the thread count; the blocks of rows are
+// shared out by nonzeros (msp__cpu_part_blocks), so a few long rows do not load one thread; each
+// block of y is stored once, whole, by one thread.
+MSP__CPU_INLINE void msp__cpu_rowptr_spmv(msp_precision PA, msp_precision PX, msp__cpu_spmv_args *s,
+                                          const int32_t *col) {
+  const int64_t *rp = s->A->rowptr;
+  const msp_acc va = s->va, xa = s->xa, ya = s->ya;
+  const double alpha = s->alpha, beta = s->beta;
+  const int64_t rows = s->A->rows;
+  const int64_t nblocks = (rows + MSP__CPU_ROW_BLOCK - 1) / MSP__CPU_ROW_BLOCK;
+  const msp__cpu_row_weight_args w = {rp, rows};
+  const int64_t total = rp[rows] + rows, np = msp__cpu_nparts(total);
+  int64_t over = 0;
+#pragma omp for schedule(dynamic, 1) nowait
+  for (int64_t p = 0; p < np; p++) {
+    int64_t b0, b1;
+    msp__cpu_part_blocks(p, np, nblocks, total, msp__cpu_row_weight, &w, &b0, &b1);
+    for (int64_t b = b0; b < b1; b++) {
+      const int64_t r0 = b * MSP__CPU_ROW_BLOCK;
+      const int64_t n = rows - r0 < MSP__CPU_ROW_BLOCK ? rows - r0 : MSP__CPU_ROW_BLOCK;
+      double t[MSP__CPU_ROW_BLOCK];
+      for (int64_t r = 0; r < n; r++)
+        t[r] = msp__cpu_row_sum(PA, PX, &va, col, rp[r0 + r], rp[r0 + r + 1], &xa);
+      over += msp__cpu_store_rows(&ya, r0, t, n, alpha, beta);
+    }
+  }
+  msp__cpu_add_over(&s->over, over);
+}
+
 #endif

@@ -20,9 +20,10 @@
 //                 or -1 (see csr_merge_kernel's last-block epilogue)
 //   d[10] run_row  int64[runs]: fused fix-up only: the row of each run
 //   d[11] counter  unsigned[1]: fused fix-up only: blocks done in the current launch (0 between)
-//   i64[0] vector group size G, i64[1] tiles, i64[2] nruns, i64[3] scale_shift, i64[4] bank_shift,
-//   i64[5] nlong, i64[7] fused run count (> 0: the merge kernel applies the carries itself, no
-//   fix-up launches)
+//   i64[0] vector group size G, i64[1] tiles, i64[2] nruns, i64[5] nlong, i64[7] fused run count
+//   (> 0: the merge kernel applies the carries itself, no fix-up launches). The values' view
+//   (precision, scales, CPMS banks and segments read) comes from A->pval at each product
+//   (msp__fmt_values), as for the other formats.
 // Each kernel is one template over the loader of the matrix values and the loader of x
 // (src/cuda/access.cuh, reading through the accessors of src/common/precision.h), instantiated
 // for every pair of MSP_PRECISION_LIST by two nested msp__prec_dispatch; arithmetic is fp64 and
@@ -35,7 +36,7 @@
 // kernels finish aligned blocks of 32 rows inside one CUDA block and set the scales in the same
 // pass. The merge path does not (a block of 32 rows may straddle tiles): it returns
 // MSP_ERR_NOT_SUPPORTED for a fixed-point y; choose the vector kernel (or f32 for y) there.
-#include "access.cuh"
+#include "formats.cuh"
 
 #include <string.h>
 
@@ -565,18 +566,7 @@ extern "C" msp_status msp__cuda_csr_upload(msp_context ctx, msp_matrix A) {
   MSP_TRY(
       msp__cuda_matrix_put(ctx, m, SLOT_ROWPTR, A->rowptr, (size_t)(rows + 1) * sizeof(int64_t)));
   MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_COLIND, A->colind, (size_t)nnz * sizeof(int32_t)));
-  if (A->precision == MSP_PRECISION_F64) {
-    MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_VAL, A->val, (size_t)nnz * sizeof(double)));
-  } else {
-    const msp__prec_array *pa = A->pval;
-    MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_VAL, pa->data,
-                                 (size_t)nnz * msp__prec_bytes(A->precision)));
-    if (pa->scales)
-      MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_SCALES, pa->scales,
-                                   (size_t)pa->nscales * sizeof(double)));
-    m->i64[3] = pa->scale_shift;
-    m->i64[4] = pa->bank_shift;
-  }
+  MSP_TRY(msp__fmt_put_values(ctx, m, A, SLOT_VAL, SLOT_SCALES, A->val, nnz, NULL, 0));
 
   // Merge-path plan: tile coordinates, then the runs of tiles whose carry-out belongs to the
   // same row (a carry counts when the tile consumed at least one nonzero of that row).
@@ -683,17 +673,7 @@ static msp_status launch(msp_context ctx, msp_kernel k, double alpha, const msp_
   // The device view of the stored values; CPMS reads the segments the matrix asks for now
   // (msp_matrix_set_cpms_segments may change them after the upload).
   loader<PA> va;
-  memset(&va, 0, sizeof va);
-  va.a.data = m->d[SLOT_VAL];
-  va.a.n = A->nnz;
-  va.a.prec = PA;
-  va.a.scale_shift = (int)m->i64[3];
-  va.a.scales = (const double *)m->d[SLOT_SCALES];
-  va.a.bank_shift = (int)m->i64[4];
-  {
-    const int all = msp__prec_segments(PA), seg = A->opts.cpms_segments;
-    va.a.read_segments = seg <= 0 || seg > all ? all : seg;
-  }
+  va.a = msp__fmt_values(A, m, SLOT_VAL, SLOT_SCALES);
   switch (k) {
   case MSP_KERNEL_SCALAR:
     csr_scalar_kernel<PA, PX, Y><<<msp__cuda_blocks(rows, SCALAR_THREADS), SCALAR_THREADS, 0, s>>>(

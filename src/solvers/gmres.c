@@ -104,16 +104,18 @@ static msp_status basis_make(gmres_state *s, msp_precision p) {
   return s->be->basis_alloc(s->ctx, s->n, s->m + 1, p, &s->V);
 }
 
-// The backend must have every basis operation: an empty slot names the first one missing.
-static msp_status check_slots(msp_context ctx) {
+// The backend must have every operation the solve calls (the basis operations, and pmul for
+// Jacobi): an empty slot of a backend's table names the first one missing, before any work.
+static msp_status check_slots(msp_context ctx, msp_precond precond) {
   const msp__backend *be = ctx->backend;
-  const char *missing = !be->basis_alloc      ? "basis_alloc"
-                        : !be->basis_free     ? "basis_free"
-                        : !be->basis_store    ? "basis_store"
-                        : !be->basis_project  ? "basis_project"
-                        : !be->basis_subtract ? "basis_subtract"
-                        : !be->basis_combine  ? "basis_combine"
-                                              : NULL;
+  const char *missing = !be->basis_alloc                             ? "basis_alloc"
+                        : !be->basis_free                            ? "basis_free"
+                        : !be->basis_store                           ? "basis_store"
+                        : !be->basis_project                         ? "basis_project"
+                        : !be->basis_subtract                        ? "basis_subtract"
+                        : !be->basis_combine                         ? "basis_combine"
+                        : precond == MSP_PRECOND_JACOBI && !be->pmul ? "pmul"
+                                                                     : NULL;
   if (missing)
     return msp__error(MSP_ERR_NOT_SUPPORTED,
                       "msp_gmres: operation %s is not implemented on the %s backend", missing,
@@ -273,7 +275,7 @@ msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vect
                       (long long)A->rows, (long long)b->n, (long long)x->n);
   S.o = opts ? *opts : msp_solver_options_default();
   MSP_TRY(check_options(&S.o, rep));
-  MSP_TRY(check_slots(ctx));
+  MSP_TRY(check_slots(ctx, S.o.precond));
   if (rep) {
     R.history = rep->history;
     R.history_capacity = rep->history_capacity;

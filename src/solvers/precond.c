@@ -94,11 +94,7 @@ exit:
 
 // z = d .* v on the backend's side (the device for CUDA), d the inverse diagonal.
 static msp_status jacobi_apply(msp_context ctx, const msp__precond *P, msp_vector v, msp_vector z) {
-  msp_status st = MSP_SUCCESS;
-  if (!ctx->backend->pmul)
-    return msp__error(MSP_ERR_NOT_SUPPORTED,
-                      "Jacobi preconditioner: operation pmul is not implemented on the %s backend",
-                      ctx->backend->name);
+  msp_status st = MSP_SUCCESS; // msp_gmres checked the pmul slot (check_slots)
   MSP_TRY(msp__vector_current(P->dinv));
   MSP_TRY(msp__vector_current(v));
   MSP_TRY(ctx->backend->pmul(ctx, P->dinv, v, z));
