@@ -139,6 +139,8 @@ void usage(FILE *f) {
       "                     matrices with >= 1e6 nonzeros and real ones with >= 1e5\n"
       "  --bdmp-budget S    the bdmp rows stop after S seconds of their own (default half\n"
       "                     of --budget; their time does not count against --budget)\n"
+      "  --bdmp-variants L  only these bdmp rows (names after bdmp:, e.g. csr,pbp,tcki-d7,\n"
+      "                     auto-d7; csr names both CSR rows; default all)\n"
       "  --precisions LIST  storage precisions of the values: tags of f64,f32,f16,bf16,fx32,\n"
       "                     fx16,cpms2,cpms4; CPMS as cpmsS:K to read K of the S segments;\n"
       "                     'all' for every precision and segment count (default f64,f32)\n"
@@ -229,6 +231,9 @@ bool parse_args(int argc, char **argv, options *o) {
     } else if (a == "--bdmp-budget") {
       if (!num(need("seconds"), 0, &d)) return false;
       o->bdmp_budget_s = d;
+    } else if (a == "--bdmp-variants") {
+      if (!(s = need("a list"))) return false;
+      o->bdmp_variants = s;
     } else if (a == "--min-nnz") {
       if (!num(need("a count"), 0, &d)) return false;
       o->min_nnz = (int64_t)d;

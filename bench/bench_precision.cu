@@ -45,7 +45,8 @@ void bdmp_accuracy(const bench_matrix &M, const std::vector<double> &y, bench_ro
 
 // The issue-5 rows, each timed (median of at most 20) and compared digit by digit with the
 // reference: our CSR fp64 (the matrix as uploaded, kernel rule), CSR with fp32 storage, BDMP-PBP
-// and BDMP-TCKI (threshold mode, default f), TCKI in the error-bounded mode with D = 7, 8, 10.
+// (threshold mode, default f, and the error-bounded mode with D = 7) and BDMP-TCKI (threshold
+// mode, and the error-bounded mode with D = 7, 8, 10).
 // Speedups over cuSPARSE are filled in by bdmp_speedups once cuSPARSE has run.
 void run_bdmp(bench_state &S, const bench_matrix &M, msp_matrix A, msp_vector xv, msp_vector yv) {
   if (!bdmp_eligible(M)) return;
@@ -64,12 +65,20 @@ void run_bdmp(bench_state &S, const bench_matrix &M, msp_matrix A, msp_vector xv
       {"bdmp:csr", "f64", MSP_FORMAT_CSR, MSP_PRECISION_F64, 0},
       {"bdmp:csr", "f32", MSP_FORMAT_CSR, MSP_PRECISION_F32, 0},
       {"bdmp:pbp", "mixed", MSP_FORMAT_BDMP_PBP, MSP_PRECISION_F64, 0},
+      {"bdmp:pbp-d7", "mixed", MSP_FORMAT_BDMP_PBP, MSP_PRECISION_F64, 7},
       {"bdmp:tcki", "mixed", MSP_FORMAT_BDMP_TCKI, MSP_PRECISION_F64, 0},
       {"bdmp:tcki-d7", "mixed", MSP_FORMAT_BDMP_TCKI, MSP_PRECISION_F64, 7},
       {"bdmp:tcki-d8", "mixed", MSP_FORMAT_BDMP_TCKI, MSP_PRECISION_F64, 8},
       {"bdmp:tcki-d10", "mixed", MSP_FORMAT_BDMP_TCKI, MSP_PRECISION_F64, 10},
+      // accuracy-aware AUTO: the format and storage AUTO picks for 7 digits (its choice in the
+      // row's `choice`), against AUTO in fp64 (the ours:auto row)
+      {"bdmp:auto-d7", "chosen", MSP_FORMAT_AUTO, MSP_PRECISION_F64, 7},
   };
   for (const variant &v : vs) {
+    if (!S.opt.bdmp_variants.empty() &&
+        (',' + S.opt.bdmp_variants + ',').find(',' + std::string(v.name + 5) + ',') ==
+            std::string::npos)
+      continue;
     bench_row r = make_row(M, v.name, v.prec);
     r.digits = v.digits;
     if (bench_device_broken()) {
@@ -112,6 +121,9 @@ void run_bdmp(bench_state &S, const bench_matrix &M, msp_matrix A, msp_vector xv
     msp_matrix C = as_uploaded ? A : B;
     if (msp_matrix_format(C) == MSP_FORMAT_CSR)
       r.choice = std::string("csr/") + msp_kernel_name(msp_matrix_kernel(C));
+    if (v.format == MSP_FORMAT_AUTO)
+      r.choice = std::string(msp_format_name(msp_matrix_format(C))) + " " +
+                 msp_precision_name(msp_matrix_precision(C));
     r.footprint = (double)msp_matrix_bytes(C);
     r.footprint_ratio = csr_bytes ? r.footprint / (double)csr_bytes : -1;
     msp_bdmp_report rep;
@@ -124,8 +136,8 @@ void run_bdmp(bench_state &S, const bench_matrix &M, msp_matrix A, msp_vector xv
         snprintf(b, sizeof b, "D=%d bound %.3g", rep.digits, rep.bound);
       else
         snprintf(b, sizeof b, "lambda %.4g", rep.lambda);
-      r.choice = b;
-    } else if (v.precision == MSP_PRECISION_F32) {
+      r.choice = v.format == MSP_FORMAT_AUTO ? r.choice + " " + b : std::string(b);
+    } else if (msp_matrix_precision(C) == MSP_PRECISION_F32) {
       r.fp32_share = 1;
     } else {
       r.fp32_share = 0;

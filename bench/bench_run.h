@@ -29,6 +29,7 @@ struct options {
   std::vector<std::string> files, gen_specs;
   std::vector<std::string> formats = format_tokens();
   double bdmp_budget_s = -1; // issue-5 rows stop after this much of their own time (-1: budget/2)
+  std::string bdmp_variants; // --bdmp-variants: the bdmp:* rows to run, comma-separated (all)
   std::vector<prec_spec> precisions;  // storage precisions of the values (default f64, f32)
   std::vector<prec_spec> vprecisions; // of x and y (default f64)
   std::string command_line;

@@ -7,6 +7,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,8 +240,11 @@ static void test_precision_rule(void) {
   CHECK_OK(make_bdmp(&m, MSP_FORMAT_BDMP_PBP, o, &B));
   if (B) {
     const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)B->fmt;
-    CHECK(P->rp32[32] == 4 && P->rp64[32] == 4, "PBP split 4 + 4, got %lld + %lld",
-          (long long)P->rp32[32], (long long)P->rp64[32]);
+    int64_t n64 = 0, at;
+    for (int64_t k = 0; k < P->rowptr[32]; k++)
+      n64 += msp__pbp_split(P->meta, k, &at);
+    CHECK(P->rowptr[32] - n64 == 4 && n64 == 4, "PBP split 4 + 4, got %lld + %lld",
+          (long long)(P->rowptr[32] - n64), (long long)n64);
     check_placement(&m, B, "hand-built precision PBP");
     check_spmv(B, "hand-built precision PBP", 2);
   }
@@ -451,6 +455,264 @@ static void test_random(void) {
   }
 }
 
+// ---- TCKI block-row kinds: tiles or CSR-like (issue 9 item 4)
+// ----------------------------------------------------------
+// A test_csr of `rows` x `cols`: rows below `band_rows` hold the band |i - j| <= 12 (well-filled
+// tiles), the others `per` random distinct columns over the whole width (one or two entries per
+// tile), row `long_row` (if in range) `long_len` of them. Values over five decades, so both
+// precisions occur in both kinds.
+static int mixed_csr(test_csr *m, int64_t rows, int64_t cols, int64_t band_rows, int64_t per,
+                     int64_t long_row, int64_t long_len, uint64_t seed) {
+  memset(m, 0, sizeof *m);
+  m->rows = rows;
+  m->cols = cols;
+  m->rowptr = calloc((size_t)rows + 1, sizeof *m->rowptr);
+  if (!m->rowptr) return -1;
+  for (int64_t i = 0; i < rows; i++) {
+    int64_t len = i < band_rows ? (i + 12 < cols ? i + 12 : cols - 1) - (i > 12 ? i - 12 : 0) + 1
+                                : (i == long_row ? long_len : per);
+    if (len > cols) len = cols;
+    if (len < 0) len = 0;
+    m->rowptr[i + 1] = m->rowptr[i] + len;
+  }
+  m->nnz = m->rowptr[rows];
+  m->colind = malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *m->colind);
+  m->val = malloc((size_t)(m->nnz ? m->nnz : 1) * sizeof *m->val);
+  if (!m->colind || !m->val) return -1;
+  msp_rng r = {seed};
+  for (int64_t i = 0; i < rows; i++) {
+    int64_t k = m->rowptr[i], len = m->rowptr[i + 1] - k;
+    if (i < band_rows) {
+      for (int64_t c = 0; c < len; c++)
+        m->colind[k + c] = (int32_t)((i > 12 ? i - 12 : 0) + c);
+    } else {
+      // one column in each of len equal bands: distinct and ascending
+      for (int64_t c = 0; c < len; c++) {
+        int64_t lo = c * cols / len, hi = (c + 1) * cols / len;
+        m->colind[k + c] = (int32_t)(lo + msp_rng_range(&r, hi - lo));
+      }
+    }
+    for (int64_t c = 0; c < len; c++)
+      m->val[k + c] = (2 * msp_rng_uniform(&r) - 1) * pow(10.0, (double)msp_rng_range(&r, 5) - 2);
+  }
+  return 0;
+}
+
+// y = A x with 1 and 2 threads: the same bits.
+static void check_threads(const msp_matrix B, const char *label) {
+  int64_t rows = B->rows, cols = B->cols;
+  double *x = malloc((size_t)(cols ? cols : 1) * sizeof *x);
+  double *y1 = malloc((size_t)(rows ? rows : 1) * sizeof *y1);
+  double *y2 = malloc((size_t)(rows ? rows : 1) * sizeof *y2);
+  msp_vector vx = NULL, vy = NULL;
+  const int saved = omp_get_max_threads();
+  if (!x || !y1 || !y2) {
+    CHECK(0, "out of memory");
+    goto done;
+  }
+  msp_rng r = {99};
+  for (int64_t j = 0; j < cols; j++)
+    x[j] = 2 * msp_rng_uniform(&r) - 1;
+  CHECK_OK(msp_vector_create(ctx, cols, &vx));
+  CHECK_OK(msp_vector_create(ctx, rows, &vy));
+  if (!vx || !vy) goto done;
+  CHECK_OK(msp_vector_set(vx, x));
+  for (int t = 1; t <= 2; t++) {
+    omp_set_num_threads(t);
+    CHECK_OK(msp_spmv(ctx, 1.0, B, vx, 0.0, vy));
+    CHECK_OK(msp_vector_get(vy, t == 1 ? y1 : y2));
+  }
+  CHECK(rows == 0 || memcmp(y1, y2, (size_t)rows * sizeof *y1) == 0,
+        "%s: 1 and 2 threads give different bits", label);
+done:
+  omp_set_num_threads(saved);
+  msp_vector_destroy(&vx);
+  msp_vector_destroy(&vy);
+  free(x);
+  free(y1);
+  free(y2);
+}
+
+// The product against the CSR fp64 product of the original matrix: within the guaranteed
+// storage bound plus fp64 arithmetic (as eb_matrix).
+static void check_against_f64(const test_csr *m, const msp_matrix B, const char *label) {
+  int64_t rows = m->rows, cols = m->cols;
+  double *x = malloc((size_t)(cols ? cols : 1) * sizeof *x);
+  double *got = malloc((size_t)(rows ? rows : 1) * sizeof *got);
+  double *ref = malloc((size_t)(rows ? rows : 1) * sizeof *ref);
+  msp_vector vx = NULL, vy = NULL;
+  msp_bdmp_report r;
+  if (!x || !got || !ref) {
+    CHECK(0, "out of memory");
+    goto done;
+  }
+  CHECK_OK(msp_matrix_bdmp_info(B, &r));
+  msp_rng rng = {5};
+  double xmax = 0;
+  for (int64_t j = 0; j < cols; j++) {
+    x[j] = 2 * msp_rng_uniform(&rng) - 1;
+    xmax = fmax(xmax, fabs(x[j]));
+  }
+  CHECK_OK(msp_vector_create(ctx, cols, &vx));
+  CHECK_OK(msp_vector_create(ctx, rows, &vy));
+  if (!vx || !vy) goto done;
+  CHECK_OK(msp_vector_set(vx, x));
+  CHECK_OK(msp_spmv(ctx, 1.0, B, vx, 0.0, vy));
+  CHECK_OK(msp_vector_get(vy, got));
+  test_oracle_spmv(m, 1.0, x, 0.0, NULL, ref);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < rows; i++) {
+    double rowsum = 0, mag = 0;
+    int64_t len = m->rowptr[i + 1] - m->rowptr[i];
+    for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++) {
+      rowsum += fabs(m->val[k]);
+      mag += fabs(m->val[k] * x[m->colind[k]]);
+    }
+    double b = r.bound * rowsum * xmax + 4.0 * 0x1.0p-52 * (double)(len + 2) * mag * (1 + 1e-6);
+    bad += !(fabs(got[i] - ref[i]) <= b);
+  }
+  CHECK(bad == 0, "%s: %lld rows beyond the guaranteed bound against CSR fp64", label,
+        (long long)bad);
+done:
+  msp_vector_destroy(&vx);
+  msp_vector_destroy(&vy);
+  free(x);
+  free(got);
+  free(ref);
+}
+
+// TCKI's stored values are PBP's (the same selection, entry by entry): both to_csr the same bits.
+static void check_same_as_pbp(const test_csr *m, const msp_matrix B, msp_convert_options o,
+                              const char *label) {
+  msp_matrix P = NULL;
+  test_csr sb, sp;
+  memset(&sb, 0, sizeof sb);
+  memset(&sp, 0, sizeof sp);
+  CHECK_OK(make_bdmp(m, MSP_FORMAT_BDMP_PBP, o, &P));
+  if (P && stored_csr(B, &sb) == 0 && stored_csr(P, &sp) == 0 && sb.nnz == sp.nnz) {
+    int64_t diff = 0;
+    for (int64_t k = 0; k < sb.nnz; k++)
+      diff += sb.colind[k] != sp.colind[k] || memcmp(&sb.val[k], &sp.val[k], sizeof(double)) != 0;
+    CHECK(diff == 0, "%s: %lld stored entries differ from PBP's", label, (long long)diff);
+  } else {
+    CHECK(0, "%s: rebuilding CSR failed", label);
+  }
+  msp_matrix_destroy(&P);
+  test_csr_free(&sb);
+  test_csr_free(&sp);
+}
+
+typedef struct {
+  int64_t csr_brows, tile_brows, seg64, seg32, split; // split: CSR-like block rows of > 2 segments
+} kind_counts;
+
+// The kinds as stored, with the layout's invariants: a block row is all tiles or all segments,
+// fp64 segments first, the counts in the header agree.
+static kind_counts check_kinds(const msp_matrix B, const char *label) {
+  const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)B->fmt;
+  kind_counts k;
+  memset(&k, 0, sizeof k);
+  int64_t mixed = 0, order = 0, nnz = 0, tiles = 0;
+  for (int64_t br = 0; br < T->nbrows; br++) {
+    int64_t t0 = T->tile_ptr[br], t1 = T->tile_ptr[br + 1], nseg = 0;
+    for (int64_t t = t0; t < t1; t++) {
+      if (T->tile_fmt[t] & MSP__TILE_ROWS) {
+        nseg++;
+        nnz += msp__bdmp_seg_ends(T, t)[MSP_BDMP_TILE - 1];
+        if (T->tile_fmt[t] & MSP__TILE_F64) {
+          k.seg64++;
+          order += t > t0 && !(T->tile_fmt[t - 1] & MSP__TILE_F64);
+        } else {
+          k.seg32++;
+        }
+      } else {
+        tiles++;
+      }
+    }
+    mixed += nseg > 0 && nseg < t1 - t0;
+    if (nseg > 0) {
+      k.csr_brows++;
+      k.split += nseg > 2;
+    } else if (t1 > t0) {
+      k.tile_brows++;
+    }
+  }
+  CHECK(mixed == 0, "%s: %lld block rows hold both tiles and segments", label, (long long)mixed);
+  CHECK(order == 0, "%s: %lld fp64 segments after fp32 ones", label, (long long)order);
+  CHECK(k.csr_brows == T->csr_brows && nnz == T->csr_nnz && k.seg64 + k.seg32 == T->nsegs,
+        "%s: header says %lld CSR-like block rows, %lld nonzeros, %lld segments; stored %lld, "
+        "%lld, %lld",
+        label, (long long)T->csr_brows, (long long)T->csr_nnz, (long long)T->nsegs,
+        (long long)k.csr_brows, (long long)nnz, (long long)(k.seg64 + k.seg32));
+  int64_t fc = T->fmt_count[0] + T->fmt_count[1] + T->fmt_count[2] + T->fmt_count[3];
+  CHECK(fc == tiles && tiles + T->nsegs == T->ntiles, "%s: %lld tiles by format, %lld stored",
+        label, (long long)fc, (long long)tiles);
+  return k;
+}
+
+static void test_brow_kinds(void) {
+  struct {
+    const char *name;
+    int64_t rows, cols, band_rows, per, long_row, long_len;
+    int want; // 0: no CSR-like block row, 1: some of each kind, 2: every nonempty one CSR-like
+  } cases[] = {
+      {"mixed", 645, 20000, 320, 6, 400, 1500, 1},
+      {"band only", 500, 500, 500, 0, -1, 0, 0},
+      {"random only", 1000, 30000, 0, 5, 17, 3000, 2},
+      {"empty 40x40", 40, 40, 0, 0, -1, 0, 0},
+      {"empty 0x0", 0, 0, 0, 0, -1, 0, 0},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    test_csr m;
+    if (mixed_csr(&m, cases[c].rows, cases[c].cols, cases[c].band_rows, cases[c].per,
+                  cases[c].long_row, cases[c].long_len, 40 + c) != 0) {
+      CHECK(0, "out of memory");
+      test_csr_free(&m);
+      continue;
+    }
+    for (int mode = 0; mode < 2; mode++) {
+      msp_convert_options o = msp_convert_options_default();
+      if (mode == 1) o.bdmp_digits = 8;
+      char label[160];
+      snprintf(label, sizeof label, "block-row kinds, %s, mode %d", cases[c].name, mode);
+      msp_matrix B = NULL;
+      CHECK_OK(make_bdmp(&m, MSP_FORMAT_BDMP_TCKI, o, &B));
+      if (!B) continue;
+      const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)B->fmt;
+      kind_counts k = check_kinds(B, label);
+      if (cases[c].want == 0) {
+        CHECK(k.csr_brows == 0 && T->nsegs == 0, "%s: %lld CSR-like block rows, expected none",
+              label, (long long)k.csr_brows);
+      } else if (cases[c].want == 1) {
+        // the band's block rows keep their tiles, the random ones are CSR-like
+        int64_t wrong = 0;
+        for (int64_t br = 0; br < T->nbrows; br++)
+          wrong += msp__bdmp_brow_csr(T, br) != (br * MSP_BDMP_TILE >= cases[c].band_rows);
+        CHECK(wrong == 0 && k.tile_brows > 0 && k.csr_brows > 0,
+              "%s: %lld block rows of the wrong kind (%lld tiles, %lld CSR-like)", label,
+              (long long)wrong, (long long)k.tile_brows, (long long)k.csr_brows);
+      } else {
+        CHECK(k.csr_brows == T->nbrows && k.tile_brows == 0,
+              "%s: %lld of %lld block rows CSR-like, expected all", label, (long long)k.csr_brows,
+              (long long)T->nbrows);
+      }
+      if (cases[c].want > 0) {
+        // both precisions in the CSR-like part, and the long row's block row split
+        CHECK(k.seg64 > 0 && k.seg32 > 0, "%s: %lld fp64 and %lld fp32 segments", label,
+              (long long)k.seg64, (long long)k.seg32);
+        CHECK(k.split > 0, "%s: no CSR-like block row over several segments", label);
+      }
+      check_placement(&m, B, label);
+      check_same_as_pbp(&m, B, o, label);
+      check_spmv(B, label, 500 + c);
+      check_against_f64(&m, B, label);
+      check_threads(B, label);
+      msp_matrix_destroy(&B);
+    }
+    test_csr_free(&m);
+  }
+}
+
 // ---- error-bounded mode on the shared collection
 // ---------------------------------------------------
 typedef struct {
@@ -613,6 +875,7 @@ int main(void) {
   test_precision_rule();
   test_format_rule();
   test_random();
+  test_brow_kinds();
   test_accuracy();
   test_error_bounded();
   msp_context_destroy(&ctx);

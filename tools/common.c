@@ -306,11 +306,18 @@ static int check_effect(const options *o) {
     const char *name;
   } bdmp_only[] = {
       {OPT_DIGITS, "--digits"}, {OPT_BDMP_F, "--bdmp-f"}, {OPT_BDMP_LAMBDA, "--bdmp-lambda"}};
+  // --digits D also asks AUTO for D digits: it may then store values in fp32 (or choose BDMP)
+  // where the bound of D digits holds, so it chooses the precision and --precision has no say.
+  const int auto_digits = o->format == MSP_FORMAT_AUTO && (o->given & OPT_DIGITS);
   for (int i = 0; i < 3; i++)
-    if ((o->given & bdmp_only[i].bit) && !bdmp) {
-      return usage_error("%s has no effect with --format %s (only with bdmp-pbp or bdmp-tcki)",
-                         bdmp_only[i].name, msp_format_name(o->format));
+    if ((o->given & bdmp_only[i].bit) && !bdmp && !(i == 0 && auto_digits)) {
+      return usage_error("%s has no effect with --format %s (only with bdmp-pbp or bdmp-tcki%s)",
+                         bdmp_only[i].name, msp_format_name(o->format), i == 0 ? ", or auto" : "");
     }
+  if (auto_digits && (o->given & OPT_PRECISION) && o->precision != MSP_PRECISION_F64)
+    return usage_error("--precision %s has no effect with --format auto --digits (AUTO chooses "
+                       "the storage precision that keeps D digits)",
+                       msp_precision_name(o->precision));
   if (o->kernel != MSP_KERNEL_AUTO && o->format != MSP_FORMAT_CSR && o->format != MSP_FORMAT_AUTO &&
       o->format != MSP_FORMAT_TUNE) {
     return usage_error("--kernel %s has no effect with --format %s (CSR kernels only)",

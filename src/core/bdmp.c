@@ -196,10 +196,9 @@ exit:
 static void pbp_free(void *fmt) {
   msp__bdmp_pbp *P = fmt;
   if (P == NULL) return;
-  MSP_FREE(P->rp32);
-  MSP_FREE(P->rp64);
-  MSP_FREE(P->ci32);
-  MSP_FREE(P->ci64);
+  MSP_FREE(P->rowptr);
+  MSP_FREE(P->colind);
+  MSP_FREE(P->meta);
   MSP_FREE(P->v32);
   MSP_FREE(P->v64);
   msp__free(P);
@@ -221,37 +220,49 @@ static void tcki_free(void *fmt) {
 }
 
 // ---- PBP ---------------------------------------------------------------------------------------
+// B's structure as it is, each value in v32 or v64 by its tile's precision (entry64), and the
+// words of precision bits with their running fp64 counts (bdmp.h).
 static msp_status build_pbp(msp_matrix B, const uint8_t *entry64, const msp__bdmp_info *info,
                             msp__bdmp_pbp **out) {
   msp_status st = MSP_SUCCESS;
   msp__bdmp_pbp *P = NULL;
-  int64_t rows = B->rows;
+  const int64_t rows = B->rows, nnz = B->nnz;
+  const int64_t words = (nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD;
+  if (info->nnz64 > (int64_t)UINT32_MAX)
+    return msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "msp_matrix_convert: bdmp-pbp holds at most %lu fp64 entries, this matrix "
+                      "would store %lld",
+                      (unsigned long)UINT32_MAX, (long long)info->nnz64);
   MSP_TRY(MSP_ALLOC_ZERO(P, 1, "BDMP-PBP header"));
   P->info = *info;
-  MSP_TRY(MSP_ALLOC_ZERO(P->rp32, rows + 1, "BDMP-PBP fp32 row pointers"));
-  MSP_TRY(MSP_ALLOC_ZERO(P->rp64, rows + 1, "BDMP-PBP fp64 row pointers"));
-  MSP_TRY(MSP_ALLOC(P->ci32, info->nnz32, "BDMP-PBP fp32 columns"));
+  MSP_TRY(MSP_ALLOC(P->rowptr, rows + 1, "BDMP-PBP row pointers"));
+  MSP_TRY(MSP_ALLOC(P->colind, nnz, "BDMP-PBP columns"));
+  MSP_TRY(MSP_ALLOC(P->meta, 2 * words, "BDMP-PBP precision words"));
   MSP_TRY(MSP_ALLOC(P->v32, info->nnz32, "BDMP-PBP fp32 values"));
-  MSP_TRY(MSP_ALLOC(P->ci64, info->nnz64, "BDMP-PBP fp64 columns"));
   MSP_TRY(MSP_ALLOC(P->v64, info->nnz64, "BDMP-PBP fp64 values"));
-  for (int64_t i = 0; i < rows; i++) {
-    int64_t n64 = 0, len = B->rowptr[i + 1] - B->rowptr[i];
-    for (int64_t k = B->rowptr[i]; k < B->rowptr[i + 1]; k++)
-      n64 += entry64[k];
-    P->rp64[i + 1] = P->rp64[i] + n64;
-    P->rp32[i + 1] = P->rp32[i] + (len - n64);
+  memcpy(P->rowptr, B->rowptr, (size_t)(rows + 1) * sizeof *P->rowptr);
+  if (nnz > 0) memcpy(P->colind, B->colind, (size_t)nnz * sizeof *P->colind);
+    // The words' bits in parallel, then their running counts in order.
+#pragma omp parallel for schedule(static)
+  for (int64_t g = 0; g < words; g++) {
+    uint32_t mask = 0;
+    for (int64_t k = g * MSP__PBP_WORD; k < nnz && k < (g + 1) * MSP__PBP_WORD; k++)
+      mask |= (uint32_t)(entry64[k] != 0) << (k - g * MSP__PBP_WORD);
+    P->meta[2 * g] = mask;
+  }
+  uint32_t before = 0;
+  for (int64_t g = 0; g < words; g++) {
+    P->meta[2 * g + 1] = before;
+    before += (uint32_t)__builtin_popcount(P->meta[2 * g]);
   }
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < rows; i++) {
-    int64_t p32 = P->rp32[i], p64 = P->rp64[i];
-    for (int64_t k = B->rowptr[i]; k < B->rowptr[i + 1]; k++) {
-      if (entry64[k]) {
-        P->ci64[p64] = B->colind[k];
-        P->v64[p64++] = B->val[k];
-      } else {
-        P->ci32[p32] = B->colind[k];
-        P->v32[p32++] = msp_f32_from_double(B->val[k]);
-      }
+  for (int64_t g = 0; g < words; g++) {
+    int64_t c = P->meta[2 * g + 1];
+    for (int64_t k = g * MSP__PBP_WORD; k < nnz && k < (g + 1) * MSP__PBP_WORD; k++) {
+      if (entry64[k])
+        P->v64[c++] = B->val[k];
+      else
+        P->v32[k - c] = msp_f32_from_double(B->val[k]);
     }
   }
   *out = P;
@@ -312,6 +323,20 @@ static tile_plan plan_tile(const int len[MSP_BDMP_TILE], int64_t nnz) {
   return p;
 }
 
+// Entries [len s / ns, len (s + 1) / ns) of a row's len entries go to segment s of ns.
+static int64_t seg_share(int64_t len, int64_t s, int64_t ns) {
+  return len * (s + 1) / ns - len * s / ns;
+}
+
+// The kind of one block row (bdmp.h): the bytes a product reads for its tiles (metadata, index
+// bytes, values with ELL padding) against the same entries stored CSR-like (4-byte column and
+// value per entry, 14 bytes of metadata and 16 row ends per segment). 1: CSR-like.
+static int choose_brow_kind(int64_t tile_bytes, int64_t n64, int64_t n32, int64_t nsegs) {
+  const double rows_bytes = (double)(n64 * (4 + 8) + n32 * (4 + 4)) +
+                            (double)nsegs * (MSP_BDMP_TILE_META + 2 * MSP_BDMP_TILE);
+  return nsegs > 0 && (double)tile_bytes > MSP_BDMP_ROWS_GAIN * rows_bytes;
+}
+
 static msp_status build_tcki(msp_matrix B, const bdmp_ent *ent, const bdmp_tile *tiles,
                              int64_t ntiles, const int64_t *tile_ptr, int64_t nbrows,
                              const uint8_t *is64, const msp__bdmp_info *info,
@@ -319,19 +344,19 @@ static msp_status build_tcki(msp_matrix B, const bdmp_ent *ent, const bdmp_tile 
   msp_status st = MSP_SUCCESS;
   msp__bdmp_tcki *T = NULL;
   tile_plan *plan = NULL;
+  int64_t *segs = NULL, *src = NULL, *rlen64 = NULL;
+  uint8_t *e64 = NULL;
   int bad = 0;
+  const int64_t rows = B->rows;
   MSP_TRY(MSP_ALLOC_ZERO(T, 1, "BDMP-TCKI header"));
   T->info = *info;
   T->nbrows = nbrows;
-  T->ntiles = ntiles;
-  MSP_TRY(MSP_ALLOC(T->tile_ptr, nbrows + 1, "BDMP-TCKI tile pointers"));
-  memcpy(T->tile_ptr, tile_ptr, (size_t)(nbrows + 1) * sizeof *tile_ptr);
-  MSP_TRY(MSP_ALLOC(T->tile_col, ntiles, "BDMP-TCKI tile columns"));
-  MSP_TRY(MSP_ALLOC(T->tile_fmt, ntiles, "BDMP-TCKI tile formats"));
-  MSP_TRY(MSP_ALLOC(T->tile_width, ntiles, "BDMP-TCKI tile widths"));
-  MSP_TRY(MSP_ALLOC(T->eoff, ntiles + 1, "BDMP-TCKI entry offsets"));
-  MSP_TRY(MSP_ALLOC(T->voff, ntiles, "BDMP-TCKI value offsets"));
   MSP_TRY(MSP_ALLOC(plan, ntiles, "BDMP-TCKI tile plans"));
+  // segs[2 br], segs[2 br + 1]: the block row's fp64 and fp32 segments, both 0 when it keeps
+  // its tiles
+  MSP_TRY(MSP_ALLOC_ZERO(segs, 2 * nbrows, "BDMP-TCKI block row kinds"));
+  MSP_TRY(MSP_ALLOC_ZERO(rlen64, rows, "BDMP-TCKI fp64 entries per row"));
+  MSP_TRY(MSP_ALLOC(e64, B->nnz, "BDMP-TCKI entry precisions"));
 #pragma omp parallel for schedule(static)
   for (int64_t t = 0; t < ntiles; t++) {
     int len[MSP_BDMP_TILE] = {0};
@@ -340,29 +365,163 @@ static msp_status build_tcki(msp_matrix B, const bdmp_ent *ent, const bdmp_tile 
     }
     plan[t] = plan_tile(len, tiles[t].n);
   }
-  T->eoff[0] = 0;
-  for (int64_t t = 0; t < ntiles; t++) {
-    T->tile_col[t] = tiles[t].bc;
-    T->tile_fmt[t] = (uint8_t)(plan[t].fmt | (is64[t] ? MSP__TILE_F64 : 0));
-    T->tile_width[t] = plan[t].width;
-    T->eoff[t + 1] = T->eoff[t] + plan[t].bytes;
-    if (is64[t]) {
-      T->voff[t] = T->n64;
-      T->n64 += plan[t].vals;
-    } else {
-      T->voff[t] = T->n32;
-      T->n32 += plan[t].vals;
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t br = 0; br < nbrows; br++) {
+    int64_t tb = 0, n[2] = {0, 0}, len[2][MSP_BDMP_TILE], ns[2];
+    memset(len, 0, sizeof len);
+    for (int64_t t = tile_ptr[br]; t < tile_ptr[br + 1]; t++) {
+      tb += MSP_BDMP_TILE_META + plan[t].bytes + plan[t].vals * (is64[t] ? 8 : 4);
+      n[!is64[t]] += tiles[t].n;
+      for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++)
+        len[!is64[t]][(ent[e].key >> 4) & 15]++;
     }
-    T->fmt_count[plan[t].fmt]++;
+    // per precision: segments of at most about MSP_BDMP_SEG_ENTRIES entries and at most
+    // MSP_BDMP_SEG_ROW of any one row
+    for (int p = 0; p < 2; p++) {
+      int64_t maxlen = 0;
+      for (int r = 0; r < MSP_BDMP_TILE; r++)
+        maxlen = len[p][r] > maxlen ? len[p][r] : maxlen;
+      ns[p] = (n[p] + MSP_BDMP_SEG_ENTRIES - 1) / MSP_BDMP_SEG_ENTRIES;
+      if ((maxlen + MSP_BDMP_SEG_ROW - 1) / MSP_BDMP_SEG_ROW > ns[p])
+        ns[p] = (maxlen + MSP_BDMP_SEG_ROW - 1) / MSP_BDMP_SEG_ROW;
+    }
+    const int64_t s64 = ns[0], s32 = ns[1], n64 = n[0], n32 = n[1];
+    if (!choose_brow_kind(tb, n64, n32, s64 + s32)) continue;
+    segs[2 * br] = s64;
+    segs[2 * br + 1] = s32;
+    for (int64_t t = tile_ptr[br]; t < tile_ptr[br + 1]; t++) {
+      for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++) {
+        e64[ent[e].k] = is64[t];
+        if (is64[t]) rlen64[tiles[t].br * MSP_BDMP_TILE + ((ent[e].key >> 4) & 15)]++;
+      }
+    }
   }
-  MSP_TRY(MSP_ALLOC(T->idx, T->eoff[ntiles], "BDMP-TCKI indices"));
+  // The stored entries: the tiles of tile block rows, the segments of CSR-like ones; src[o] is
+  // the tile that stored entry o holds, -1 for a segment.
+  MSP_TRY(MSP_ALLOC(T->tile_ptr, nbrows + 1, "BDMP-TCKI tile pointers"));
+  T->tile_ptr[0] = 0;
+  for (int64_t br = 0; br < nbrows; br++) {
+    const int64_t ns = segs[2 * br] + segs[2 * br + 1];
+    T->tile_ptr[br + 1] = T->tile_ptr[br] + (ns > 0 ? ns : tile_ptr[br + 1] - tile_ptr[br]);
+  }
+  const int64_t nout = T->tile_ptr[nbrows];
+  T->ntiles = nout;
+  MSP_TRY(MSP_ALLOC(T->tile_col, nout, "BDMP-TCKI tile columns"));
+  MSP_TRY(MSP_ALLOC(T->tile_fmt, nout, "BDMP-TCKI tile formats"));
+  MSP_TRY(MSP_ALLOC(T->tile_width, nout, "BDMP-TCKI tile widths"));
+  MSP_TRY(MSP_ALLOC(T->eoff, nout + 1, "BDMP-TCKI entry offsets"));
+  MSP_TRY(MSP_ALLOC(T->voff, nout, "BDMP-TCKI value offsets"));
+  MSP_TRY(MSP_ALLOC(src, nout, "BDMP-TCKI stored tiles"));
+  T->eoff[0] = 0;
+  for (int64_t br = 0; br < nbrows; br++) {
+    int64_t o = T->tile_ptr[br];
+    if (segs[2 * br] + segs[2 * br + 1] == 0) {
+      for (int64_t t = tile_ptr[br]; t < tile_ptr[br + 1]; t++, o++) {
+        src[o] = t;
+        T->tile_col[o] = tiles[t].bc;
+        T->tile_fmt[o] = (uint8_t)(plan[t].fmt | (is64[t] ? MSP__TILE_F64 : 0));
+        T->tile_width[o] = plan[t].width;
+        T->eoff[o + 1] = T->eoff[o] + plan[t].bytes;
+        if (is64[t]) {
+          T->voff[o] = T->n64;
+          T->n64 += plan[t].vals;
+        } else {
+          T->voff[o] = T->n32;
+          T->n32 += plan[t].vals;
+        }
+        T->fmt_count[plan[t].fmt]++;
+      }
+      continue;
+    }
+    T->csr_brows++;
+    for (int p = 0; p < 2; p++) { // fp64 segments, then fp32
+      const int64_t ns = segs[2 * br + p];
+      for (int64_t s = 0; s < ns; s++, o++) {
+        int64_t n = 0;
+        for (int r = 0; r < MSP_BDMP_TILE; r++) {
+          const int64_t i = br * MSP_BDMP_TILE + r;
+          if (i >= rows) break;
+          const int64_t len = p == 0 ? rlen64[i] : B->rowptr[i + 1] - B->rowptr[i] - rlen64[i];
+          n += seg_share(len, s, ns);
+        }
+        src[o] = -1;
+        T->tile_col[o] = 0;
+        T->tile_fmt[o] = (uint8_t)(MSP__TILE_ROWS | (p == 0 ? MSP__TILE_F64 : 0));
+        T->tile_width[o] = 0;
+        T->eoff[o + 1] = msp__bdmp_seg_at(T->eoff[o]) + 2 * MSP_BDMP_TILE + 4 * n;
+        if (p == 0) {
+          T->voff[o] = T->n64;
+          T->n64 += n;
+        } else {
+          T->voff[o] = T->n32;
+          T->n32 += n;
+        }
+        T->csr_nnz += n;
+        T->nsegs++;
+      }
+    }
+  }
+  MSP_TRY(MSP_ALLOC(T->idx, T->eoff[nout], "BDMP-TCKI indices"));
   MSP_TRY(MSP_ALLOC(T->val32, T->n32, "BDMP-TCKI fp32 values"));
   MSP_TRY(MSP_ALLOC(T->val64, T->n64, "BDMP-TCKI fp64 values"));
+  // CSR-like block rows: each precision's segments get their row ends, then each row's entries
+  // of that precision are dealt to the segments in column order.
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t br = 0; br < nbrows; br++) {
+    if (segs[2 * br] + segs[2 * br + 1] == 0) continue;
+    int64_t o0 = T->tile_ptr[br];
+    for (int p = 0; p < 2; p++) {
+      const int64_t ns = segs[2 * br + p];
+      for (int64_t s = 0; s < ns; s++) {
+        const int64_t o = o0 + s;
+        memset(T->idx + T->eoff[o], 0, (size_t)(msp__bdmp_seg_at(T->eoff[o]) - T->eoff[o]));
+        uint16_t *ends = (uint16_t *)(void *)(T->idx + msp__bdmp_seg_at(T->eoff[o]));
+        int64_t q = 0;
+        for (int r = 0; r < MSP_BDMP_TILE; r++) {
+          const int64_t i = br * MSP_BDMP_TILE + r;
+          if (i < rows) {
+            const int64_t len = p == 0 ? rlen64[i] : B->rowptr[i + 1] - B->rowptr[i] - rlen64[i];
+            q += seg_share(len, s, ns);
+          }
+          ends[r] = (uint16_t)q;
+        }
+      }
+      for (int r = 0; r < MSP_BDMP_TILE; r++) {
+        const int64_t i = br * MSP_BDMP_TILE + r;
+        if (i >= rows) break;
+        const int64_t len = p == 0 ? rlen64[i] : B->rowptr[i + 1] - B->rowptr[i] - rlen64[i];
+        if (len == 0) continue;
+        int64_t s = 0, lo = 0, hi = len / ns, c = 0;
+        for (int64_t k = B->rowptr[i]; k < B->rowptr[i + 1]; k++) {
+          if (e64[k] != (p == 0)) continue;
+          while (c >= hi) {
+            s++;
+            lo = hi;
+            hi = len * (s + 1) / ns;
+          }
+          const int64_t o = o0 + s;
+          const uint16_t *ends = msp__bdmp_seg_ends(T, o);
+          int32_t *cols =
+              (int32_t *)(void *)(T->idx + msp__bdmp_seg_at(T->eoff[o]) + 2 * MSP_BDMP_TILE);
+          const int64_t pos = (r > 0 ? ends[r - 1] : 0) + (c - lo);
+          cols[pos] = B->colind[k];
+          if (p == 0)
+            T->val64[T->voff[o] + pos] = B->val[k];
+          else
+            T->val32[T->voff[o] + pos] = msp_f32_from_double(B->val[k]);
+          c++;
+        }
+      }
+      o0 += ns;
+    }
+  }
 #pragma omp parallel for schedule(static) reduction(| : bad)
-  for (int64_t t = 0; t < ntiles; t++) {
-    uint8_t *ix = T->idx + T->eoff[t];
-    float *v32 = T->val32 + T->voff[t];
-    double *v64 = T->val64 + T->voff[t];
+  for (int64_t o = 0; o < nout; o++) {
+    const int64_t t = src[o];
+    if (t < 0) continue; // a segment, filled above
+    uint8_t *ix = T->idx + T->eoff[o];
+    float *v32 = T->val32 + T->voff[o];
+    double *v64 = T->val64 + T->voff[o];
     int f64 = is64[t] != 0;
     int w = plan[t].width;
     const bdmp_ent *te = ent + tiles[t].start;
@@ -435,6 +594,10 @@ static msp_status build_tcki(msp_matrix B, const bdmp_ent *ent, const bdmp_tile 
   T = NULL;
 exit:
   MSP_FREE(plan);
+  MSP_FREE(segs);
+  MSP_FREE(src);
+  MSP_FREE(rlen64);
+  MSP_FREE(e64);
   tcki_free(T);
   return st;
 }
@@ -553,22 +716,74 @@ exit:
 }
 
 static size_t pbp_bytes(const msp_matrix A) {
+  // What a product reads (src/cuda/csr.cu over the layout of bdmp.h): the CSR structure, one
+  // 8-byte word per 32 entries, and each value in its precision.
   const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
-  return (size_t)(2 * (A->rows + 1) * 8 + P->info.nnz32 * (4 + 4) + P->info.nnz64 * (4 + 8));
+  const int64_t words = (A->nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD;
+  return (size_t)((A->rows + 1) * 8 + A->nnz * 4 + words * 8 + P->info.nnz32 * 4 +
+                  P->info.nnz64 * 8);
+}
+
+// The chunks of the CUDA kernel (src/cuda/bdmp.cu, which uploads them): chunk_br, chunk_t0
+// (nchunks + 1 entries), chunk_part and the runs of split block rows (bdmp.h). With NULL arrays
+// only the counts (tcki_bytes).
+void msp__bdmp_tcki_chunks(const msp__bdmp_tcki *T, int32_t *chunk_br, int64_t *chunk_t0,
+                           int32_t *chunk_part, int64_t *runs, int64_t *nchunks, int64_t *nsplit,
+                           int64_t *nparts) {
+  int64_t k = 0, ns = 0, np = 0;
+  for (int64_t br = 0; br < T->nbrows; br++) {
+    const int64_t first = k, tend = T->tile_ptr[br + 1];
+    int64_t t = T->tile_ptr[br];
+    do {
+      int64_t t1 = t, entries = 0;
+      while (t1 < tend && t1 - t < MSP__TCKI_CHUNK_TILES &&
+             (t1 == t || entries + msp__bdmp_tile_work(T, t1) <= MSP__TCKI_CHUNK_WORK)) {
+        entries += msp__bdmp_tile_work(T, t1);
+        t1++;
+      }
+      if (chunk_br) {
+        chunk_br[k] = (int32_t)br;
+        chunk_t0[k] = t;
+        chunk_part[k] = -1;
+      }
+      k++;
+      t = t1;
+    } while (t < tend);
+    if (k - first > 1) { // split: every chunk of the block row gets a part slot
+      if (chunk_br) {
+        for (int64_t c = first; c < k; c++)
+          chunk_part[c] = (int32_t)(np + (c - first));
+        runs[3 * ns] = br;
+        runs[3 * ns + 1] = np;
+        runs[3 * ns + 2] = k - first;
+      }
+      ns++;
+      np += k - first;
+    }
+  }
+  if (chunk_t0) chunk_t0[k] = T->ntiles;
+  *nchunks = k;
+  *nsplit = ns;
+  *nparts = np;
 }
 
 static size_t tcki_bytes(const msp_matrix A) {
-  // The arrays a product reads (the device layout of src/cuda/bdmp.cu): per tile its block
-  // column (4), format and width (2), entry and value offsets (4 bytes each when every offset
-  // fits 32 bits, else 8); per chunk of tiles (at least one per block row) its block row, part
-  // slot (4 each) and first tile (an offset); the index bytes and the values.
+  // The arrays a product reads (the device layout of src/cuda/bdmp.cu): per tile or CSR-like
+  // segment its block column (4), format and width (2), entry and value offsets (4 bytes each
+  // when every offset fits 32 bits, else 8); per chunk (msp__bdmp_tcki_chunks) its block row,
+  // part slot (4 each) and first tile (an offset); the index bytes (segments: their alignment
+  // padding, row ends and int32 columns) and the values; for block rows split over several
+  // chunks, their runs (3 x 8) and the partial sums (16 doubles per chunk, written and read).
   const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
   int64_t off = (T->eoff[T->ntiles] <= (int64_t)UINT32_MAX && T->n32 <= (int64_t)UINT32_MAX &&
                  T->n64 <= (int64_t)UINT32_MAX && T->ntiles <= (int64_t)UINT32_MAX)
                     ? 4
                     : 8;
-  return (size_t)(T->ntiles * (4 + 2 + 2 * off) + off + T->nbrows * (4 + 4 + off) + off +
-                  T->eoff[T->ntiles] + T->n32 * 4 + T->n64 * 8);
+  int64_t nchunks, nsplit, nparts;
+  msp__bdmp_tcki_chunks(T, NULL, NULL, NULL, NULL, &nchunks, &nsplit, &nparts);
+  return (size_t)(T->ntiles * (4 + 2 + 2 * off) + off + nchunks * (4 + 4 + off) + off +
+                  T->eoff[T->ntiles] + T->n32 * 4 + T->n64 * 8 + nsplit * 3 * 8 +
+                  nparts * MSP_BDMP_TILE * 8 * 2);
 }
 
 // Decode tile t into (row, column, value) in row-then-column order; padding dropped. Returns the
@@ -613,30 +828,61 @@ int msp__bdmp_tile_decode(const msp__bdmp_tcki *T, int64_t t, uint8_t *rr, uint8
 }
 
 static msp_status pbp_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
-  int64_t rows = A->rows;
+  const int64_t rows = A->rows, nnz = A->nnz;
   const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
-  if (!colind) {
-    rowptr[0] = 0;
-    for (int64_t i = 0; i < rows; i++) {
-      rowptr[i + 1] = rowptr[i] + (P->rp32[i + 1] - P->rp32[i]) + (P->rp64[i + 1] - P->rp64[i]);
-    }
-    return MSP_SUCCESS;
-  }
+  memcpy(rowptr, P->rowptr, (size_t)(rows + 1) * sizeof *rowptr);
+  if (!colind) return MSP_SUCCESS;
+  if (nnz > 0) memcpy(colind, P->colind, (size_t)nnz * sizeof *colind);
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < rows; i++) {
-    // merge the two parts' sorted columns
-    int64_t a = P->rp32[i], b = P->rp64[i], o = rowptr[i];
-    while (a < P->rp32[i + 1] || b < P->rp64[i + 1]) {
-      if (b >= P->rp64[i + 1] || (a < P->rp32[i + 1] && P->ci32[a] < P->ci64[b])) {
-        colind[o] = P->ci32[a];
-        val[o++] = (double)P->v32[a++];
-      } else {
-        colind[o] = P->ci64[b];
-        val[o++] = P->v64[b++];
-      }
-    }
+  for (int64_t k = 0; k < nnz; k++) {
+    int64_t at;
+    val[k] = msp__pbp_split(P->meta, k, &at) ? P->v64[at] : (double)P->v32[at];
   }
   return MSP_SUCCESS;
+}
+
+// Row r of a CSR-like block row: segments [s, s1) of one precision, from the entry of segment s
+// at position q on (a cursor moves to the next segment at the end of the row's share).
+typedef struct {
+  int64_t s, s1, q;
+} seg_cursor;
+
+static void seg_cursor_settle(const msp__bdmp_tcki *T, seg_cursor *c, int r) {
+  while (c->s < c->s1 && c->q >= msp__bdmp_seg_ends(T, c->s)[r]) {
+    if (++c->s < c->s1) c->q = r > 0 ? msp__bdmp_seg_ends(T, c->s)[r - 1] : 0;
+  }
+}
+
+static double seg_value(const msp__bdmp_tcki *T, int64_t s, int64_t q) {
+  return (T->tile_fmt[s] & MSP__TILE_F64) ? T->val64[T->voff[s] + q]
+                                          : (double)T->val32[T->voff[s] + q];
+}
+
+// Block row br (CSR-like) into the CSR at pos[r]: per row, its fp64 and fp32 entries (each in
+// column order over their segments) merged by column.
+static void seg_brow_to_csr(const msp__bdmp_tcki *T, int64_t br, int64_t rows, int64_t *pos,
+                            int32_t *colind, double *val) {
+  const int64_t o0 = T->tile_ptr[br], o1 = T->tile_ptr[br + 1];
+  int64_t m = o0;
+  while (m < o1 && (T->tile_fmt[m] & MSP__TILE_F64))
+    m++;
+  for (int r = 0; r < MSP_BDMP_TILE && br * MSP_BDMP_TILE + r < rows; r++) {
+    seg_cursor a = {o0, m, 0}, b = {m, o1, 0};
+    if (a.s < a.s1) a.q = r > 0 ? msp__bdmp_seg_ends(T, a.s)[r - 1] : 0;
+    if (b.s < b.s1) b.q = r > 0 ? msp__bdmp_seg_ends(T, b.s)[r - 1] : 0;
+    for (;;) {
+      seg_cursor_settle(T, &a, r);
+      seg_cursor_settle(T, &b, r);
+      if (a.s >= a.s1 && b.s >= b.s1) break;
+      seg_cursor *c = &a;
+      if (a.s >= a.s1 ||
+          (b.s < b.s1 && msp__bdmp_seg_cols(T, b.s)[b.q] < msp__bdmp_seg_cols(T, a.s)[a.q]))
+        c = &b;
+      colind[pos[r]] = msp__bdmp_seg_cols(T, c->s)[c->q];
+      val[pos[r]++] = seg_value(T, c->s, c->q);
+      c->q++;
+    }
+  }
 }
 
 static msp_status tcki_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val) {
@@ -646,6 +892,12 @@ static msp_status tcki_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *coli
     memset(rowptr, 0, (size_t)(rows + 1) * sizeof *rowptr);
     for (int64_t br = 0; br < T->nbrows; br++) {
       for (int64_t t = T->tile_ptr[br]; t < T->tile_ptr[br + 1]; t++) {
+        if (T->tile_fmt[t] & MSP__TILE_ROWS) {
+          const uint16_t *ends = msp__bdmp_seg_ends(T, t);
+          for (int r = 0; r < MSP_BDMP_TILE && br * MSP_BDMP_TILE + r < rows; r++)
+            rowptr[br * MSP_BDMP_TILE + r + 1] += ends[r] - (r > 0 ? ends[r - 1] : 0);
+          continue;
+        }
         uint8_t rr[256], cc[256];
         double vv[256];
         int n = msp__bdmp_tile_decode(T, t, rr, cc, vv);
@@ -663,6 +915,10 @@ static msp_status tcki_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *coli
     for (int r = 0; r < MSP_BDMP_TILE; r++) {
       int64_t i = br * MSP_BDMP_TILE + r;
       pos[r] = i < rows ? rowptr[i] : 0;
+    }
+    if (msp__bdmp_brow_csr(T, br)) {
+      seg_brow_to_csr(T, br, rows, pos, colind, val);
+      continue;
     }
     // tiles in ascending block column, rows' entries in ascending column: appending keeps
     // every row's columns sorted

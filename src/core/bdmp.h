@@ -3,8 +3,10 @@
 // papers/bdmp-block-wise-dynamic-mixed-precision-spmv.txt section 3. The matrix is cut into
 // 16 x 16 tiles (block height = width = 16: a multiple of 16 for coalesced 64/128-byte
 // transactions and at most 32 to limit error growth, 3.1.1). Every nonempty tile is stored in
-// fp32 or fp64 as a whole (see bdmp.c for the rule); PBP splits the matrix into an fp32 and an
-// fp64 CSR sub-matrix, TCKI stores each tile in its own small format with 4-bit indices.
+// fp32 or fp64 as a whole (see bdmp.c for the rule); PBP keeps the CSR structure with the fp32
+// and fp64 values in two streams (the paper splits the matrix into two CSR sub-matrices), TCKI
+// stores each tile in its own small format with 4-bit indices (and block rows whose tiles are too
+// sparse to gain CSR-like, see msp__bdmp_tcki).
 #ifndef MSP_BDMP_H
 #define MSP_BDMP_H
 
@@ -19,6 +21,14 @@ extern "C" {
 #define MSP_BDMP_COO_DENSITY 0.02 // density below: COO
 #define MSP_BDMP_TL 0.2           // row CV below: ELL
 #define MSP_BDMP_TU 0.9           // row CV above: HYB (ELL + CSR); between: CSR
+// TCKI block-row kind (bytes a product reads, bdmp.c choose_brow_kind): a block row keeps its
+// tiles when they take at most MSP_BDMP_ROWS_GAIN times the bytes of the same entries stored
+// CSR-like, else it is stored CSR-like. The margin (tiles must save 10%) pays for the tile
+// kernel's extra work per byte (x staged per tile, per-tile metadata shuffles).
+#define MSP_BDMP_ROWS_GAIN 0.9
+#define MSP_BDMP_TILE_META 14    // bytes per stored tile: block column 4, format 2, offsets 4 + 4
+#define MSP_BDMP_SEG_ENTRIES 512 // entries per CSR-like segment (about; rows are cut evenly)
+#define MSP_BDMP_SEG_ROW 128     // at most this many entries of one row per segment (2 lanes)
 
 // What the precision selection did (both variants).
 typedef struct {
@@ -30,18 +40,44 @@ typedef struct {
   int64_t nnz32, nnz64;   // nonzeros stored in fp32 / fp64
 } msp__bdmp_info;
 
-// BDMP-PBP: two CSR sub-matrices with full row pointers (rows + 1 each), columns sorted.
+// BDMP-PBP: the matrix's CSR structure (row pointers, columns sorted in each row) with its values
+// kept apart by precision, in the CSR's order: the fp64 entries in v64, the fp32 entries in v32.
+// Which is which is a bit per entry, in words of 32 entries: meta[2g] holds the bits of entries
+// 32g .. 32g + 31 (bit b set: entry 32g + b is fp64), meta[2g + 1] the number of fp64 entries
+// before entry 32g. So entry j is v64[c] with c = meta[2g + 1] + (set bits below b) when its bit
+// is set, else v32[j - c] (msp__pbp_split): one 8-byte word per 32 entries (0.25 bytes per
+// nonzero) instead of the paper's second set of row pointers and columns, and one CSR that the
+// tuned CSR kernels run over (src/cuda/csr.cu: its rows are summed in column order, one pass over
+// x and y). At most UINT32_MAX fp64 entries (the conversion refuses more).
 typedef struct {
   msp__bdmp_info info;
-  int64_t *rp32, *rp64;
-  int32_t *ci32, *ci64;
-  float *v32;
-  double *v64;
+  int64_t *rowptr; // rows + 1
+  int32_t *colind; // nnz
+  uint32_t *meta;  // 2 * ceil(nnz / 32)
+  float *v32;      // info.nnz32
+  double *v64;     // info.nnz64
 } msp__bdmp_pbp;
+#define MSP__PBP_WORD 32
 
-// TCKI tile formats (the low 2 bits of tile_fmt; bit 2 set: fp64 values).
+// The number of fp64 entries of a PBP matrix before entry j.
+static inline int64_t msp__pbp_f64_before(const uint32_t *meta, int64_t j) {
+  const int64_t g = j / MSP__PBP_WORD;
+  const uint32_t below = (1u << (j % MSP__PBP_WORD)) - 1u;
+  return (int64_t)meta[2 * g + 1] + __builtin_popcount(meta[2 * g] & below);
+}
+// Entry j of a PBP matrix: 1 when it is fp64, with *at its position in v64 (else in v32).
+static inline int msp__pbp_split(const uint32_t *meta, int64_t j, int64_t *at) {
+  const int64_t c = msp__pbp_f64_before(meta, j);
+  const int f64 = (int)((meta[2 * (j / MSP__PBP_WORD)] >> (j % MSP__PBP_WORD)) & 1u);
+  *at = f64 ? c : j - c;
+  return f64;
+}
+
+// TCKI tile formats (the low 2 bits of tile_fmt; bit 2 set: fp64 values; bit 3 set: not a tile
+// but a CSR-like segment of a block row, see below).
 enum { MSP__TILE_COO = 0, MSP__TILE_ELL = 1, MSP__TILE_CSR = 2, MSP__TILE_HYB = 3 };
 #define MSP__TILE_F64 4
+#define MSP__TILE_ROWS 8
 // ELL entries: the row is the slot's position; the index byte holds the column in its low
 // nibble and MSP__TILE_PAD for padding (value 0), so padding is known without row lengths.
 #define MSP__TILE_PAD 16
@@ -55,24 +91,87 @@ enum { MSP__TILE_COO = 0, MSP__TILE_ELL = 1, MSP__TILE_CSR = 2, MSP__TILE_HYB = 
 //        then nnz bytes (row << 4 | col); nnz values.
 //   HYB: an ELL part of width w = tile_width[t] (16 * w bytes, as ELL), then a CSR part of the
 //        remaining entries (17 row pointers + bytes); 16 * w + remainder values.
+//
+// CSR-like block rows (issue 9 item 4). Where a block row's tiles hold few entries each (random
+// and power-law patterns), per-tile metadata (14 bytes) and index bytes cost more than CSR's
+// 4-byte column, so each block row has a kind, chosen by the byte model of bdmp.c
+// (MSP_BDMP_ROWS_GAIN): tiles, or CSR-like. A CSR-like block row keeps every entry's precision
+// from its tile (the selection is the same) and is stored as "segments" in place of its tiles:
+// entries of tile_fmt with MSP__TILE_ROWS set (| MSP__TILE_F64 for fp64 values), width 0,
+// tile_col 0, which the kernels and the chunking of src/cuda/bdmp.cu treat like tiles. The block
+// row's fp64 segments come first, then its fp32 segments; each precision's entries are split
+// over ceil(n / MSP_BDMP_SEG_ENTRIES) segments, or more where a row has more than
+// MSP_BDMP_SEG_ROW entries per segment, each segment taking a contiguous share of every row (row
+// r's entries of that precision, in column order, cut evenly), so a long block row or a long row
+// is shared by several warps. A block row is tiles or CSR-like as a whole: the
+// kind is the MSP__TILE_ROWS bit of its stored entries (msp__bdmp_brow_csr).
+//   segment: its data start at a = msp__bdmp_seg_at(eoff[t]) (eoff[t] rounded up to 4 bytes:
+//        0..3 padding bytes): 16 uint16 row ends (row r's entries are [ends[r-1], ends[r]), with
+//        ends[-1] = 0), then ends[15] int32 matrix columns, ascending within each row; the
+//        values (ends[15] of them) start at voff[t]. eoff[t+1] = a + 32 + 4 * ends[15].
 typedef struct {
   msp__bdmp_info info;
-  int64_t nbrows, ntiles;
-  int64_t *tile_ptr;   // nbrows + 1
-  int32_t *tile_col;   // block column of each tile
-  uint8_t *tile_fmt;   // MSP__TILE_* | MSP__TILE_F64
-  uint8_t *tile_width; // ELL width (ELL), ELL part width (HYB), 0 otherwise
-  int64_t *eoff;       // ntiles + 1
-  int64_t *voff;       // ntiles
-  uint8_t *idx;        // eoff[ntiles] bytes
+  int64_t nbrows, ntiles; // ntiles: stored entries of the tile arrays, tiles and segments
+  int64_t *tile_ptr;      // nbrows + 1
+  int32_t *tile_col;      // block column of each tile (0 for a segment)
+  uint8_t *tile_fmt;      // MSP__TILE_* | MSP__TILE_F64, or MSP__TILE_ROWS | MSP__TILE_F64
+  uint8_t *tile_width;    // ELL width (ELL), ELL part width (HYB), 0 otherwise
+  int64_t *eoff;          // ntiles + 1
+  int64_t *voff;          // ntiles
+  uint8_t *idx;           // eoff[ntiles] bytes
   float *val32;
   double *val64;
   int64_t n32, n64;     // values in val32 / val64 (padding included)
-  int64_t fmt_count[4]; // tiles per format
+  int64_t fmt_count[4]; // tiles per format, over the block rows stored as tiles
+  int64_t csr_brows;    // block rows stored CSR-like
+  int64_t csr_nnz;      // their nonzeros
+  int64_t nsegs;        // their segments (ntiles - nsegs tiles are stored as tiles)
 } msp__bdmp_tcki;
 
-// Decode tile t into (row, column, value) in row-then-column order, padding dropped; arrays of
-// 256 entries. Returns the number of entries.
+// A segment's data start: its entry offset rounded up to 4 bytes (int32 columns aligned).
+static inline int64_t msp__bdmp_seg_at(int64_t eoff) {
+  return (eoff + 3) & ~(int64_t)3;
+}
+// Segment t's 16 row ends and its columns (t must be a segment).
+static inline const uint16_t *msp__bdmp_seg_ends(const msp__bdmp_tcki *T, int64_t t) {
+  return (const uint16_t *)(const void *)(T->idx + msp__bdmp_seg_at(T->eoff[t]));
+}
+static inline const int32_t *msp__bdmp_seg_cols(const msp__bdmp_tcki *T, int64_t t) {
+  return (const int32_t *)(const void *)(msp__bdmp_seg_ends(T, t) + MSP_BDMP_TILE);
+}
+// 1 when block row br is stored CSR-like (its stored entries are segments).
+static inline int msp__bdmp_brow_csr(const msp__bdmp_tcki *T, int64_t br) {
+  return T->tile_ptr[br] < T->tile_ptr[br + 1] && (T->tile_fmt[T->tile_ptr[br]] & MSP__TILE_ROWS);
+}
+// The work of stored entry t when tiles are grouped into balanced chunks (a warp's 32 lanes,
+// two per row): a tile's index bytes (its entries, with ELL padding and CSR row pointers); a
+// segment's entries, or 16 times its longest row share where that is more (the two lanes of
+// that row take it alone).
+static inline int64_t msp__bdmp_tile_work(const msp__bdmp_tcki *T, int64_t t) {
+  if (!(T->tile_fmt[t] & MSP__TILE_ROWS)) return T->eoff[t + 1] - T->eoff[t];
+  const uint16_t *ends = msp__bdmp_seg_ends(T, t);
+  int64_t longest = ends[0];
+  for (int r = 1; r < MSP_BDMP_TILE; r++)
+    longest = ends[r] - ends[r - 1] > longest ? ends[r] - ends[r - 1] : longest;
+  const int64_t n = ends[MSP_BDMP_TILE - 1];
+  return MSP_BDMP_TILE * longest > n ? MSP_BDMP_TILE * longest : n;
+}
+
+// TCKI on the GPU (src/cuda/bdmp.cu): a warp per chunk, a chunk being at most
+// MSP__TCKI_CHUNK_TILES stored tiles or segments of one block row with at most about
+// MSP__TCKI_CHUNK_WORK of msp__bdmp_tile_work (a first tile always). A block row of several
+// chunks is split: each chunk writes its partial sums to its part slot, added in chunk order.
+// chunk_br, chunk_part: nchunks; chunk_t0: nchunks + 1 (chunk k covers chunk_t0[k] ..
+// chunk_t0[k+1]); runs: 3 per split block row (block row, first part slot, slot count); chunk_part
+// is -1 for a block row of one chunk. With NULL arrays only the counts.
+#define MSP__TCKI_CHUNK_TILES 32 // a warp: lane j holds tile j's metadata
+#define MSP__TCKI_CHUNK_WORK 2048
+void msp__bdmp_tcki_chunks(const msp__bdmp_tcki *T, int32_t *chunk_br, int64_t *chunk_t0,
+                           int32_t *chunk_part, int64_t *runs, int64_t *nchunks, int64_t *nsplit,
+                           int64_t *nparts);
+
+// Decode tile t (a tile, not a segment) into (row, column, value) in row-then-column order,
+// padding dropped; arrays of 256 entries. Returns the number of entries.
 int msp__bdmp_tile_decode(const msp__bdmp_tcki *T, int64_t t, uint8_t *rr, uint8_t *cc, double *vv);
 
 #ifdef __cplusplus

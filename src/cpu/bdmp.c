@@ -1,4 +1,5 @@
-// bdmp.c: CPU SpMV for BDMP-PBP (fp32 + fp64 CSR parts) and BDMP-TCKI (16x16 tiles, 4-bit indices).
+// bdmp.c: CPU SpMV for BDMP-PBP (one CSR, fp32 and fp64 value streams) and BDMP-TCKI (16x16 tiles,
+// 4-bit indices).
 #include "bdmp.h"
 #include "dispatch.h"
 
@@ -39,12 +40,18 @@ MSP__CPU_INLINE void pbp_kernel(msp_precision PX, bdmp_args *s) {
     double t[PBP_BLOCK];
     for (int64_t r = 0; r < n; r++) {
       const int64_t i = r0 + r;
-      double t32 = 0.0, t64 = 0.0;
-      for (int64_t k = P->rp32[i]; k < P->rp32[i + 1]; k++)
-        t32 += (double)P->v32[k] * msp_acc_load_p(PX, &xa, P->ci32[k]);
-      for (int64_t k = P->rp64[i]; k < P->rp64[i + 1]; k++)
-        t64 += P->v64[k] * msp_acc_load_p(PX, &xa, P->ci64[k]);
-      t[r] = t64 + t32; // the two sub-matrix products, summed (paper 3.2.1)
+      // The row in column order, as CSR: the entry's precision bit picks its value stream.
+      // c64 counts the fp64 entries before k (the fp32 ones: k - c64).
+      const int64_t end = P->rowptr[i + 1];
+      int64_t k = P->rowptr[i], c64 = k < end ? msp__pbp_f64_before(P->meta, k) : 0;
+      double sum = 0.0;
+      for (; k < end; k++) {
+        const uint32_t mask = P->meta[2 * (k / MSP__PBP_WORD)];
+        const double a =
+            (mask >> (k % MSP__PBP_WORD)) & 1u ? P->v64[c64++] : (double)P->v32[k - c64];
+        sum += a * msp_acc_load_p(PX, &xa, P->colind[k]);
+      }
+      t[r] = sum;
     }
     over += msp__cpu_store_rows(&ya, r0, t, n, alpha, beta);
   }
@@ -98,6 +105,37 @@ static inline void tile_spmv(const msp__bdmp_tcki *T, int64_t t, const double *x
 #undef VAL
 }
 
+// One row's share of a CSR-like segment (bdmp.h), as msp__cpu_row_sum does a CSR row: two
+// partial sums, the odd last entry masked in without a branch (a block row's rows have short,
+// varying shares: a branch on their parity would be mispredicted half the time).
+#define SEG_ROW_SUM(V)                                                                             \
+  int q = q0;                                                                                      \
+  double s0 = 0.0, s1 = 0.0;                                                                       \
+  for (; q + 2 <= q1; q += 2) {                                                                    \
+    s0 += (double)V[q] * msp_acc_load_p(PX, xa, col[q]);                                           \
+    s1 += (double)V[q + 1] * msp_acc_load_p(PX, xa, col[q + 1]);                                   \
+  }                                                                                                \
+  double sum = s0 + s1;                                                                            \
+  if (q1 > q0) {                                                                                   \
+    const double p = (double)V[q1 - 1] * msp_acc_load_p(PX, xa, col[q1 - 1]);                      \
+    uint64_t b;                                                                                    \
+    memcpy(&b, &p, sizeof b);                                                                      \
+    b &= (uint64_t)0 - (uint64_t)((q1 - q0) & 1);                                                  \
+    double m;                                                                                      \
+    memcpy(&m, &b, sizeof m);                                                                      \
+    sum += m;                                                                                      \
+  }                                                                                                \
+  return sum
+MSP__CPU_INLINE double seg_row_sum64(msp_precision PX, const double *v, const int32_t *col, int q0,
+                                     int q1, const msp_acc *xa) {
+  SEG_ROW_SUM(v);
+}
+MSP__CPU_INLINE double seg_row_sum32(msp_precision PX, const float *v, const int32_t *col, int q0,
+                                     int q1, const msp_acc *xa) {
+  SEG_ROW_SUM(v);
+}
+#undef SEG_ROW_SUM
+
 // Block rows handled together: two 16-row block rows make one block of MSP_VEC_FX_BLOCK rows.
 #define TCKI_PAIR (MSP_VEC_FX_BLOCK / MSP_BDMP_TILE)
 
@@ -114,6 +152,21 @@ MSP__CPU_INLINE void tcki_kernel(msp_precision PX, bdmp_args *s) {
     for (int64_t br = g * TCKI_PAIR; br < (g + 1) * TCKI_PAIR && br < T->nbrows; br++) {
       double *a = acc + (br - g * TCKI_PAIR) * MSP_BDMP_TILE;
       for (int64_t t = T->tile_ptr[br]; t < T->tile_ptr[br + 1]; t++) {
+        if (T->tile_fmt[t] & MSP__TILE_ROWS) {
+          // a CSR-like segment (bdmp.h): each row's share of the block row, x read directly
+          const uint16_t *ends = msp__bdmp_seg_ends(T, t);
+          const int32_t *sc = msp__bdmp_seg_cols(T, t);
+          const int64_t nr = rows - br * MSP_BDMP_TILE;
+          const int f64 = (T->tile_fmt[t] & MSP__TILE_F64) != 0;
+          const double *v64 = T->val64 + T->voff[t];
+          const float *v32 = T->val32 + T->voff[t];
+          for (int r = 0; r < MSP_BDMP_TILE && r < nr; r++) {
+            const int q0 = r > 0 ? ends[r - 1] : 0;
+            a[r] += f64 ? seg_row_sum64(PX, v64, sc, q0, ends[r], &xa)
+                        : seg_row_sum32(PX, v32, sc, q0, ends[r], &xa);
+          }
+          continue;
+        }
         double xs[MSP_BDMP_TILE];
         const int64_t c0 = (int64_t)T->tile_col[t] * MSP_BDMP_TILE;
         for (int c = 0; c < MSP_BDMP_TILE; c++)

@@ -18,8 +18,11 @@
 // -------------------------------------------------------------------------------------
 // operator()(j): a read through the read-only cache (values read more than once, x);
 // stream(j): the same value with an evict-first hint (ld.global.cs), for arrays read once per
-// product (matrix values and indices), which leaves L2 to x.
+// product (matrix values and indices), which leaves L2 to x. `prec` names the precision, which
+// kernels use to pick their compile-time tuning (a loader of another kind, such as BDMP-PBP's in
+// src/cuda/bdmp.cu, names the precision whose tuning suits it).
 template <msp_precision P> struct loader {
+  static constexpr msp_precision prec = P;
   msp_acc a;
   __device__ __forceinline__ double operator()(int64_t j) const {
     const msp_acc c = a; // a local copy: the address of a parameter would go to local memory
@@ -28,6 +31,7 @@ template <msp_precision P> struct loader {
   __device__ __forceinline__ double stream(int64_t j) const { return (*this)(j); }
 };
 template <> struct loader<MSP_PRECISION_F64> {
+  static constexpr msp_precision prec = MSP_PRECISION_F64;
   msp_acc a;
   __device__ __forceinline__ double operator()(int64_t j) const {
     return __ldg((const double *)a.data + j);
@@ -37,6 +41,7 @@ template <> struct loader<MSP_PRECISION_F64> {
   }
 };
 template <> struct loader<MSP_PRECISION_F32> {
+  static constexpr msp_precision prec = MSP_PRECISION_F32;
   msp_acc a;
   __device__ __forceinline__ double operator()(int64_t j) const {
     return (double)__ldg((const float *)a.data + j);
@@ -46,6 +51,7 @@ template <> struct loader<MSP_PRECISION_F32> {
   }
 };
 template <> struct loader<MSP_PRECISION_F16> {
+  static constexpr msp_precision prec = MSP_PRECISION_F16;
   msp_acc a;
   __device__ __forceinline__ double operator()(int64_t j) const {
     return msp_f16_to_double(__ldg((const unsigned short *)a.data + j));
@@ -55,6 +61,7 @@ template <> struct loader<MSP_PRECISION_F16> {
   }
 };
 template <> struct loader<MSP_PRECISION_BF16> {
+  static constexpr msp_precision prec = MSP_PRECISION_BF16;
   msp_acc a;
   __device__ __forceinline__ double operator()(int64_t j) const {
     return msp_bf16_to_double(__ldg((const unsigned short *)a.data + j));
@@ -66,6 +73,7 @@ template <> struct loader<MSP_PRECISION_BF16> {
 // Fixed point: the integer streamed, its block's scale through the read-only cache (one scale
 // serves 256 matrix values or 32 vector values, so it stays in L1).
 template <> struct loader<MSP_PRECISION_FX32> {
+  static constexpr msp_precision prec = MSP_PRECISION_FX32;
   msp_acc a;
   __device__ __forceinline__ double operator()(int64_t j) const {
     return (double)__ldg((const int *)a.data + j) * __ldg(a.scales + (j >> a.scale_shift));
@@ -75,6 +83,7 @@ template <> struct loader<MSP_PRECISION_FX32> {
   }
 };
 template <> struct loader<MSP_PRECISION_FX16> {
+  static constexpr msp_precision prec = MSP_PRECISION_FX16;
   msp_acc a;
   __device__ __forceinline__ double operator()(int64_t j) const {
     return (double)__ldg((const short *)a.data + j) * __ldg(a.scales + (j >> a.scale_shift));
@@ -91,6 +100,7 @@ template <bool STREAM, typename T> __device__ __forceinline__ uint64_t cpms_seg(
   return STREAM ? (uint64_t)__ldcs(p) : (uint64_t)__ldg(p);
 }
 template <> struct loader<MSP_PRECISION_CPMS2> {
+  static constexpr msp_precision prec = MSP_PRECISION_CPMS2;
   msp_acc a;
   template <bool STREAM> __device__ __forceinline__ double load(int64_t j) const {
     const unsigned *seg = (const unsigned *)a.data;
@@ -107,6 +117,7 @@ template <> struct loader<MSP_PRECISION_CPMS2> {
   __device__ __forceinline__ double stream(int64_t j) const { return load<true>(j); }
 };
 template <> struct loader<MSP_PRECISION_CPMS4> {
+  static constexpr msp_precision prec = MSP_PRECISION_CPMS4;
   msp_acc a;
   template <bool STREAM> __device__ __forceinline__ double load(int64_t j) const {
     const unsigned short *seg = (const unsigned short *)a.data;

@@ -1,182 +1,201 @@
-// bdmp.cu: CUDA BDMP-PBP (fp32 and fp64 CSR parts on two streams) and BDMP-TCKI (warp per tile
-// run).
+// bdmp.cu: CUDA BDMP-PBP (the CSR kernels of csr.cuh over a loader of two value streams) and
+// BDMP-TCKI (warp per tile run).
 //
-// PBP device arrays (msp__cuda_matrix slots):
-//   d[0] rp32 int64[rows+1]  d[1] ci32 int32[nnz32]  d[2] v32 float[nnz32]
-//   d[3] rp64 int64[rows+1]  d[4] ci64 int32[nnz64]  d[5] v64 double[nnz64]
-//   d[6] t32  double[rows]: the fp32 part's row sums (scratch made at upload, not per product)
-//   i64[0], i64[1]: vector group sizes of the fp32 and fp64 parts
+// PBP device arrays: the CSR slots of csr.cu (row pointers, columns, merge-path plan; vector group
+// size in i64[0]), with the values of the layout of bdmp.h: SLOT_VAL its fp64 values, SLOT_VAL2
+// its fp32 values, SLOT_META its precision words (uint32 pairs: mask, fp64 count before) or, rows
+// in two parts, the fp64 entries before each row; i64[6] which layout (msp__cuda_bdmp_pbp_upload).
 // TCKI device arrays (OFF: uint32 when every offset and count fits, else int64; i64[2] says which):
 //   d[0] chunk_part int32[nchunks]: the chunk's slot in `part`, -1 when its block row is one chunk
 //   d[1] tile_col int32[ntiles]
-//   d[2] tinfo uint16[ntiles]: format | fp64 flag (low byte), ELL width (high byte)
+//   d[2] tinfo uint16[ntiles]: format | fp64 flag | CSR-like segment flag (low byte, tile_fmt),
+//        ELL width (high byte)
 //   d[3] chunk_br int32[nchunks]   d[4] eoff OFF[ntiles+1]   d[5] voff OFF[ntiles]
-//   d[6] idx uint8[]   d[7] val32 float[]   d[8] val64 double[]
+//   d[6] idx uint8[]   d[7] val32 float[]   d[8] val64 double[]   (tiles and CSR-like segments
+//        as in bdmp.h: a segment's 16 uint16 row ends and int32 columns at its eoff rounded up
+//        to 4 bytes)
 //   d[9] chunk_t0 OFF[nchunks+1]: chunk k covers tiles chunk_t0[k] .. chunk_t0[k+1]
 //   d[10] runs int64[3 * nsplit]: per split block row: block row, first part slot, slot count
 //   d[11] part double[nparts * 16]: partial sums of block rows split over several chunks
 //   i64[0] nchunks, i64[1] nsplit, i64[2] sizeof(OFF)
-// A chunk is the run of tiles one warp takes: at most TCKI_CHUNK_TILES tiles and about
-// TCKI_CHUNK_ENTRIES entries of one block row, so a long block row is shared by several warps
-// (balanced work per warp, paper 3.2.2). Their partial sums go to `part` and a second kernel adds
+// A chunk is the run of tiles one warp takes (msp__bdmp_tcki_chunks in bdmp.c, whose counts
+// tcki_bytes uses): at most TCKI_CHUNK_TILES tiles and about MSP__TCKI_CHUNK_WORK entries of one
+// block row, so a long block row is shared by several warps (balanced work per warp, paper
+// 3.2.2). Their partial sums go to `part` and a second kernel adds
 // them in chunk order: no atomics, the same bits on every run. Every block row has at least one
 // chunk (an empty one for an empty block row) so that every y_i is written. The tile pointers of
-// the host layout are not needed on the device (chunks carry their tile ranges).
-#include "cuda_internal.cuh"
+// the host layout are not needed on the device (chunks carry their tile ranges). A CSR-like
+// block row's segments (bdmp.h) are chunked like tiles, by their work (msp__bdmp_tile_work: a
+// segment with a long row share counts as its two lanes' serial work).
+#include "csr.cuh"
 
 #include "bdmp.h"
 
 #include <string.h>
 
-#define PBP_THREADS 256
 #define TCKI_WARPS 8
 #define TCKI_THREADS (TCKI_WARPS * 32)
-#define TCKI_CHUNK_TILES 32 // at most a warp: lane j holds tile j's metadata
-#define TCKI_CHUNK_ENTRIES 2048
+#define TCKI_CHUNK_TILES MSP__TCKI_CHUNK_TILES // at most a warp: lane j holds tile j's metadata
 #define FIX_THREADS 256
 
 // ---- PBP ---------------------------------------------------------------------------------------
-// CSR-vector (paper Algorithm 1): G lanes per row, shuffle reduction in a fixed tree. TO_TMP: the
-// fp32 part writes its raw row sums to tmp (y is added after the join); otherwise y = alpha s +
-// beta y.
-template <typename V, int G, bool TO_TMP>
-__global__ void __launch_bounds__(PBP_THREADS)
-    pbp_kernel(int64_t rows, const int64_t *__restrict__ rp, const int32_t *__restrict__ ci,
-               const V *__restrict__ v, const double *__restrict__ x, double alpha, double beta,
-               double *__restrict__ out) {
-  const int64_t tid = (int64_t)blockIdx.x * PBP_THREADS + threadIdx.x;
-  const int64_t row = tid / G;
-  const int lane = (int)(tid % G);
-  double s = 0.0;
-  if (row < rows) {
-    const int64_t end = __ldg(rp + row + 1);
-    for (int64_t j = __ldg(rp + row) + lane; j < end; j += G)
-      s += (double)__ldg(v + j) * __ldg(x + __ldg(ci + j));
+// Value j of a PBP matrix (bdmp.h): its word (the precision bits of 32 consecutive entries and the
+// fp64 entries before them: one 8-byte read through the read-only cache serves 32 entries), then
+// the value from its stream, widened. PBP is CSR with this loader: the tuned kernels of csr.cuh
+// (scalar, vector, merge-path; chosen by the CSR rule) read each row once, whatever mix of the
+// two precisions it holds, and write y once (papers/bdmp-block-wise-dynamic-mixed-precision-
+// spmv.txt 3.2.1 runs two sub-matrices and adds them). Compile-time tuning: that of f32 values.
+struct pbp_loader {
+  static constexpr msp_precision prec = MSP_PRECISION_F32;
+  const uint2 *meta;
+  const float *v32;
+  const double *v64;
+  template <bool STREAM> __device__ __forceinline__ double load(int64_t j) const {
+    const uint2 w = __ldg(meta + (j >> 5));
+    const unsigned b = (unsigned)j & 31u;
+    const int64_t c = (int64_t)w.y + __popc(w.x & ((1u << b) - 1u));
+    if ((w.x >> b) & 1u) return STREAM ? __ldcs(v64 + c) : __ldg(v64 + c);
+    return (double)(STREAM ? __ldcs(v32 + (j - c)) : __ldg(v32 + (j - c)));
   }
-#pragma unroll
-  for (int off = G / 2; off > 0; off /= 2)
-    s += __shfl_down_sync(0xffffffffu, s, off, G);
-  if (row < rows && lane == 0) {
-    if (TO_TMP)
-      out[row] = s;
-    else
-      out[row] = beta == 0.0 ? alpha * s : alpha * s + beta * out[row];
-  }
+  __device__ __forceinline__ double operator()(int64_t j) const { return load<false>(j); }
+  __device__ __forceinline__ double stream(int64_t j) const { return load<true>(j); }
+};
+
+// The kernel of A's products (the CSR rule's, or the caller's at conversion), which decides the
+// device layout.
+static msp_kernel pbp_kernel_of(const msp_matrix A) {
+  const msp_kernel k = A->kernel;
+  return k == MSP_KERNEL_SCALAR || k == MSP_KERNEL_VECTOR || k == MSP_KERNEL_MERGE
+             ? k
+             : msp_choose_kernel(&A->stats, NULL, 0);
 }
 
-__global__ void pbp_add(int64_t rows, double alpha, const double *__restrict__ t32,
-                        double *__restrict__ y) {
-  const int64_t i = (int64_t)blockIdx.x * PBP_THREADS + threadIdx.x;
-  if (i < rows) y[i] += alpha * t32[i];
-}
-
-static int group_size(int64_t rows, int64_t nnz) {
-  const double mean = rows > 0 ? (double)nnz / (double)rows : 0.0;
-  int g = 1;
-  while (g < 32 && (double)g < mean)
-    g *= 2;
-  return g;
-}
-
-template <typename V, bool TO_TMP>
-static msp_status launch_pbp(cudaStream_t s, int g, int64_t rows, const int64_t *rp,
-                             const int32_t *ci, const V *v, const double *x, double alpha,
-                             double beta, double *out) {
-  msp_status st = MSP_SUCCESS;
-  const unsigned blocks = msp__cuda_blocks(rows * g, PBP_THREADS);
-#define PBP_LAUNCH_(G)                                                                             \
-  pbp_kernel<V, G, TO_TMP><<<blocks, PBP_THREADS, 0, s>>>(rows, rp, ci, v, x, alpha, beta, out)
-  switch (g) {
-  case 1:
-    PBP_LAUNCH_(1);
-    break;
-  case 2:
-    PBP_LAUNCH_(2);
-    break;
-  case 4:
-    PBP_LAUNCH_(4);
-    break;
-  case 8:
-    PBP_LAUNCH_(8);
-    break;
-  case 16:
-    PBP_LAUNCH_(16);
-    break;
-  default:
-    PBP_LAUNCH_(32);
-    break;
-  }
-#undef PBP_LAUNCH_
-  MSP_CUDA_CHECK_LAUNCH("pbp_kernel");
-exit:
-  return st;
-}
+// Device layout by the mix and the kernel (m->i64[6]):
+//   PBP_UNIFORM: one precision only: CSR with that precision's plain loader;
+//   PBP_WORDS:   both, merge-path kernel: the host layout (columns in order, precision words in
+//                SLOT_META), read by pbp_loader;
+//   PBP_SPLIT:   both, scalar or vector kernel: each row's fp64 entries first (its columns
+//                reordered so, in SLOT_COLIND), SLOT_META the fp64 entries before each row
+//                (int64[rows + 1]): rows in two parts, each read by its plain loader
+//                (csr_no_split in csr.cuh), no dependent load. The vector kernel walks the two
+//                parts one after the other where rows are longer than its group (more than one
+//                step per row), else both in one loop (csr_select).
+// Measured on the H100 (ms; cuSPARSE CSR fp64 in brackets): all fp32, banded:1000000:64: words
+// 0.382, uniform 0.224 (CSR f32 0.224) [0.313]. Mixed, stencil27:160 (89% fp32, 27 a row, group
+// 16): words 0.796, one loop 0.884, parts in turn 0.740 [0.597]; random:4000000:16 (68% fp32, 16 a
+// row, group 16): words 1.084, one loop 0.888, parts in turn 1.571 [0.786]. Mixed rows stay slower
+// than cuSPARSE's fp64 with every layout tried.
+enum { PBP_UNIFORM = 0, PBP_WORDS = 1, PBP_SPLIT = 2 };
 
 extern "C" msp_status msp__cuda_bdmp_pbp_upload(msp_context ctx, msp_matrix A) {
   msp_status st = MSP_SUCCESS;
   msp__cuda_matrix *m = NULL;
+  int32_t *cols = NULL;
+  int64_t *split = NULL;
   const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
   if (!P) return msp__error(MSP_ERR_INTERNAL, "bdmp-pbp upload (cuda): no host data");
-  const int64_t rows = A->rows, n32 = P->info.nnz32, n64 = P->info.nnz64;
+  const int64_t rows = A->rows, words = (A->nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD;
+  const msp_kernel k = pbp_kernel_of(A);
+  const int layout = P->info.nnz32 == 0 || P->info.nnz64 == 0 ? PBP_UNIFORM
+                     : k == MSP_KERNEL_MERGE                  ? PBP_WORDS
+                                                              : PBP_SPLIT;
   MSP_TRY(msp__cuda_matrix_new(A, &m));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, 0, P->rp32, (size_t)(rows + 1) * sizeof(int64_t)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, 1, P->ci32, (size_t)n32 * sizeof(int32_t)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, 2, P->v32, (size_t)n32 * sizeof(float)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, 3, P->rp64, (size_t)(rows + 1) * sizeof(int64_t)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, 4, P->ci64, (size_t)n64 * sizeof(int32_t)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, 5, P->v64, (size_t)n64 * sizeof(double)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, 6, NULL, (size_t)rows * sizeof(double)));
-  m->i64[0] = group_size(rows, n32);
-  m->i64[1] = group_size(rows, n64);
-  MSP_CUDA_TRY(cudaStreamSynchronize(msp__cuda(ctx)->stream));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_VAL, P->v64, (size_t)P->info.nnz64 * sizeof(double)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_VAL2, P->v32, (size_t)P->info.nnz32 * sizeof(float)));
+  if (layout == PBP_WORDS)
+    MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_META, P->meta, (size_t)words * 2 * sizeof(uint32_t)));
+  if (layout == PBP_SPLIT) {
+    MSP_TRY(MSP_ALLOC(cols, A->nnz, "BDMP-PBP columns in two parts"));
+    MSP_TRY(MSP_ALLOC(split, rows + 1, "BDMP-PBP fp64 entries before each row"));
+    split[0] = 0;
+    for (int64_t i = 0; i < rows; i++) {
+      const int64_t b = P->rowptr[i], e = P->rowptr[i + 1];
+      int64_t n64 = 0;
+      for (int64_t j = b; j < e; j++) {
+        int64_t at;
+        n64 += msp__pbp_split(P->meta, j, &at);
+      }
+      int64_t o64 = b, o32 = b + n64;
+      for (int64_t j = b; j < e; j++) {
+        int64_t at;
+        if (msp__pbp_split(P->meta, j, &at))
+          cols[o64++] = P->colind[j];
+        else
+          cols[o32++] = P->colind[j];
+      }
+      split[i + 1] = split[i] + n64;
+    }
+    MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_META, split, (size_t)(rows + 1) * sizeof(int64_t)));
+  }
+  MSP_TRY(msp__cuda_csr_structure_upload(ctx, m, rows, A->nnz, P->rowptr,
+                                         layout == PBP_SPLIT ? cols : P->colind));
+  m->i64[6] = layout;
 exit:
+  msp__free(cols);
+  msp__free(split);
   return st;
 }
 
-// The BDMP kernels read x and write y as fp64 arrays: other vector precisions are refused until
-// they are templates over the vector loaders like the other formats' kernels.
-static msp_status f64_vectors(const char *fn, const msp_vector x, const msp_vector y) {
-  if (x->prec == MSP_PRECISION_F64 && y->prec == MSP_PRECISION_F64) return MSP_SUCCESS;
-  return msp__error(MSP_ERR_NOT_SUPPORTED,
-                    "%s (cuda): x (%s) and y (%s) must be f64 vectors; BDMP reads and writes "
-                    "only fp64 vectors on the GPU for now",
-                    fn, msp_precision_name(x->prec), msp_precision_name(y->prec));
+template <msp_precision P> static loader<P> plain_loader(const void *data) {
+  loader<P> l;
+  memset(&l, 0, sizeof l);
+  l.a.data = (void *)data;
+  l.a.prec = P;
+  return l;
 }
 
-// The fp32 part runs on aux_stream while the fp64 part runs on the context's stream (fork / join
-// events of msp__cuda_ctx), then y += alpha t32 on the stream: the two precisions' units and
-// memory streams overlap (paper 3.2.1).
+// Every storage precision of x and y, as CSR (msp__cuda_csr_kernel refuses a fixed-point y
+// with the merge-path kernel).
 extern "C" msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, const msp_matrix A,
                                               msp_vector x, double beta, msp_vector y) {
   msp_status st = MSP_SUCCESS;
-  if ((st = f64_vectors("bdmp-pbp spmv", x, y)) != MSP_SUCCESS) return st;
+  msp_kernel k;
   if (A->rows == 0) return MSP_SUCCESS;
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
   const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
   if (!m || !P) return msp__error(MSP_ERR_INTERNAL, "bdmp-pbp spmv (cuda): no device data");
-  msp__cuda_ctx *c = msp__cuda(ctx);
-  const int64_t rows = A->rows;
-  double *t32 = (double *)m->d[6];
-  const bool has32 = P->info.nnz32 > 0;
-  if (has32) {
-    MSP_CUDA_TRY(cudaEventRecord(c->fork, c->stream));
-    MSP_CUDA_TRY(cudaStreamWaitEvent(c->aux_stream, c->fork, 0));
-    MSP_TRY((launch_pbp<float, true>(c->aux_stream, (int)m->i64[0], rows, (const int64_t *)m->d[0],
-                                     (const int32_t *)m->d[1], (const float *)m->d[2],
-                                     (const double *)x->d_data, alpha, beta, t32)));
-    MSP_CUDA_TRY(cudaEventRecord(c->join, c->aux_stream));
-  }
-  MSP_TRY((launch_pbp<double, false>(c->stream, (int)m->i64[1], rows, (const int64_t *)m->d[3],
-                                     (const int32_t *)m->d[4], (const double *)m->d[5],
-                                     (const double *)x->d_data, alpha, beta, (double *)y->d_data)));
-  if (has32) {
-    MSP_CUDA_TRY(cudaStreamWaitEvent(c->stream, c->join, 0));
-    pbp_add<<<msp__cuda_blocks(rows, PBP_THREADS), PBP_THREADS, 0, c->stream>>>(
-        rows, alpha, t32, (double *)y->d_data);
-    MSP_CUDA_CHECK_LAUNCH("pbp_add");
+  MSP_TRY(msp__cuda_csr_kernel(A, y, "bdmp-pbp spmv (cuda)", &k));
+  {
+    const int layout = (int)m->i64[6];
+    const auto v64 = plain_loader<MSP_PRECISION_F64>(m->d[SLOT_VAL]);
+    const auto v32 = plain_loader<MSP_PRECISION_F32>(m->d[SLOT_VAL2]);
+    pbp_loader words;
+    words.meta = (const uint2 *)m->d[SLOT_META];
+    words.v32 = (const float *)m->d[SLOT_VAL2];
+    words.v64 = (const double *)m->d[SLOT_VAL];
+    st = msp__prec_dispatch(x->prec, [&](auto px) {
+      constexpr msp_precision PX = decltype(px)::value;
+      return msp__ystore_dispatch(y, [&](const auto &ys) {
+        if (layout == PBP_SPLIT && (double)A->nnz <= (double)A->rows * (double)m->i64[0]) {
+          const csr_select<decltype(v32)> sel = {v32};
+          return msp__cuda_csr_launch<decltype(v64), PX>(ctx, k, m, A->rows, v64, x, alpha, beta,
+                                                         ys, sel, (const int64_t *)m->d[SLOT_META]);
+        }
+        if (layout == PBP_SPLIT)
+          return msp__cuda_csr_launch<decltype(v64), PX>(ctx, k, m, A->rows, v64, x, alpha, beta,
+                                                         ys, v32, (const int64_t *)m->d[SLOT_META]);
+        if (layout == PBP_WORDS)
+          return msp__cuda_csr_launch<pbp_loader, PX>(ctx, k, m, A->rows, words, x, alpha, beta,
+                                                      ys);
+        if (P->info.nnz64 > 0)
+          return msp__cuda_csr_launch<decltype(v64), PX>(ctx, k, m, A->rows, v64, x, alpha, beta,
+                                                         ys);
+        return msp__cuda_csr_launch<decltype(v32), PX>(ctx, k, m, A->rows, v32, x, alpha, beta, ys);
+      });
+    });
   }
 exit:
   return st;
+}
+
+// The TCKI kernels read x and write y as fp64 arrays: other vector precisions are refused until
+// they are templates over the vector loaders like the other formats' kernels.
+static msp_status f64_vectors(const char *fn, const msp_vector x, const msp_vector y) {
+  if (x->prec == MSP_PRECISION_F64 && y->prec == MSP_PRECISION_F64) return MSP_SUCCESS;
+  return msp__error(MSP_ERR_NOT_SUPPORTED,
+                    "%s (cuda): x (%s) and y (%s) must be f64 vectors; BDMP-TCKI reads and writes "
+                    "only fp64 vectors on the GPU for now",
+                    fn, msp_precision_name(x->prec), msp_precision_name(y->prec));
 }
 
 // ---- TCKI --------------------------------------------------------------------------------------
@@ -194,9 +213,11 @@ __device__ __forceinline__ int64_t ld_off(const int64_t *p) {
 // read 32 consecutive slots: coalesced, paper Algorithm 4), CSR entries rp[r] + h, + 2, ... (two
 // lanes per row, Algorithm 3), COO entries (at most 5: density below 0.02) by the lanes of half
 // 0, each picking its row's entries in order. The 16-entry x segment is staged in shared memory
-// (zeros past the last column). Padding slots are skipped. Each lane sums its tiles in order and
-// the halves are added at the end (lane r gets lane r + 16's sum): a fixed order, so repeated
-// runs give the same bits.
+// (zeros past the last column). Padding slots are skipped. A CSR-like segment (bdmp.h) is read
+// like a CSR tile with full columns: lane (r, h) takes row r's entries ends[r - 1] + h, + 2, ...
+// and gathers x directly (no segment of x to stage, none prefetched). Each lane sums its tiles
+// in order and the halves are added at the end (lane r gets lane r + 16's sum): a fixed order,
+// so repeated runs give the same bits.
 template <typename OFF>
 __global__ void __launch_bounds__(TCKI_THREADS)
     tcki_kernel(int64_t nchunks, int64_t rows, int64_t cols, const int32_t *__restrict__ chunk_br,
@@ -227,7 +248,7 @@ __global__ void __launch_bounds__(TCKI_THREADS)
     my_v = ld_off(voff + t);
   }
   double xn = 0.0; // x segment of the next tile, one entry per lane < 16
-  if (nt > 0) {
+  if (nt > 0 && !(__shfl_sync(full, my_info, 0) & MSP__TILE_ROWS)) {
     const int64_t c = (int64_t)__shfl_sync(full, my_col, 0) * MSP_BDMP_TILE + r;
     if (h == 0 && c < cols) xn = __ldg(x + c);
   }
@@ -241,7 +262,7 @@ __global__ void __launch_bounds__(TCKI_THREADS)
     if (h == 0) xs[r] = xn;
     __syncwarp();
     xn = 0.0;
-    if (j + 1 < nt) { // uniform over the warp
+    if (j + 1 < nt && !(__shfl_sync(full, my_info, j + 1) & MSP__TILE_ROWS)) { // warp-uniform
       const int64_t c = (int64_t)__shfl_sync(full, my_col, j + 1) * MSP_BDMP_TILE + r;
       if (h == 0 && c < cols) xn = __ldg(x + c);
     }
@@ -250,6 +271,14 @@ __global__ void __launch_bounds__(TCKI_THREADS)
     const uint8_t *ix = idx + eo;
     const float *v32 = val32 + vo;
     const double *v64 = val64 + vo;
+    if (info & MSP__TILE_ROWS) {
+      const uint16_t *ends = (const uint16_t *)(idx + ((eo + 3) & ~(int64_t)3));
+      const int32_t *sc = (const int32_t *)(ends + MSP_BDMP_TILE);
+      const int q0 = r > 0 ? (int)__ldg(ends + r - 1) : 0, q1 = (int)__ldg(ends + r);
+      for (int q = q0 + h; q < q1; q += 2)
+        acc += (f64 ? __ldg(v64 + q) : (double)__ldg(v32 + q)) * __ldg(x + __ldg(sc + q));
+      continue;
+    }
     if (fmt == MSP__TILE_COO) {
       if (h == 0) {
         for (int e = 0; e < n; e++) {
@@ -306,48 +335,6 @@ __global__ void tcki_fixup(int64_t nsplit, int64_t rows, const int64_t *__restri
   y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i];
 }
 
-// Chunks of T's tiles (see the top of the file): chunk_br, chunk_t0 (nchunks + 1 entries),
-// chunk_part and the runs of split block rows. With NULL arrays only counts.
-static void tcki_chunks(const msp__bdmp_tcki *T, int32_t *chunk_br, int64_t *chunk_t0,
-                        int32_t *chunk_part, int64_t *runs, int64_t *nchunks, int64_t *nsplit,
-                        int64_t *nparts) {
-  int64_t k = 0, ns = 0, np = 0;
-  for (int64_t br = 0; br < T->nbrows; br++) {
-    const int64_t first = k, tend = T->tile_ptr[br + 1];
-    int64_t t = T->tile_ptr[br];
-    do {
-      int64_t t1 = t, entries = 0;
-      while (t1 < tend && t1 - t < TCKI_CHUNK_TILES &&
-             (t1 == t || entries + (T->eoff[t1 + 1] - T->eoff[t1]) <= TCKI_CHUNK_ENTRIES)) {
-        entries += T->eoff[t1 + 1] - T->eoff[t1];
-        t1++;
-      }
-      if (chunk_br) {
-        chunk_br[k] = (int32_t)br;
-        chunk_t0[k] = t;
-        chunk_part[k] = -1;
-      }
-      k++;
-      t = t1;
-    } while (t < tend);
-    if (k - first > 1) { // split: every chunk of the block row gets a part slot
-      if (chunk_br) {
-        for (int64_t c = first; c < k; c++)
-          chunk_part[c] = (int32_t)(np + (c - first));
-        runs[3 * ns] = br;
-        runs[3 * ns + 1] = np;
-        runs[3 * ns + 2] = k - first;
-      }
-      ns++;
-      np += k - first;
-    }
-  }
-  if (chunk_t0) chunk_t0[k] = T->ntiles;
-  *nchunks = k;
-  *nsplit = ns;
-  *nparts = np;
-}
-
 // Device copy of an int64 host array as OFF (uint32 when it fits, checked by the caller).
 static msp_status put_off(msp_context ctx, msp__cuda_matrix *m, int slot, const int64_t *h,
                           int64_t n, int narrow) {
@@ -376,7 +363,7 @@ extern "C" msp_status msp__cuda_bdmp_tcki_upload(msp_context ctx, msp_matrix A) 
   if (!T) return msp__error(MSP_ERR_INTERNAL, "bdmp-tcki upload (cuda): no host data");
   const int64_t nt = T->ntiles;
   int64_t nchunks = 0, nsplit = 0, nparts = 0;
-  tcki_chunks(T, NULL, NULL, NULL, NULL, &nchunks, &nsplit, &nparts);
+  msp__bdmp_tcki_chunks(T, NULL, NULL, NULL, NULL, &nchunks, &nsplit, &nparts);
   if (nchunks > INT32_MAX || T->nbrows > INT32_MAX)
     return msp__error(MSP_ERR_NOT_SUPPORTED, "bdmp-tcki upload (cuda): %lld chunks exceed int32",
                       (long long)nchunks);
@@ -386,7 +373,7 @@ extern "C" msp_status msp__cuda_bdmp_tcki_upload(msp_context ctx, msp_matrix A) 
   MSP_TRY(MSP_ALLOC(chunk_part, nchunks > 0 ? nchunks : 1, "TCKI chunk part slots"));
   MSP_TRY(MSP_ALLOC(chunk_t0, nchunks + 1, "TCKI chunk tiles"));
   MSP_TRY(MSP_ALLOC(runs, 3 * nsplit > 0 ? 3 * nsplit : 1, "TCKI split runs"));
-  tcki_chunks(T, chunk_br, chunk_t0, chunk_part, runs, &nchunks, &nsplit, &nparts);
+  msp__bdmp_tcki_chunks(T, chunk_br, chunk_t0, chunk_part, runs, &nchunks, &nsplit, &nparts);
   MSP_TRY(MSP_ALLOC(tinfo, nt > 0 ? nt : 1, "TCKI tile info"));
   for (int64_t t = 0; t < nt; t++)
     tinfo[t] = (uint16_t)(T->tile_fmt[t] | (T->tile_width[t] << 8));

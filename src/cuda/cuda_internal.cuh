@@ -28,6 +28,7 @@ typedef struct {
   cudaStream_t aux_stream; // second stream (BDMP-PBP runs its two parts concurrently)
   cudaEvent_t fork, join;
   int sm_count;
+  int l2_bytes;      // L2 cache size
   double *d_scratch; // reduction scratch (partial sums + result), MSP__CUDA_SCRATCH doubles
   double *h_result;  // pinned host slot for reduction results
 } msp__cuda_ctx;
@@ -42,7 +43,7 @@ static inline msp__cuda_ctx *msp__cuda(msp_context ctx) {
 // A matrix's device data: up to MSP__CUDA_MAX_ARRAYS device arrays owned by the matrix (freed
 // by the backend's matrix_free), plus small per-format facts. Each format's upload fills the
 // arrays in the order its .cu file documents.
-#define MSP__CUDA_MAX_ARRAYS 12
+#define MSP__CUDA_MAX_ARRAYS 14
 typedef struct {
   void *d[MSP__CUDA_MAX_ARRAYS];
   size_t bytes[MSP__CUDA_MAX_ARRAYS];

@@ -152,6 +152,13 @@ check err_nan 1 none info nan.mtx
 # Item 14: BDMP's storage is the mix of fp32 and fp64
 check spmv_bdmp_mixed 0 text spmv mixed.mtx --backend cpu --format bdmp-pbp --digits 12
 check spmv_bdmp_json 0 json spmv mixed.mtx --backend cpu --format bdmp-tcki --digits 12 --json
+# Issue 9 item 5: --format auto --digits D chooses among fp64, f32 and BDMP and says why (the
+# candidates' bytes, the bound); --precision and the other formats still refuse --digits
+check spmv_auto_digits 0 json spmv mixed.mtx --backend cpu --format auto --digits 12 --accuracy --json
+check run_auto_digits 0 text run gen:banded:2000:16 --backend cpu --digits 7 --accuracy
+check err_auto_digits_precision 2 none spmv small.mtx --digits 7 --precision f32
+check err_digits_tune 2 none spmv small.mtx --format tune --digits 7
+check err_auto_digits_range 2 none spmv small.mtx --digits 16
 # Item 15: --backend cuda where there is none says why; the words depend on the build, so the
 # case runs in builds without CUDA only
 devices=$(cd "$dir/input" && "$prog" devices --json)

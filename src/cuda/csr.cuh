@@ -1,0 +1,687 @@
+// csr.cuh: the CSR kernels (scalar, vector, merge-path with its fix-ups) as templates over the
+// loader of the values, and their launcher. csr.cu instantiates them for every storage precision
+// (src/cuda/access.cuh loaders); BDMP-PBP (bdmp.cu) runs the same kernels over its loader of two
+// value streams. The device layout and the kernels' design are described in csr.cu.
+#ifndef MSP_CUDA_CSR_CUH
+#define MSP_CUDA_CSR_CUH
+
+#include "formats.cuh"
+
+#define SCALAR_THREADS 256
+#define VECTOR_THREADS 256
+#define VECTOR_ROWS 4 // rows a vector group works on at once
+// 4 blocks of 256 per SM: the compiler keeps the vector kernels at 64 registers without spills
+// (-Xptxas -v, every pair of precisions); 6 or 8 blocks would spill.
+#define VECTOR_MIN_BLOCKS 4
+// Merge path (Merrill and Garland, "Merge-based parallel sparse matrix-vector multiplication",
+// SC16): a tile of MERGE_THREADS * MERGE_IPT items of the merged list (row ends + nonzeros) per
+// block, MERGE_IPT consecutive items per thread, so every block and thread does the same work
+// whatever the row lengths (a row of 10^6 nonzeros next to 10^6 empty rows included).
+#define MERGE_THREADS 128
+#define MERGE_IPT 8
+#define MERGE_TILE (MERGE_THREADS * MERGE_IPT)
+// 8 blocks (at most 64 registers): without it ptxas chose 32 registers and spilled for cpms4.
+#define MERGE_MIN_BLOCKS 8
+#define FIXUP_THREADS 128
+// Runs of more than FIXUP_LONG tiles (rows longer than about FIXUP_LONG * MERGE_TILE items) are
+// summed by a block each rather than by one thread walking them.
+#define FIXUP_LONG 32
+
+enum {
+  SLOT_ROWPTR,
+  SLOT_COLIND,
+  SLOT_VAL,
+  SLOT_TILE_ROW,
+  SLOT_TILE_NZ,
+  SLOT_CARRY,
+  SLOT_RUNS,
+  SLOT_SCALES,
+  SLOT_LONG_RUNS,
+  SLOT_TILE_RUN,
+  SLOT_RUN_ROW,
+  SLOT_COUNTER,
+  SLOT_VAL2, // BDMP-PBP: its fp32 values (its fp64 values are in SLOT_VAL)
+  SLOT_META  // BDMP-PBP: its precision words
+};
+
+// ---- values of a row in two parts ---------------------------------------------------------------
+// BDMP-PBP on the scalar and vector kernels (src/cuda/bdmp.cu) keeps each row's entries in two
+// parts, its fp64 entries first, then its fp32 entries (columns ordered so), with the values in
+// two streams: split[row] (int64[rows + 1]) counts the fp64 entries before the row, so the row's
+// k-th entry (k from 0) is val at split[row] + k while k < n64 = split[row + 1] - split[row], and
+// vb at rowptr[row] - split[row] - n64 + k after (the fp32 entries before the row, plus k - n64).
+// Each part is read by its own loader: no per-entry precision test or dependent load. VB =
+// csr_no_split (the default): one part, val at rowptr[row] + k. The vector kernel walks the parts
+// one after the other (VB a loader), or, VB = csr_select<loader>, both in one loop that picks the
+// loader per entry (a row of at most G entries takes one step instead of two; see bdmp.cu for
+// the measurements behind the choice).
+struct csr_no_split {
+  __device__ __forceinline__ double operator()(int64_t) const { return 0.0; }
+  __device__ __forceinline__ double stream(int64_t) const { return 0.0; }
+};
+template <class L> struct csr_select {
+  L l;
+  __device__ __forceinline__ double operator()(int64_t j) const { return l(j); }
+  __device__ __forceinline__ double stream(int64_t j) const { return l.stream(j); }
+};
+template <class T> struct csr_is_select : std::false_type {};
+template <class L> struct csr_is_select<csr_select<L>> : std::true_type {};
+
+// ---- scalar: one thread per row ----------------------------------------------------------------
+// A warp holds 32 consecutive rows from a multiple of 32, so a fixed-point y gets its block
+// scales in the same pass (ystore_thread_row): no lane leaves early.
+template <class VA, msp_precision PX, class Y, class VB = csr_no_split>
+__global__ void __launch_bounds__(SCALAR_THREADS)
+    csr_scalar_kernel(int64_t rows, const int64_t *__restrict__ rowptr,
+                      const int32_t *__restrict__ colind, const VA val, const loader<PX> x,
+                      double alpha, double beta, const Y y, const VB vb = VB(),
+                      const int64_t *__restrict__ split = nullptr) {
+  const int64_t row = (int64_t)blockIdx.x * SCALAR_THREADS + threadIdx.x;
+  const bool valid = row < rows;
+  double s = 0.0;
+  if (valid) {
+    const int64_t b = __ldg(rowptr + row), end = __ldg(rowptr + row + 1);
+    if constexpr (std::is_same<VB, csr_no_split>::value) {
+#pragma unroll 4
+      for (int64_t j = b; j < end; j++)
+        s += val(j) * x(__ldg(colind + j));
+    } else { // the row's first part from val, then the rest from vb (csr_no_split)
+      const int64_t s0 = __ldg(split + row), e0 = b + (__ldg(split + row + 1) - s0);
+#pragma unroll 4
+      for (int64_t j = b; j < e0; j++)
+        s += val(s0 + (j - b)) * x(__ldg(colind + j));
+#pragma unroll 4
+      for (int64_t j = e0; j < end; j++)
+        s += vb(j - (e0 - b) - s0) * x(__ldg(colind + j));
+    }
+  }
+  ystore_thread_row(y, row, valid, alpha, s, beta);
+}
+
+// ---- vector: a group of G lanes per row (G divides 32) -----------------------------------------
+// Each group works on VECTOR_ROWS rows at once, each row still summed by the G lanes in
+// lane-strided order: the loads of the rows are issued together, so a warp has several rows'
+// bytes in flight instead of one (a short row alone leaves a warp waiting on three dependent
+// loads: row pointers, columns, x). A warp covers GPW * VECTOR_ROWS consecutive rows, its GPW =
+// 32 / G groups interleaved (group q takes rows q, q + GPW, ...), so that each load instruction
+// of the warp reads GPW consecutive rows: contiguous memory. Further:
+//  - G is the largest power of two <= the mean row length (vector_group): a row of 27 on 16
+//    lanes fills 27 of 32 slots, as it does on 32 lanes, with twice the rows per warp;
+//  - each step issues vector_unroll slots per lane and row (k, k + G) before adding, so a lane
+//    has VECTOR_ROWS * unroll independent loads in flight (a row of up to 2G is one step);
+//  - columns and values are streamed (evict-first) so that x stays in L2.
+// Each lane adds its slots in the order k, k + G, k + 2G, ...; then a fixed butterfly: the same
+// bits on every run (addition is commutative, so all lanes of a group agree).
+// Slots per lane and row and step: 2 where the loaders leave the registers for it, 1 elsewhere
+// (the 64-register cap of VECTOR_MIN_BLOCKS): 2 for the pairs of f64, f32 and bf16 (but bf16
+// values with an f32 or bf16 x: 1), and, from G = 4 on, for f64, f16, bf16, fx16 and cpms4 values
+// with an f64, f32, f16, bf16, fx16 or fx32 x (with G = 2 the four rows' pointers take the
+// registers); fx32 and cpms2 values and a CPMS x: 1. cpms4 values take 2 (with 32-bit row
+// indices, below): 1.43x-1.56x faster than 1 on gen:stencil27:128 and 1.18x-1.19x on
+// gen:random:4000000:16 (H100, f64 x and y, reading 1, 2 or 4 segments); fx32 values do not (1.31x
+// faster on the stencil, 1.13x slower on the random matrix: 1 keeps them never slower than f64).
+// Spills left (-Xptxas -v, CUDA 13.0, sm_90), 87 of the 900 kernels of this file, all through L1:
+// none with an f64 x whatever the values and y; 4-24 bytes for f64, f16 and bf16 values with a
+// fixed-point x, f32, f16 and bf16 values with a 2-byte or f32 x, cpms4 or cpms2 values with a
+// cpms2 x; 16-52 bytes for f64 values with a 2-byte or f32 x at G = 2; 8 bytes in the scalar kernel
+// for cpms2 values into a reduced-precision y.
+//
+// Row indices in the loop: 32 bits (a row is at most the column count long, an int32) save
+// registers and integer work, but ptxas then schedules some loaders' loops worse. Measured per
+// value precision (H100, gen:stencil27:128, f64 x and y, ms, 64-bit against 32-bit): f64 0.314
+// against 0.436, f16 and bf16 0.223 against 0.296; f32 0.315 against 0.258, fx32 0.512 against
+// 0.498, CPMS 0.38-0.81 against 0.37-0.66, fx16 equal; on gen:random:4000000:16 within 3%
+// either way. So 64-bit for f64, f16 and bf16 values with an f64 x (where it was measured), 32-bit
+// for the others (with a 2-byte or f32 x the 64-bit indices made f16 and bf16 values spill).
+__host__ __device__ constexpr bool vector_index64(msp_precision pa, msp_precision px) {
+  return px == MSP_PRECISION_F64 &&
+         (pa == MSP_PRECISION_F64 || pa == MSP_PRECISION_F16 || pa == MSP_PRECISION_BF16);
+}
+__host__ __device__ constexpr bool vector_light(msp_precision p) {
+  return p == MSP_PRECISION_F64 || p == MSP_PRECISION_F32 || p == MSP_PRECISION_BF16;
+}
+__host__ __device__ constexpr int vector_unroll(msp_precision pa, msp_precision px, int g) {
+  if (vector_light(pa) && vector_light(px))
+    return pa == MSP_PRECISION_BF16 && px != MSP_PRECISION_F64 ? 1 : 2;
+  const bool va = pa == MSP_PRECISION_F64 || pa == MSP_PRECISION_F16 || pa == MSP_PRECISION_BF16 ||
+                  pa == MSP_PRECISION_FX16 || pa == MSP_PRECISION_CPMS4;
+  const bool vx = vector_light(px) || px == MSP_PRECISION_F16 || px == MSP_PRECISION_FX16 ||
+                  px == MSP_PRECISION_FX32;
+  return g >= 4 && va && vx ? 2 : 1;
+}
+// A fixed-point y is staged per CUDA block (VECTOR_THREADS / 32 * GPW * VECTOR_ROWS consecutive
+// rows from a multiple of 32, in dynamic shared memory: the f64 launch asks for none, so its
+// L1 carve-out is untouched), then each warp stores whole blocks of 32 rows (ystore_warp).
+template <class VA, msp_precision PX, int G, class Y, class VB = csr_no_split>
+__global__ void __launch_bounds__(VECTOR_THREADS, VECTOR_MIN_BLOCKS)
+    csr_vector_kernel(int64_t rows, const int64_t *__restrict__ rowptr,
+                      const int32_t *__restrict__ colind, const VA val, const loader<PX> x,
+                      double alpha, double beta, const Y y, const VB vb = VB(),
+                      const int64_t *__restrict__ split = nullptr) {
+  constexpr msp_precision PA = VA::prec;
+  constexpr bool SPLIT = !std::is_same<VB, csr_no_split>::value;
+  constexpr bool SELECT = csr_is_select<VB>::value;
+  // Rows in two parts (PBP), one after the other: ptxas spills 72-84 bytes (the second part's
+  // row data while the first is summed; with one slot per step, 116-124 bytes). In one loop
+  // (SELECT): one slot per step, without spills (with two, 104-112 bytes).
+  constexpr int GPW = 32 / G, UNROLL = SELECT ? 1 : vector_unroll(PA, PX, G);
+  constexpr int BLOCK_ROWS = VECTOR_THREADS / 32 * GPW * VECTOR_ROWS;
+  static_assert(BLOCK_ROWS % 32 == 0, "a CUDA block must finish whole fixed-point blocks of y");
+  const int64_t warp_id = ((int64_t)blockIdx.x * VECTOR_THREADS + threadIdx.x) / 32;
+  const int lane = threadIdx.x & (G - 1);
+  const int64_t base = warp_id * (GPW * VECTOR_ROWS) + (threadIdx.x & 31) / G;
+  double s[VECTOR_ROWS];
+#pragma unroll
+  for (int r = 0; r < VECTOR_ROWS; r++)
+    s[r] = 0.0;
+  if (base < rows) { // the whole group or none (same rows for all its lanes)
+    const unsigned mask =
+        G == 32 ? 0xffffffffu : (((1u << G) - 1u) << ((threadIdx.x & 31) & ~(G - 1)));
+    // rows in two parts: 32-bit row indices (with 64-bit ones ptxas spilled)
+    using I = typename std::conditional<vector_index64(PA, PX) && !SPLIT, int64_t, int>::type;
+    // One part of the rows: row r's entries k < n[r], value at vb0[r] + k, column at
+    // cb0[r] + k, read by ld.
+    auto part = [&](const auto &ld, const int64_t(&vb0)[VECTOR_ROWS],
+                    const int64_t(&cb0)[VECTOR_ROWS], const I(&n)[VECTOR_ROWS]) {
+      I longest = 0;
+#pragma unroll
+      for (int r = 0; r < VECTOR_ROWS; r++)
+        longest = n[r] > longest ? n[r] : longest;
+      for (I k = lane; k < longest; k += G * UNROLL) {
+        if constexpr (UNROLL == 1) { // one load per lane and row (buffered, it would spill)
+#pragma unroll
+          for (int r = 0; r < VECTOR_ROWS; r++)
+            if (k < n[r]) s[r] += ld.stream(vb0[r] + k) * x(__ldcs(colind + cb0[r] + k));
+        } else {
+          double p[VECTOR_ROWS][UNROLL];
+          // All loads of the step first (predicated: no load past a row's end), then the sums.
+#pragma unroll
+          for (int r = 0; r < VECTOR_ROWS; r++) {
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+              const I kk = k + u * G;
+              p[r][u] = kk < n[r] ? ld.stream(vb0[r] + kk) * x(__ldcs(colind + cb0[r] + kk)) : 0.0;
+            }
+          }
+#pragma unroll
+          for (int r = 0; r < VECTOR_ROWS; r++) {
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++)
+              if (k + u * G < n[r]) s[r] += p[r][u];
+          }
+        }
+      }
+    };
+    int64_t b[VECTOR_ROWS];
+    I len[VECTOR_ROWS];
+#pragma unroll
+    for (int r = 0; r < VECTOR_ROWS; r++) {
+      const int64_t row = base + r * GPW;
+      b[r] = row < rows ? __ldg(rowptr + row) : 0;
+      len[r] = row < rows ? (I)(__ldg(rowptr + row + 1) - b[r]) : 0;
+    }
+    if constexpr (!SPLIT) {
+      part(val, b, b, len);
+    } else if constexpr (SELECT) {
+      I n0[VECTOR_ROWS];
+      int64_t v0[VECTOR_ROWS];
+#pragma unroll
+      for (int r = 0; r < VECTOR_ROWS; r++) {
+        const int64_t row = base + r * GPW;
+        v0[r] = row < rows ? __ldg(split + row) : 0;
+        n0[r] = row < rows ? (I)(__ldg(split + row + 1) - v0[r]) : 0;
+      }
+      I longest = 0;
+#pragma unroll
+      for (int r = 0; r < VECTOR_ROWS; r++)
+        longest = len[r] > longest ? len[r] : longest;
+      for (I k = lane; k < longest; k += G) {
+#pragma unroll
+        for (int r = 0; r < VECTOR_ROWS; r++)
+          if (k < len[r]) {
+            const double a =
+                k < n0[r] ? val.stream(v0[r] + k) : vb.stream(b[r] - v0[r] - n0[r] + k);
+            s[r] += a * x(__ldcs(colind + b[r] + k));
+          }
+      }
+    } else {
+      // the fp64 part, then the rest: each row's sum keeps its order (entry by entry per lane)
+      int64_t v0[VECTOR_ROWS], c1[VECTOR_ROWS];
+      I n0[VECTOR_ROWS];
+#pragma unroll
+      for (int r = 0; r < VECTOR_ROWS; r++) {
+        const int64_t row = base + r * GPW;
+        v0[r] = row < rows ? __ldg(split + row) : 0;
+        n0[r] = row < rows ? (I)(__ldg(split + row + 1) - v0[r]) : 0;
+      }
+      part(val, v0, b, n0);
+#pragma unroll
+      for (int r = 0; r < VECTOR_ROWS; r++) {
+        v0[r] = b[r] - v0[r]; // the fp32 entries before the row
+        c1[r] = b[r] + n0[r];
+        len[r] -= n0[r];
+      }
+      part(vb, v0, c1, len);
+    }
+#pragma unroll
+    for (int r = 0; r < VECTOR_ROWS; r++) {
+#pragma unroll
+      for (int off = G / 2; off > 0; off >>= 1)
+        s[r] += __shfl_xor_sync(mask, s[r], off);
+    }
+  }
+  if constexpr (!ystore_is_f64<Y>) {
+    if (msp_prec_is_fixed(y.a.prec)) {    // uniform over the launch
+      extern __shared__ double s_stage[]; // BLOCK_ROWS results of this CUDA block's rows
+      const int64_t row0 = (int64_t)blockIdx.x * BLOCK_ROWS;
+      if (lane == 0) {
+#pragma unroll
+        for (int r = 0; r < VECTOR_ROWS; r++)
+          s_stage[base + r * GPW - row0] = s[r]; // rows past the end hold 0 and stay unused
+      }
+      __syncthreads();
+      for (int c = threadIdx.x >> 5; c < BLOCK_ROWS / 32; c += VECTOR_THREADS / 32) {
+        const int i = c * 32 + (threadIdx.x & 31);
+        ystore_warp(y, row0 + i, row0 + i < rows, alpha, s_stage[i], beta);
+      }
+      return;
+    }
+  }
+  if (base < rows && lane == 0) {
+#pragma unroll
+    for (int r = 0; r < VECTOR_ROWS; r++)
+      if (base + r * GPW < rows) ystore_row(y, base + r * GPW, alpha, s[r], beta);
+  }
+}
+
+// ---- merge path --------------------------------------------------------------------------------
+// Shared arrays are padded by one slot per MERGE_IPT entries: a thread walks MERGE_IPT
+// consecutive entries, so unpadded, the lanes of a warp would hit the same banks.
+__device__ __forceinline__ int pad(int k) {
+  return k + k / MERGE_IPT;
+}
+
+// A row split over tiles (first tile, count, row) is finished by tile first + count, which wrote
+// head[first + count] = alpha * (its part) + beta * y_old instead of y; the fix-up stores
+// head + alpha * (the carries, in tile order) into y once. For an f64 y these are the same
+// operations in the same order as adding the carries to y afterwards: the same bits.
+template <class Y>
+__device__ __forceinline__ void merge_store_split(const Y &y, int64_t row, const double *head,
+                                                  int64_t end_tile, double alpha, double carries) {
+  ystore_row(y, row, 1.0, __ldcg(head + end_tile) + alpha * carries, 0.0);
+}
+
+// Fused fix-up (at most MERGE_FUSE_TILES tiles): the last block of the launch to finish stores
+// the split rows, so a product is one launch instead of two or three (a launch costs a few
+// microseconds, a large share of a small product). Every block makes its y, carry and head
+// stores visible (__threadfence) before taking a ticket from the integer counter; the block with
+// the last ticket fences again, reads all carries and heads from L2 (__ldcg: never a stale L1
+// line), and resets the counter for the next launch. The carries of a run (tiles of one row,
+// contiguous) are summed by a segmented reduction in a fixed order: contiguous chunks per
+// thread, then a scan over the threads as in the main kernel. A run that ends with tile k - 1
+// was finished by tile k (its head). No floating-point atomics: deterministic.
+#define MERGE_FUSE_TILES MERGE_TILE // the carries and run ids fit in s_prod and s_end
+template <class Y>
+__device__ __forceinline__ void merge_fixup_last(unsigned *counter, const int32_t *tile_run,
+                                                 const int64_t *run_row, const double *carry,
+                                                 const double *head, double alpha, const Y &y,
+                                                 int *s_key, double *s_val, unsigned *s_ticket) {
+  const int t = threadIdx.x, T = (int)gridDim.x;
+  __threadfence(); // this thread's y stores, carry and head, device-wide, before the ticket
+  __syncthreads(); // s_end / s_prod are free again after this
+  if (t == 0) *s_ticket = atomicAdd(counter, 1u);
+  __syncthreads();
+  if (*s_ticket != (unsigned)T - 1u) return; // block-uniform
+  __threadfence(); // acquire: the other blocks' stores are visible from here on
+  for (int k = t; k < T; k += MERGE_THREADS) {
+    s_key[pad(k)] = __ldg(tile_run + k);
+    s_val[pad(k)] = __ldcg(carry + k);
+  }
+  __syncthreads();
+  const int C = (T + MERGE_THREADS - 1) / MERGE_THREADS; // <= MERGE_IPT
+  const int a = t * C < T ? t * C : T, e = a + C < T ? a + C : T;
+  // This thread's chunk [a, e): the first segment (may continue earlier threads' runs), inner
+  // segments (complete: stored here), the trailing one (scanned over the threads). A segment
+  // that ends before index i belongs to a run finished by tile i.
+  int cur = -1, fk = -1, fe = -1;
+  bool first_done = false;
+  double cs = 0.0, fv = 0.0;
+  for (int i = a; i < e; i++) {
+    const int k = s_key[pad(i)];
+    const double c = s_val[pad(i)];
+    if (i == a) {
+      cur = k;
+      cs = c;
+    } else if (k == cur) {
+      cs += c;
+    } else {
+      if (!first_done) {
+        first_done = true;
+        fk = cur;
+        fv = cs;
+        fe = i;
+      } else if (cur >= 0) {
+        merge_store_split(y, __ldg(run_row + cur), head, i, alpha, cs);
+      }
+      cur = k;
+      cs = c;
+    }
+  }
+  // Inclusive segmented scan of the trailing segments (keys: run ids, contiguous per run).
+  const int lane = t & 31, warp = t >> 5;
+  double v = cs;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const double vo = __shfl_up_sync(0xffffffffu, v, off);
+    const int ko = __shfl_up_sync(0xffffffffu, cur, off);
+    if (lane >= off && ko == cur) v = vo + v;
+  }
+  __shared__ int w_key[MERGE_THREADS / 32];
+  __shared__ double w_val[MERGE_THREADS / 32];
+  if (lane == 31) {
+    w_key[warp] = cur;
+    w_val[warp] = v;
+  }
+  double ev = __shfl_up_sync(0xffffffffu, v, 1);
+  int ek = __shfl_up_sync(0xffffffffu, cur, 1);
+  __syncthreads();
+  int pk = -1;
+  double pv = 0.0;
+  for (int w = 0; w < warp; w++) {
+    const int kw = w_key[w];
+    pv = kw == pk ? pv + w_val[w] : w_val[w];
+    pk = kw;
+  }
+  if (lane == 0) {
+    ek = pk;
+    ev = pv;
+  } else if (ek == pk) {
+    ev = pv + ev;
+  }
+  if (pk == cur) v = pv + v; // inclusive, over the whole block
+  if (first_done && fk >= 0)
+    merge_store_split(y, __ldg(run_row + fk), head, fe, alpha, ek == fk ? ev + fv : fv);
+  // The trailing run ends here unless the next chunk starts with it (the last tile has no
+  // carry, so e < T here and tile e finished it).
+  if (a < e && cur >= 0 && (e >= T || s_key[pad(e)] != cur))
+    merge_store_split(y, __ldg(run_row + cur), head, e, alpha, v);
+  if (t == 0) *counter = 0u; // no block of this launch reads it again
+}
+
+// One block per tile. Tile b covers rows [r0, r1] and nonzeros [n0, n1) of the merged list;
+// locally, row ends are s_end[0..R] (clamped to the tile's nonzeros) and nonzeros 0..N-1.
+// Rows that end in the tile are written by the thread that consumes their end, except row r0
+// when it began in an earlier tile (n0 > rowptr[r0]): its part goes to head[b] for the fix-up.
+// The partial sums that threads carry across their boundaries are combined by a segmented scan
+// in a fixed order; the tile's own carry-out (row r1, unfinished) goes to carry[b] for
+// csr_merge_fixup, or, with counter (fused plan), to merge_fixup_last. No floating-point
+// atomics: every sum has a fixed order. Columns and values are read evict-first, so that x stays
+// in L2.
+template <class VA, msp_precision PX, class Y>
+__global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
+    csr_merge_kernel(int64_t rows, const int64_t *__restrict__ rowptr,
+                     const int32_t *__restrict__ colind, const VA val, const loader<PX> x,
+                     double alpha, double beta, const Y y, const int64_t *__restrict__ tile_row,
+                     const int64_t *__restrict__ tile_nz, double *carry, double *head,
+                     const int32_t *__restrict__ tile_run, const int64_t *__restrict__ run_row,
+                     unsigned *counter) {
+  __shared__ int s_end[MERGE_TILE + MERGE_THREADS + 1];
+  __shared__ double s_prod[MERGE_TILE + MERGE_THREADS];
+  __shared__ int s_wkey[MERGE_THREADS / 32];
+  __shared__ double s_wval[MERGE_THREADS / 32];
+  __shared__ unsigned s_ticket;
+
+  const int64_t r0 = __ldg(tile_row + blockIdx.x), r1 = __ldg(tile_row + blockIdx.x + 1);
+  const int64_t n0 = __ldg(tile_nz + blockIdx.x), n1 = __ldg(tile_nz + blockIdx.x + 1);
+  const int R = (int)(r1 - r0), N = (int)(n1 - n0); // R + N <= MERGE_TILE
+  const int t = threadIdx.x;
+
+  // Stage the row ends (clamped to n1, relative to n0) and the products a_ij * x_j.
+#pragma unroll
+  for (int i = 0; i <= MERGE_IPT; i++) {
+    const int k = t + i * MERGE_THREADS;
+    if (k <= R) {
+      const int64_t r = r0 + k + 1;
+      const int64_t e = r <= rows ? __ldg(rowptr + r) : n1;
+      s_end[pad(k)] = (int)((e < n1 ? e : n1) - n0);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < MERGE_IPT; i++) {
+    const int k = t + i * MERGE_THREADS;
+    if (k < N) s_prod[pad(k)] = val.stream(n0 + k) * x(__ldcs(colind + n0 + k));
+  }
+  __syncthreads();
+
+  // This thread's start on the tile's merge path: the split (xr, yn) of diagonal d.
+  const int d = t * MERGE_IPT < R + N ? t * MERGE_IPT : R + N;
+  const int dend = d + MERGE_IPT < R + N ? d + MERGE_IPT : R + N;
+  int lo = d > N ? d - N : 0, hi = d < R ? d : R;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (s_end[pad(mid)] <= d - mid - 1)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  int xr = lo, yn = d - lo;
+
+  // Consume MERGE_IPT items: a nonzero adds its product; a row end finishes the row.
+  double sum = 0.0, first_val = 0.0;
+  int first_row = -1;
+  for (int item = d; item < dend; item++) {
+    if (yn < s_end[pad(xr)]) {
+      sum += s_prod[pad(yn)];
+      yn++;
+    } else {
+      if (first_row < 0) {
+        // May continue a row begun by earlier threads: written after the scan.
+        first_row = xr;
+        first_val = sum;
+      } else {
+        ystore_row(y, r0 + xr, alpha, sum, beta);
+      }
+      sum = 0.0;
+      xr++;
+    }
+  }
+
+  // Segmented inclusive scan of the carries (key = row the thread ends in, value = its partial
+  // sum); keys do not decrease with t. In-warp Hillis-Steele, then warp totals in warp order.
+  const int lane = t & 31, warp = t >> 5;
+  int key = xr;
+  double v = sum;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const double vo = __shfl_up_sync(0xffffffffu, v, off);
+    const int ko = __shfl_up_sync(0xffffffffu, key, off);
+    if (lane >= off && ko == key) v = vo + v;
+  }
+  if (lane == 31) {
+    s_wkey[warp] = key;
+    s_wval[warp] = v;
+  }
+  double ev = __shfl_up_sync(0xffffffffu, v, 1); // exclusive prefix inside the warp
+  int ek = __shfl_up_sync(0xffffffffu, key, 1);
+  __syncthreads();
+  int pk = -1;
+  double pv = 0.0;
+  for (int w = 0; w < warp; w++) {
+    const int kw = s_wkey[w];
+    pv = kw == pk ? pv + s_wval[w] : s_wval[w];
+    pk = kw;
+  }
+  if (lane == 0) {
+    ek = pk;
+    ev = pv;
+  } else if (ek == pk) {
+    ev = pv + ev;
+  }
+  if (first_row >= 0) {
+    const double part = ek == first_row ? ev + first_val : first_val;
+    // Row r0 is only ever a thread's first row; it began in an earlier tile exactly when that
+    // tile consumed some of its nonzeros, i.e. n0 > rowptr[r0] (then a fix-up run ends at b - 1).
+    if (first_row == 0 && r0 < rows && n0 > __ldg(rowptr + r0))
+      head[blockIdx.x] = beta == 0.0 ? alpha * part : alpha * part + beta * ystore_load(y, r0);
+    else
+      ystore_row(y, r0 + first_row, alpha, part, beta);
+  }
+  if (t == MERGE_THREADS - 1) carry[blockIdx.x] = pk == key ? pv + v : v; // key == R here
+  if (counter)
+    merge_fixup_last(counter, tile_run, run_row, carry, head, alpha, y, s_end, s_prod, &s_ticket);
+}
+
+// Store each split row: its head plus its carries in tile order. One thread per run (a row
+// continued across tiles); the runs name distinct rows, so there are no races.
+template <class Y>
+__global__ void __launch_bounds__(FIXUP_THREADS)
+    csr_merge_fixup(int64_t nruns, const int64_t *__restrict__ runs,
+                    const double *__restrict__ carry, const double *head, double alpha, const Y y) {
+  const int64_t r = (int64_t)blockIdx.x * FIXUP_THREADS + threadIdx.x;
+  if (r >= nruns) return;
+  const int64_t first = __ldg(runs + 3 * r), count = __ldg(runs + 3 * r + 1);
+  const int64_t row = __ldg(runs + 3 * r + 2);
+  double s = 0.0;
+  for (int64_t k = 0; k < count; k++)
+    s += carry[first + k];
+  merge_store_split(y, row, head, first + count, alpha, s);
+}
+
+// The same for one long run per block: threads sum strided carries, then a fixed tree.
+template <class Y>
+__global__ void __launch_bounds__(FIXUP_THREADS)
+    csr_merge_fixup_long(const int64_t *__restrict__ runs, const double *__restrict__ carry,
+                         const double *head, double alpha, const Y y) {
+  __shared__ double s_part[FIXUP_THREADS / 32];
+  const int64_t first = __ldg(runs + 3 * blockIdx.x), count = __ldg(runs + 3 * blockIdx.x + 1);
+  const int64_t row = __ldg(runs + 3 * blockIdx.x + 2);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  double s = 0.0;
+  for (int64_t k = threadIdx.x; k < count; k += FIXUP_THREADS)
+    s += carry[first + k];
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1)
+    s += __shfl_down_sync(0xffffffffu, s, off);
+  if (lane == 0) s_part[warp] = s;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double t = 0.0;
+    for (int w = 0; w < FIXUP_THREADS / 32; w++)
+      t += s_part[w];
+    merge_store_split(y, row, head, first + count, alpha, t);
+  }
+}
+
+// ---- launch ------------------------------------------------------------------------------------
+template <class VA, msp_precision PX, int G, class Y, class VB>
+static void launch_vector_g(cudaStream_t s, int64_t rows, const int64_t *rp, const int32_t *ci,
+                            const VA &va, const VB &vb, const int64_t *split, const loader<PX> &xa,
+                            double alpha, double beta, const Y &y) {
+  constexpr int64_t per_warp = (int64_t)(32 / G) * VECTOR_ROWS;
+  constexpr size_t block_rows = VECTOR_THREADS / 32 * per_warp;
+  const unsigned blocks = msp__cuda_blocks((rows + per_warp - 1) / per_warp * 32, VECTOR_THREADS);
+  size_t smem = 0;
+  if constexpr (!ystore_is_f64<Y>)
+    if (msp_prec_is_fixed(y.a.prec)) smem = block_rows * sizeof(double);
+  csr_vector_kernel<VA, PX, G, Y, VB>
+      <<<blocks, VECTOR_THREADS, smem, s>>>(rows, rp, ci, va, xa, alpha, beta, y, vb, split);
+}
+
+// Enqueue the product with kernel k on ctx's stream; nothing waits for it. m holds the CSR
+// structure and merge-path plan of msp__cuda_csr_structure_upload; va reads the values (with vb
+// and split, rows in two parts: scalar and vector kernels only, see csr_no_split).
+template <class VA, msp_precision PX, class Y, class VB = csr_no_split>
+static msp_status msp__cuda_csr_launch(msp_context ctx, msp_kernel k, const msp__cuda_matrix *m,
+                                       int64_t rows, const VA &va, const msp_vector x, double alpha,
+                                       double beta, const Y &y, const VB &vb = VB(),
+                                       const int64_t *split = nullptr) {
+  msp_status st = MSP_SUCCESS;
+  constexpr bool SPLIT = !std::is_same<VB, csr_no_split>::value;
+  const cudaStream_t s = msp__cuda(ctx)->stream;
+  const int64_t *rp = (const int64_t *)m->d[SLOT_ROWPTR];
+  const int32_t *ci = (const int32_t *)m->d[SLOT_COLIND];
+  const loader<PX> xa = msp__vector_loader<PX>(x);
+  switch (k) {
+  case MSP_KERNEL_SCALAR:
+    csr_scalar_kernel<VA, PX, Y, VB>
+        <<<msp__cuda_blocks(rows, SCALAR_THREADS), SCALAR_THREADS, 0, s>>>(
+            rows, rp, ci, va, xa, alpha, beta, y, vb, split);
+    MSP_CUDA_CHECK_LAUNCH("csr_scalar_kernel");
+    break;
+  case MSP_KERNEL_VECTOR:
+    switch ((int)m->i64[0]) {
+    case 2:
+      launch_vector_g<VA, PX, 2, Y>(s, rows, rp, ci, va, vb, split, xa, alpha, beta, y);
+      break;
+    case 4:
+      launch_vector_g<VA, PX, 4, Y>(s, rows, rp, ci, va, vb, split, xa, alpha, beta, y);
+      break;
+    case 8:
+      launch_vector_g<VA, PX, 8, Y>(s, rows, rp, ci, va, vb, split, xa, alpha, beta, y);
+      break;
+    case 16:
+      launch_vector_g<VA, PX, 16, Y>(s, rows, rp, ci, va, vb, split, xa, alpha, beta, y);
+      break;
+    default:
+      launch_vector_g<VA, PX, 32, Y>(s, rows, rp, ci, va, vb, split, xa, alpha, beta, y);
+      break;
+    }
+    MSP_CUDA_CHECK_LAUNCH("csr_vector_kernel");
+    break;
+  default: {
+    if constexpr (SPLIT) {
+      return msp__error(MSP_ERR_INTERNAL, "csr launch: rows in two parts need the scalar or "
+                                          "vector kernel");
+    } else {
+      const int64_t tiles = m->i64[1], nruns = m->i64[2], nlong = m->i64[5];
+      const bool fused = m->i64[7] > 0; // the kernel applies the carries: no fix-up launch
+      double *carry = (double *)m->d[SLOT_CARRY], *head = carry + tiles;
+      csr_merge_kernel<VA, PX, Y><<<(unsigned)tiles, MERGE_THREADS, 0, s>>>(
+          rows, rp, ci, va, xa, alpha, beta, y, (const int64_t *)m->d[SLOT_TILE_ROW],
+          (const int64_t *)m->d[SLOT_TILE_NZ], carry, head,
+          fused ? (const int32_t *)m->d[SLOT_TILE_RUN] : NULL,
+          fused ? (const int64_t *)m->d[SLOT_RUN_ROW] : NULL,
+          fused ? (unsigned *)m->d[SLOT_COUNTER] : NULL);
+      MSP_CUDA_CHECK_LAUNCH("csr_merge_kernel");
+      if (fused) break;
+      if (nruns > 0) {
+        csr_merge_fixup<Y><<<msp__cuda_blocks(nruns, FIXUP_THREADS), FIXUP_THREADS, 0, s>>>(
+            nruns, (const int64_t *)m->d[SLOT_RUNS], carry, head, alpha, y);
+        MSP_CUDA_CHECK_LAUNCH("csr_merge_fixup");
+      }
+      if (nlong > 0) {
+        csr_merge_fixup_long<Y><<<(unsigned)nlong, FIXUP_THREADS, 0, s>>>(
+            (const int64_t *)m->d[SLOT_LONG_RUNS], carry, head, alpha, y);
+        MSP_CUDA_CHECK_LAUNCH("csr_merge_fixup_long");
+      }
+    }
+    break;
+  }
+  }
+exit:
+  return st;
+}
+
+// The kernel A's products run (A->kernel, or the CSR rule's choice): an error for the merge path
+// into a fixed-point y (fn names the caller).
+static inline msp_status msp__cuda_csr_kernel(const msp_matrix A, const msp_vector y,
+                                              const char *fn, msp_kernel *k) {
+  *k = A->kernel;
+  if (*k != MSP_KERNEL_SCALAR && *k != MSP_KERNEL_VECTOR && *k != MSP_KERNEL_MERGE)
+    *k = msp_choose_kernel(&A->stats, NULL, 0);
+  if (*k != MSP_KERNEL_SCALAR && *k != MSP_KERNEL_VECTOR && msp_prec_is_fixed(y->prec))
+    return msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "%s: the merge-path kernel cannot write a fixed-point y (%s: one scale per "
+                      "32 rows, which may straddle its tiles); use the scalar or vector kernel, or "
+                      "another precision for y",
+                      fn, msp_precision_name(y->prec));
+  return MSP_SUCCESS;
+}
+
+// CSR structure of a matrix on the device (slots ROWPTR, COLIND and the merge-path plan) and its
+// vector group size in m->i64[0] (csr.cu).
+extern "C" msp_status msp__cuda_csr_structure_upload(msp_context ctx, msp__cuda_matrix *m,
+                                                     int64_t rows, int64_t nnz,
+                                                     const int64_t *rowptr, const int32_t *colind);
+
+#endif
