@@ -305,7 +305,14 @@ typedef struct {
   // BDMP
   double bdmp_f;       // threshold factor f (default 0.5)
   double bdmp_lambda;  // fixed threshold when > 0
-  int bdmp_digits;     // > 0: error-bounded mode with D digits
+  int bdmp_digits;     // > 0: error-bounded mode with D digits (1..15). With format AUTO:
+                       // the digits asked of AUTO, which then chooses, by the bytes a product
+                       // moves (times a measured cost per byte), among its fp64 format, that
+                       // format with f32 values (only when every row i keeps u32 * sum of the
+                       // |a_ij| that fp32 rounds <= 5 10^-D sum_j |a_ij|, values in fp32's
+                       // normal range), BDMP-PBP and BDMP-TCKI in this mode; the reason gives
+                       // each candidate's bytes and the bound of the choice. precision must
+                       // stay f64 (AUTO chooses it). 0 (default): AUTO in fp64, as without it.
   int allow_atomics;   // permit floating-point atomics (non-deterministic order) for speed
   int bdmp_paper_rule; // 1: the paper's precision rule alone; 0 (default): tiles whose values
                        // fp32 holds exactly go to fp32 too (no error, fewer bytes)
@@ -523,6 +530,8 @@ typedef struct {
   double time_s;                                        // wall time of the solve
   double basis_bytes; // bytes of basis values (and fixed-point scales) read and written by the
                       // basis operations: store, projection, subtraction, combination
+  double setup_s;     // of time_s, the set-up before the first iteration: work vectors, the
+                      // basis, the preconditioner (Jacobi's inverse diagonal, ILU(0)'s factors)
 } msp_solver_report;
 
 // Solve A x = b by restarted GMRES with right preconditioning (A M^-1 u = b, x = M^-1 u), Givens

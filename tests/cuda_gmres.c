@@ -236,22 +236,34 @@ static void get_f64(msp_vector v, double *h) {
   CHECK_OK(msp_vector_get(v, h));
 }
 
+static double dot(const double *a, const double *b, int64_t n) {
+  double s = 0.0;
+  for (int64_t i = 0; i < n; i++)
+    s += a[i] * b[i];
+  return s;
+}
+
 static void basis_ops(msp_precision prec, int64_t n, int cols) {
   const char *pn = msp_precision_name(prec);
   msp__basis *V[2] = {NULL, NULL};
   msp_vector w[2] = {NULL, NULL};
   double *src = calloc((size_t)n, sizeof *src), *got[2], *coef = calloc((size_t)cols, sizeof *coef);
   double *h[2] = {calloc((size_t)cols, sizeof(double)), calloc((size_t)cols, sizeof(double))};
+  double *u[2] = {calloc((size_t)cols, sizeof(double)), calloc((size_t)cols, sizeof(double))};
+  double *fused[2] = {calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(double))};
+  double ww[2] = {0, 0}, ww2[2] = {0, 0};
   got[0] = calloc((size_t)n, sizeof(double));
   got[1] = calloc((size_t)n, sizeof(double));
-  CHECK(src && coef && h[0] && h[1] && got[0] && got[1], "out of host memory");
+  CHECK(src && coef && h[0] && h[1] && got[0] && got[1] && u[0] && u[1] && fused[0] && fused[1],
+        "out of host memory");
   msp_rng r = {(uint64_t)n * 977 + (uint64_t)cols};
   for (int d = 0; d < 2; d++) {
     msp_context ctx = d ? gpu : cpu;
     CHECK_OK(ctx->backend->basis_alloc(ctx, n, cols, prec, &V[d]));
     CHECK_OK(msp_vector_create(ctx, n, &w[d]));
   }
-  if (!V[0] || !V[1] || !w[0] || !w[1] || !src || !coef || !h[0] || !h[1] || !got[0] || !got[1])
+  if (!V[0] || !V[1] || !w[0] || !w[1] || !src || !coef || !h[0] || !h[1] || !got[0] || !got[1] ||
+      !u[0] || !u[1] || !fused[0] || !fused[1])
     goto done;
   for (int j = 0; j < cols; j++) {
     double nn = 0.0;
@@ -284,17 +296,20 @@ static void basis_ops(msp_precision prec, int64_t n, int cols) {
     for (int d = 0; d < 2; d++) {
       msp_context ctx = d ? gpu : cpu;
       set_f64(w[d], src);
-      CHECK_OK(ctx->backend->basis_project(ctx, V[d], j0, j1, w[d], h[d]));
+      CHECK_OK(ctx->backend->basis_project(ctx, V[d], j0, j1, w[d], h[d], &ww[d]));
     }
     for (int k = 0; k < j1 - j0; k++)
       CHECK(fabs(h[0][k] - h[1][k]) <= 1e-13 * (1.0 + fabs(h[0][k])),
             "basis %s n %lld: projection on column %d: cpu %.17g cuda %.17g", pn, (long long)n,
             j0 + k, h[0][k], h[1][k]);
+    CHECK(fabs(ww[0] - ww[1]) <= 1e-13 * ww[0] && fabs(ww[0] - dot(src, src, n)) <= 1e-13 * ww[0],
+          "basis %s n %lld: w.w of the projection: cpu %.17g cuda %.17g direct %.17g", pn,
+          (long long)n, ww[0], ww[1], dot(src, src, n));
     // w -= V h over the same range.
     for (int d = 0; d < 2; d++) {
       msp_context ctx = d ? gpu : cpu;
       set_f64(w[d], src);
-      CHECK_OK(ctx->backend->basis_subtract(ctx, V[d], j0, j1, coef, w[d]));
+      CHECK_OK(ctx->backend->basis_subtract(ctx, V[d], j0, j1, coef, w[d], NULL, NULL));
       get_f64(w[d], got[d]);
     }
     double worst = 0.0;
@@ -302,6 +317,29 @@ static void basis_ops(msp_precision prec, int64_t n, int cols) {
       worst = fmax(worst, fabs(got[0][i] - got[1][i]));
     CHECK(worst <= 1e-13, "basis %s n %lld: subtraction over %d..%d differs by %g", pn,
           (long long)n, j0, j1, worst);
+    // The fused form: the same w (bit for bit on each backend), then u = V^T w and w.w of the new
+    // w, equal to a separate projection (the same bits on the CPU: the same partials).
+    for (int d = 0; d < 2; d++) {
+      msp_context ctx = d ? gpu : cpu;
+      set_f64(w[d], src);
+      CHECK_OK(ctx->backend->basis_subtract(ctx, V[d], j0, j1, coef, w[d], u[d], &ww[d]));
+      get_f64(w[d], fused[d]);
+      CHECK(memcmp(fused[d], got[d], (size_t)n * sizeof(double)) == 0,
+            "basis %s n %lld: %s: the fused subtraction changed w's bits", pn, (long long)n,
+            d ? "cuda" : "cpu");
+      CHECK_OK(ctx->backend->basis_project(ctx, V[d], j0, j1, w[d], h[d], &ww2[d]));
+      for (int k = 0; k < j1 - j0; k++)
+        CHECK(d ? fabs(u[d][k] - h[d][k]) <= 1e-13 * (1.0 + fabs(h[d][k])) : u[d][k] == h[d][k],
+              "basis %s n %lld: %s: fused projection on column %d: %.17g, separate %.17g", pn,
+              (long long)n, d ? "cuda" : "cpu", j0 + k, u[d][k], h[d][k]);
+      CHECK(d ? fabs(ww[d] - ww2[d]) <= 1e-13 * ww2[d] : ww[d] == ww2[d],
+            "basis %s n %lld: %s: fused w.w %.17g, separate %.17g", pn, (long long)n,
+            d ? "cuda" : "cpu", ww[d], ww2[d]);
+    }
+    for (int k = 0; k < j1 - j0; k++)
+      CHECK(fabs(u[0][k] - u[1][k]) <= 1e-13 * (1.0 + fabs(u[0][k])),
+            "basis %s n %lld: fused projection on column %d: cpu %.17g cuda %.17g", pn,
+            (long long)n, j0 + k, u[0][k], u[1][k]);
   }
   // z = V y over the first k1 columns (w holds NaN first: the combination must not read it).
   for (int64_t i = 0; i < n; i++)
@@ -323,6 +361,8 @@ done:
     msp_vector_destroy(&w[d]);
     free(got[d]);
     free(h[d]);
+    free(u[d]);
+    free(fused[d]);
   }
   free(src);
   free(coef);

@@ -172,6 +172,8 @@ static void test_nonconvergence_and_history(void) {
         "history length %lld for %lld iterations", (long long)rep.history_length,
         (long long)rep.iterations);
   CHECK(rep.basis_bytes > 0 && rep.time_s >= 0, "bytes %g time %g", rep.basis_bytes, rep.time_s);
+  CHECK(rep.setup_s >= 0 && rep.setup_s <= rep.time_s, "setup %g of time %g", rep.setup_s,
+        rep.time_s);
   // Bad options are argument errors.
   o.restart = 0;
   CHECK_STATUS(solve(A, b, NULL, x, &o, &rep), MSP_ERR_INVALID_ARGUMENT);
@@ -529,8 +531,78 @@ static void test_alloc_failures(void) {
   }
 }
 
+// The basis operations' fused forms on the CPU: a subtraction that also returns the projection
+// and w.w of its result gives the same w, projections and w.w, bit for bit, as the subtraction
+// followed by the projection (the same partials in the same order), for every basis precision,
+// with n across several reduction chunks and blocks (and an empty basis range).
+static void test_fused_basis_ops(void) {
+  const int64_t n = 3 * MSP__RED_CHUNK + 777;
+  const int cols = 7;
+  double *src = malloc((size_t)n * sizeof *src), *a = malloc((size_t)n * sizeof *a);
+  double *b = malloc((size_t)n * sizeof *b);
+  double h[7], u[7], p[7], coef[7] = {0.3, -0.2, 0.1, 0.05, -0.4, 0.25, 0.7};
+  msp_vector w = NULL;
+  CHECK(src && a && b, "out of host memory");
+  CHECK_OK(msp_vector_create(ctx, n, &w));
+  for (int pi = 0; pi < MSP_PRECISION_COUNT && src && a && b && w; pi++) {
+    const msp_precision prec = (msp_precision)pi;
+    const char *pn = msp_precision_name(prec);
+    msp__basis *V = NULL;
+    CHECK_OK(ctx->backend->basis_alloc(ctx, n, cols, prec, &V));
+    if (!V) continue;
+    for (int j = 0; j < cols; j++) {
+      double nn = 0.0;
+      for (int64_t i = 0; i < n; i++) {
+        src[i] = sin(0.001 * (double)(i + 1) * (j + 1)) + 0.01 * j;
+        nn += src[i] * src[i];
+      }
+      for (int64_t i = 0; i < n; i++)
+        src[i] /= sqrt(nn);
+      CHECK_OK(msp_vector_set(w, src));
+      CHECK_OK(ctx->backend->basis_store(ctx, V, j, w));
+    }
+    for (int64_t i = 0; i < n; i++)
+      src[i] = cos(0.37 * (double)i) + 0.5;
+    const int ranges[3][2] = {{0, cols}, {2, 5}, {3, 3}};
+    for (int q = 0; q < 3; q++) {
+      const int j0 = ranges[q][0], j1 = ranges[q][1];
+      double ww = -1, ww2 = -2, wp = -3;
+      CHECK_OK(msp_vector_set(w, src));
+      CHECK_OK(ctx->backend->basis_project(ctx, V, j0, j1, w, h, &wp));
+      double direct = 0.0;
+      for (int64_t i = 0; i < n; i++)
+        direct += src[i] * src[i];
+      CHECK(fabs(wp - direct) <= 1e-13 * direct, "%s: w.w of the projection %.17g, direct %.17g",
+            pn, wp, direct);
+      CHECK_OK(ctx->backend->basis_subtract(ctx, V, j0, j1, coef, w, NULL, NULL));
+      CHECK_OK(msp_vector_get(w, a));
+      CHECK_OK(ctx->backend->basis_project(ctx, V, j0, j1, w, p, &ww2));
+      CHECK_OK(msp_vector_set(w, src));
+      CHECK_OK(ctx->backend->basis_subtract(ctx, V, j0, j1, coef, w, u, &ww));
+      CHECK_OK(msp_vector_get(w, b));
+      CHECK(memcmp(a, b, (size_t)n * sizeof *a) == 0, "%s %d..%d: fused subtraction: other w", pn,
+            j0, j1);
+      for (int k = 0; k < j1 - j0; k++)
+        CHECK(u[k] == p[k], "%s %d..%d: fused projection %d: %.17g, separate %.17g", pn, j0, j1,
+              j0 + k, u[k], p[k]);
+      CHECK(ww == ww2, "%s %d..%d: fused w.w %.17g, separate %.17g", pn, j0, j1, ww, ww2);
+      // w.w alone (MGS's last subtraction)
+      double ww3 = -4;
+      CHECK_OK(msp_vector_set(w, src));
+      CHECK_OK(ctx->backend->basis_subtract(ctx, V, j0, j1, coef, w, NULL, &ww3));
+      CHECK(ww3 == ww2, "%s %d..%d: w.w without u %.17g, separate %.17g", pn, j0, j1, ww3, ww2);
+    }
+    ctx->backend->basis_free(ctx, V);
+  }
+  msp_vector_destroy(&w);
+  free(src);
+  free(a);
+  free(b);
+}
+
 int main(void) {
   CHECK_OK(msp_context_create(MSP_BACKEND_CPU, 0, &ctx));
+  test_fused_basis_ops();
   test_hand_checked();
   test_exact_termination();
   test_nonconvergence_and_history();

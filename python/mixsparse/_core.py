@@ -763,7 +763,8 @@ class GmresReport:
     """What gmres did: converged, iterations, restarts, rel_residual (final explicit
     ||b - A x|| / ||b||), history (numpy array of the recurrence's relative residuals when
     asked for, else None), cycle_precisions (basis precision tag of each recorded cycle),
-    iterations_by_precision (dict tag -> inner iterations), time_s, basis_bytes."""
+    iterations_by_precision (dict tag -> inner iterations), time_s, basis_bytes, setup_s (of
+    time_s, the set-up before the first iteration: work vectors, basis, preconditioner)."""
 
     def __init__(self, rep, history):
         self.converged = bool(rep.converged)
@@ -779,6 +780,7 @@ class GmresReport:
         }
         self.time_s = rep.time_s
         self.basis_bytes = rep.basis_bytes
+        self.setup_s = rep.setup_s
 
     def __repr__(self):
         return "GmresReport(converged=%s, iterations=%d, restarts=%d, rel_residual=%.3g)" % (

@@ -123,7 +123,7 @@ class SolverReport(ctypes.Structure):
         ("history_length", c_int64), ("cycles_recorded", c_int),
         ("cycle_precision", c_int * SOLVER_MAX_CYCLES),
         ("iterations_by_precision", c_int64 * PRECISION_COUNT),
-        ("time_s", c_double), ("basis_bytes", c_double),
+        ("time_s", c_double), ("basis_bytes", c_double), ("setup_s", c_double),
     ]  # fmt: skip
 
 

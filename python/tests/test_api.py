@@ -154,6 +154,7 @@ def test_cb_gmres_reports_its_basis(ctx):
     assert isinstance(x, ms.Vector) and rep.converged
     assert set(rep.cycle_precisions) == {"f16"} and rep.iterations_by_precision == {"f16": rep.iterations}
     assert rep.basis_bytes > 0 and rep.time_s >= 0
+    assert 0 <= rep.setup_s <= rep.time_s
     _, auto = ms.gmres(A, np.ones(512), rtol=1e-8, basis_auto=True)
     assert auto.cycle_precisions[0] == "f32"
     _, capped = ms.gmres(A, np.ones(512), rtol=1e-14, max_iters=3)

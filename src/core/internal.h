@@ -284,12 +284,16 @@ struct msp__backend {
   // Column j = w rounded by V's store (fixed point: the column's scale from max |w|); w is
   // overwritten with the values as stored (what later reads of column j return).
   msp_status (*basis_store)(msp_context ctx, msp__basis *V, int j, msp_vector w);
-  // h[k - j0] = V_k . w for k in j0 .. j1-1, in one pass over the columns and w.
+  // h[k - j0] = V_k . w for k in j0 .. j1-1, in one pass over the columns and w; ww (NULL: not
+  // asked) gets w . w from the same pass.
   msp_status (*basis_project)(msp_context ctx, const msp__basis *V, int j0, int j1, msp_vector w,
-                              double *h);
-  // w -= sum over k in j0 .. j1-1 of h[k - j0] V_k, in one pass.
+                              double *h, double *ww);
+  // w -= sum over k in j0 .. j1-1 of h[k - j0] V_k, in one pass. u (NULL: not asked) gets the
+  // projection of the new w, u[k - j0] = V_k . w, and ww (NULL: not asked) its w . w, from the
+  // same pass over the rows (the projection as basis_project's, the same kind of reduction);
+  // asking for u pays when j1 - j0 <= V->fuse_cols.
   msp_status (*basis_subtract)(msp_context ctx, const msp__basis *V, int j0, int j1,
-                               const double *h, msp_vector w);
+                               const double *h, msp_vector w, double *u, double *ww);
   // z = sum over k < k1 of y[k] V_k, in one pass.
   msp_status (*basis_combine)(msp_context ctx, const msp__basis *V, int k1, const double *y,
                               msp_vector z);
@@ -327,6 +331,7 @@ struct msp__basis_s {
   double *work;    // reduction partials (backend-defined size)
   int64_t nchunks; // row chunks of a reduction (CPU: of MSP__RED_CHUNK; CUDA: projection blocks)
   double *host_h;  // CUDA: pinned host slot for the projections (cols values); NULL on the CPU
+  int fuse_cols;   // basis_subtract with u pays (one pass instead of two) up to this many columns
 };
 
 // The registry: CPU always; CUDA when built (NULL otherwise).

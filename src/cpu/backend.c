@@ -11,9 +11,10 @@ msp_status msp__cpu_fill(msp_context, msp_vector, double);
 msp_status msp__cpu_basis_alloc(msp_context, int64_t, int, msp_precision, msp__basis **);
 void msp__cpu_basis_free(msp_context, msp__basis *);
 msp_status msp__cpu_basis_store(msp_context, msp__basis *, int, msp_vector);
-msp_status msp__cpu_basis_project(msp_context, const msp__basis *, int, int, msp_vector, double *);
+msp_status msp__cpu_basis_project(msp_context, const msp__basis *, int, int, msp_vector, double *,
+                                  double *);
 msp_status msp__cpu_basis_subtract(msp_context, const msp__basis *, int, int, const double *,
-                                   msp_vector);
+                                   msp_vector, double *, double *);
 msp_status msp__cpu_basis_combine(msp_context, const msp__basis *, int, const double *, msp_vector);
 msp_status msp__cpu_pmul(msp_context, msp_vector, msp_vector, msp_vector);
 msp_status msp__cpu_pr_upload(msp_context, msp__prgraph *);

@@ -35,6 +35,8 @@ typedef struct {
   double *w;  // f64 vector data (w, or z for the combination)
   const double *coef;
   double max; // store: max |w| over all threads
+  int np;     // subtraction: the columns j0 .. j0+np-1 projected afterwards (0 or j1 - j0)
+  int ww;     // projection, subtraction: w.w too, in the partials' slot np (or j1 - j0)
 } basis_args;
 
 // ---- store --------------------------------------------------------------------------------------
@@ -70,12 +72,13 @@ MSP__CPU_INSTANTIATE1(basis_args *)
 
 // ---- projection ---------------------------------------------------------------------------------
 // Chunk c of MSP__RED_CHUNK rows gives the partial dot product of every column with w, written
-// to V->work[k * nchunks + c]; the partials of each column are then added pairwise in a fixed
-// tree, so the result does not depend on the thread count.
+// to V->work[k * nchunks + c] (with ww, w.w in slot j1 - j0); the partials of each column are
+// then added pairwise in a fixed tree, so the result does not depend on the thread count.
 MSP__CPU_INLINE void project_kernel(msp_precision P, basis_args *a) {
   const msp__basis *V = a->V;
   const double *w = a->w;
   const int64_t n = V->n, nchunks = V->nchunks;
+  const int cnt = a->j1 - a->j0;
 #pragma omp for schedule(static)
   for (int64_t c = 0; c < nchunks; c++) {
     const int64_t b = c * MSP__RED_CHUNK, e = b + MSP__RED_CHUNK < n ? b + MSP__RED_CHUNK : n;
@@ -85,6 +88,12 @@ MSP__CPU_INLINE void project_kernel(msp_precision P, basis_args *a) {
       for (int64_t i = b; i < e; i++)
         t += msp_acc_load_p(P, &v, i) * w[i];
       V->work[(int64_t)(k - a->j0) * nchunks + c] = t;
+    }
+    if (a->ww) {
+      double t = 0.0;
+      for (int64_t i = b; i < e; i++)
+        t += w[i] * w[i];
+      V->work[(int64_t)cnt * nchunks + c] = t;
     }
   }
 }
@@ -123,6 +132,52 @@ MSP__CPU_INLINE void combine_kernel(msp_precision P, basis_args *a) {
 #define MSP__CPU_KERNEL subtract_kernel
 MSP__CPU_INSTANTIATE1(basis_args *)
 #undef MSP__CPU_KERNEL
+
+// ---- subtraction with the next projection
+// -------------------------------------------------------- The subtraction's blocks of BLOCK rows
+// (the same bits as subtract_kernel), each followed, while its columns are in cache, by its terms
+// of the projection partials of the new w over columns j0 .. j0+np-1 (and of w.w): per chunk of
+// MSP__RED_CHUNK rows (a multiple of BLOCK) the terms are added in row order, so the partials are
+// project_kernel's, bit for bit.
+MSP__CPU_INLINE void subproj_kernel(msp_precision P, basis_args *a) {
+  const msp__basis *V = a->V;
+  double *w = a->w;
+  const int64_t n = V->n, nchunks = V->nchunks;
+#pragma omp for schedule(static)
+  for (int64_t c = 0; c < nchunks; c++) {
+    const int64_t c0 = c * MSP__RED_CHUNK, c1 = c0 + MSP__RED_CHUNK < n ? c0 + MSP__RED_CHUNK : n;
+    for (int k = 0; k <= a->np; k++)
+      V->work[(int64_t)k * nchunks + c] = 0.0;
+    for (int64_t b = c0; b < c1; b += BLOCK) {
+      const int64_t m = c1 - b < BLOCK ? c1 - b : BLOCK;
+      double t[BLOCK];
+      memcpy(t, w + b, (size_t)m * sizeof(double));
+      for (int k = a->j0; k < a->j1; k++) {
+        const msp_acc v = col_acc(V, k);
+        const double h = -a->coef[k - a->j0];
+        for (int64_t i = 0; i < m; i++)
+          t[i] += h * msp_acc_load_p(P, &v, b + i);
+      }
+      memcpy(w + b, t, (size_t)m * sizeof(double));
+      for (int k = 0; k < a->np; k++) {
+        const msp_acc v = col_acc(V, a->j0 + k);
+        double p = V->work[(int64_t)k * nchunks + c];
+        for (int64_t i = 0; i < m; i++)
+          p += msp_acc_load_p(P, &v, b + i) * t[i];
+        V->work[(int64_t)k * nchunks + c] = p;
+      }
+      if (a->ww) {
+        double p = V->work[(int64_t)a->np * nchunks + c];
+        for (int64_t i = 0; i < m; i++)
+          p += t[i] * t[i];
+        V->work[(int64_t)a->np * nchunks + c] = p;
+      }
+    }
+  }
+}
+#define MSP__CPU_KERNEL subproj_kernel
+MSP__CPU_INSTANTIATE1(basis_args *)
+#undef MSP__CPU_KERNEL
 #define MSP__CPU_KERNEL combine_kernel
 MSP__CPU_INSTANTIATE1(basis_args *)
 #undef MSP__CPU_KERNEL
@@ -149,6 +204,7 @@ msp_status msp__cpu_basis_alloc(msp_context ctx, int64_t n, int cols, msp_precis
   V->cols = cols;
   V->nchunks = (n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
   V->bank_shift = MSP_CPMS_SEPARATE;
+  V->fuse_cols = cols; // a thread's block of rows stays in its cache between the two reads
   if (msp__prec_segments(prec) > 1) {
     V->bank_shift = msp__cpms_bank_shift(msp__prec_segments(prec), MSP_CPMS_DEFAULT_BANK_BYTES);
     if (V->bank_shift < 0) {
@@ -161,7 +217,7 @@ msp_status msp__cpu_basis_alloc(msp_context ctx, int64_t n, int cols, msp_precis
   MSP_TRY(msp__alloc_zero(&V->data, (size_t)(n > 0 ? n : 1) * (size_t)cols, bytes,
                           "GMRES Krylov basis values"));
   if (msp_prec_is_fixed(prec)) MSP_TRY(MSP_ALLOC_ZERO(V->scales, cols, "GMRES basis scales"));
-  MSP_TRY(MSP_ALLOC_ZERO(V->work, (V->nchunks > 0 ? V->nchunks : 1) * (int64_t)cols,
+  MSP_TRY(MSP_ALLOC_ZERO(V->work, (V->nchunks > 0 ? V->nchunks : 1) * ((int64_t)cols + 1),
                          "GMRES projection partials"));
   *out = V;
   V = NULL;
@@ -191,23 +247,38 @@ msp_status msp__cpu_basis_store(msp_context ctx, msp__basis *V, int j, msp_vecto
   return MSP_SUCCESS;
 }
 
+// h[0..cnt) and *ww (when asked) from the partials.
+static void project_sums(const msp__basis *V, int cnt, double *h, double *ww) {
+  for (int k = 0; k < cnt; k++)
+    h[k] = msp__cpu_pairwise(V->work + (int64_t)k * V->nchunks, V->nchunks);
+  if (ww) *ww = msp__cpu_pairwise(V->work + (int64_t)cnt * V->nchunks, V->nchunks);
+}
+
 msp_status msp__cpu_basis_project(msp_context ctx, const msp__basis *V, int j0, int j1,
-                                  msp_vector w, double *h) {
+                                  msp_vector w, double *h, double *ww) {
   basis_args a;
-  args_init(&a, V, j0, j1, w, NULL);
+  args_init(&a, V, j0, j1 > j0 ? j1 : j0, w, NULL);
+  a.ww = ww != NULL;
 #pragma omp parallel
   project_kernel_dispatch(V->prec, &a);
-  for (int k = 0; k < j1 - j0; k++)
-    h[k] = msp__cpu_pairwise(V->work + (int64_t)k * V->nchunks, V->nchunks);
+  project_sums(V, a.j1 - a.j0, h, ww);
   return MSP_SUCCESS;
 }
 
 msp_status msp__cpu_basis_subtract(msp_context ctx, const msp__basis *V, int j0, int j1,
-                                   const double *h, msp_vector w) {
+                                   const double *h, msp_vector w, double *u, double *ww) {
   basis_args a;
   args_init(&a, V, j0, j1, w, h);
+  if (!u && !ww) {
 #pragma omp parallel
-  subtract_kernel_dispatch(V->prec, &a);
+    subtract_kernel_dispatch(V->prec, &a);
+    return MSP_SUCCESS;
+  }
+  a.np = u && j1 > j0 ? j1 - j0 : 0;
+  a.ww = ww != NULL;
+#pragma omp parallel
+  subproj_kernel_dispatch(V->prec, &a);
+  project_sums(V, a.np, u, ww);
   return MSP_SUCCESS;
 }
 

@@ -75,6 +75,7 @@ static msp_status cuda_context_init(msp_context ctx) {
   ctx->impl = c; // from here on cuda_context_fini releases whatever was made
   MSP_CUDA_TRY(cudaSetDevice(ctx->device));
   MSP_CUDA_TRY(cudaDeviceGetAttribute(&c->sm_count, cudaDevAttrMultiProcessorCount, ctx->device));
+  MSP_CUDA_TRY(cudaDeviceGetAttribute(&c->l2_bytes, cudaDevAttrL2CacheSize, ctx->device));
   // Non-blocking streams: no implicit synchronisation with the legacy default stream.
   MSP_CUDA_TRY(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
   MSP_CUDA_TRY(cudaStreamCreateWithFlags(&c->aux_stream, cudaStreamNonBlocking));
@@ -345,9 +346,10 @@ extern "C" {
 msp_status msp__cuda_basis_alloc(msp_context, int64_t, int, msp_precision, msp__basis **);
 void msp__cuda_basis_free(msp_context, msp__basis *);
 msp_status msp__cuda_basis_store(msp_context, msp__basis *, int, msp_vector);
-msp_status msp__cuda_basis_project(msp_context, const msp__basis *, int, int, msp_vector, double *);
+msp_status msp__cuda_basis_project(msp_context, const msp__basis *, int, int, msp_vector, double *,
+                                   double *);
 msp_status msp__cuda_basis_subtract(msp_context, const msp__basis *, int, int, const double *,
-                                    msp_vector);
+                                    msp_vector, double *, double *);
 msp_status msp__cuda_basis_combine(msp_context, const msp__basis *, int, const double *,
                                    msp_vector);
 msp_status msp__cuda_pmul(msp_context, msp_vector, msp_vector, msp_vector);

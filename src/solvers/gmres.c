@@ -47,6 +47,7 @@ typedef struct {
   double *cs, *sn; // rotations
   double *g;       // rotated right-hand side (m+1)
   double *h, *u;   // one column of projections and its correction (m+1)
+  double *u2;      // the next correction (m+1), swapped with u
   msp__basis *V;
   msp__precond P;
   double bytes; // basis bytes moved
@@ -69,18 +70,23 @@ static msp_status basis_store(gmres_state *s, int j, msp_vector w) {
 exit:
   return st;
 }
-static msp_status basis_project(gmres_state *s, int j0, int j1, msp_vector w, double *h) {
+// h = V_j0..j1-1^T w, and (ww not NULL) w.w from the same pass.
+static msp_status basis_project(gmres_state *s, int j0, int j1, msp_vector w, double *h,
+                                double *ww) {
   msp_status st = MSP_SUCCESS;
   MSP_TRY(msp__vector_current(w));
-  MSP_TRY(s->be->basis_project(s->ctx, s->V, j0, j1, w, h));
+  MSP_TRY(s->be->basis_project(s->ctx, s->V, j0, j1, w, h, ww));
   s->bytes += col_bytes(s, j1 - j0);
 exit:
   return st;
 }
-static msp_status basis_subtract(gmres_state *s, int j0, int j1, const double *h, msp_vector w) {
+// w -= V_j0..j1-1 h; then (u, ww not NULL) u = V^T w and w.w of the new w, from the same pass
+// over the rows: the columns are counted once (the second read comes from the cache).
+static msp_status basis_subtract(gmres_state *s, int j0, int j1, const double *h, msp_vector w,
+                                 double *u, double *ww) {
   msp_status st = MSP_SUCCESS;
   MSP_TRY(msp__vector_current(w));
-  MSP_TRY(s->be->basis_subtract(s->ctx, s->V, j0, j1, h, w));
+  MSP_TRY(s->be->basis_subtract(s->ctx, s->V, j0, j1, h, w, u, ww));
   msp__vector_written(w);
   s->bytes += col_bytes(s, j1 - j0);
 exit:
@@ -134,30 +140,53 @@ exit:
 }
 
 // Orthogonalise w (= A M^-1 v_j) against columns 0..j; h[0..j] gets the projections and
-// *hnext the norm of what is left.
+// *hnext the norm of what is left. Classical Gram-Schmidt reads the basis in passes that each do
+// two things: the projection h = V^T w with ||w||; the subtraction w -= V h with ||w|| of the new
+// w and, where the backend says it pays (V->fuse_cols: the basis's rows in cache between the two
+// reads), the next projection u = V^T w. So the test for another pass (||w|| fell below eta times
+// its value before the pass) costs no extra pass over w, and with u fused a second pass starts
+// from u at once: 2 passes over the basis without re-orthogonalisation, 3 with one (else 4), and
+// one host synchronisation per pass.
+// ||w|| from w.w of a basis pass: its square root, unless the squares may have overflowed or
+// underflowed (then msp_nrm2, which scales by the largest entry).
+static msp_status norm_of(gmres_state *s, double ww, double *nrm) {
+  if (isfinite(ww) && ww >= 1e-250) {
+    *nrm = sqrt(ww);
+    return MSP_SUCCESS;
+  }
+  return msp_nrm2(s->ctx, s->w, nrm);
+}
+
 static msp_status orthogonalize(gmres_state *s, int j, double *hnext) {
   msp_status st = MSP_SUCCESS;
-  double before = 0.0, after = 0.0;
-  MSP_TRY(msp_nrm2(s->ctx, s->w, &before));
+  double before = 0.0, ww = 0.0, after = 0.0;
   if (s->o.ortho == MSP_ORTHO_MGS) {
     for (int k = 0; k <= j; k++) {
-      MSP_TRY(basis_project(s, k, k + 1, s->w, &s->h[k]));
-      MSP_TRY(basis_subtract(s, k, k + 1, &s->h[k], s->w));
+      MSP_TRY(basis_project(s, k, k + 1, s->w, &s->h[k], NULL));
+      MSP_TRY(basis_subtract(s, k, k + 1, &s->h[k], s->w, NULL, k == j ? &ww : NULL));
     }
-    MSP_TRY(msp_nrm2(s->ctx, s->w, &after));
-  } else {
-    MSP_TRY(basis_project(s, 0, j + 1, s->w, s->h));
-    MSP_TRY(basis_subtract(s, 0, j + 1, s->h, s->w));
-    MSP_TRY(msp_nrm2(s->ctx, s->w, &after));
-    // Cancellation lost more than the factor eta: another pass recovers orthogonality.
-    for (int pass = 0; pass < MAX_REORTH && after < ETA * before; pass++) {
-      before = after;
-      MSP_TRY(basis_project(s, 0, j + 1, s->w, s->u));
-      MSP_TRY(basis_subtract(s, 0, j + 1, s->u, s->w));
-      for (int k = 0; k <= j; k++)
-        s->h[k] += s->u[k];
-      MSP_TRY(msp_nrm2(s->ctx, s->w, &after));
-    }
+    MSP_TRY(norm_of(s, ww, hnext));
+    goto exit;
+  }
+  MSP_TRY(basis_project(s, 0, j + 1, s->w, s->h, &ww));
+  MSP_TRY(norm_of(s, ww, &before));
+  // u: the projection of what is left, used only if another pass is taken; fused into the
+  // subtraction where the backend says it pays (fuse_cols), else computed when needed
+  const int fuse = j + 1 <= s->V->fuse_cols;
+  MSP_TRY(basis_subtract(s, 0, j + 1, s->h, s->w, fuse ? s->u : NULL, &ww));
+  MSP_TRY(norm_of(s, ww, &after));
+  // Cancellation lost more than the factor eta: another pass recovers orthogonality.
+  for (int pass = 0; pass < MAX_REORTH && after < ETA * before; pass++) {
+    double *u = s->u;
+    before = after;
+    if (!fuse) MSP_TRY(basis_project(s, 0, j + 1, s->w, u, NULL));
+    for (int k = 0; k <= j; k++)
+      s->h[k] += u[k];
+    // the next pass's projection into u2, then swapped in
+    MSP_TRY(basis_subtract(s, 0, j + 1, u, s->w, fuse ? s->u2 : NULL, &ww));
+    s->u = s->u2;
+    s->u2 = u;
+    MSP_TRY(norm_of(s, ww, &after));
   }
   *hnext = after;
 exit:
@@ -316,9 +345,11 @@ msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vect
   MSP_TRY(MSP_ALLOC_ZERO(S.g, m + 1, "GMRES right-hand side"));
   MSP_TRY(MSP_ALLOC_ZERO(S.h, m + 1, "GMRES projections"));
   MSP_TRY(MSP_ALLOC_ZERO(S.u, m + 1, "GMRES projections"));
+  MSP_TRY(MSP_ALLOC_ZERO(S.u2, m + 1, "GMRES projections"));
   MSP_TRY(msp__precond_setup(A, S.o.precond, &S.P));
   msp_precision prec = S.o.basis_auto ? MSP_PRECISION_F32 : S.o.basis_precision;
   MSP_TRY(basis_make(&S, prec));
+  R.setup_s = omp_get_wtime() - t_start;
 
   double beta = 0.0;
   MSP_TRY(residual(&S, &beta));
@@ -405,5 +436,6 @@ exit:
   msp__free(S.g);
   msp__free(S.h);
   msp__free(S.u);
+  msp__free(S.u2);
   return st;
 }
