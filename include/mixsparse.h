@@ -351,6 +351,12 @@ typedef struct {
   int64_t tiles, tiles_f32; // nonempty 16x16 tiles, of which stored in fp32
   int64_t nnz_f32, nnz_f64; // nonzeros stored in fp32 / fp64
   int64_t tile_formats[4];  // TCKI: tiles stored as COO, ELL, CSR, HYB (0 for PBP)
+  // The footprint (msp_matrix_bytes) in three parts: the stored values (fp32 and fp64, TCKI's ELL
+  // padding included); the indices (PBP: row pointers and columns; TCKI: the in-tile index bytes
+  // and the CSR-like block rows' row ends and columns); the metadata (PBP: its precision words;
+  // TCKI: per-tile block column, format and offsets, and the chunks of the GPU layout).
+  int64_t bytes_values, bytes_indices, bytes_meta;
+  int64_t csr_brows, csr_nnz; // TCKI: block rows stored CSR-like and their nonzeros (0 for PBP)
 } msp_bdmp_report;
 // Fill r for a BDMP matrix. MSP_ERR_NOT_SUPPORTED for other formats.
 msp_status msp_matrix_bdmp_info(const msp_matrix A, msp_bdmp_report *r);

@@ -867,6 +867,43 @@ static void test_accuracy(void) {
   CHECK_STATUS(msp_accuracy_compare(3, NULL, ref, &acc), MSP_ERR_INVALID_ARGUMENT);
 }
 
+// The report's footprint parts add up to msp_matrix_bytes, with the values counted from the
+// selection (PBP: every nonzero once; TCKI: with ELL padding, so at least that), on random
+// matrices (random values: both precisions) with and without CSR-like block rows.
+static void test_report_bytes(void) {
+  const int64_t sizes[][3] = {{0, 0, 0}, {200, 200, 4}, {512, 512, 40}, {1000, 3000, 12}};
+  for (size_t c = 0; c < sizeof sizes / sizeof *sizes; c++) {
+    test_csr m;
+    if (test_csr_random(&m, sizes[c][0], sizes[c][1], (double)sizes[c][2], 900 + c) != 0) {
+      CHECK(0, "generator failed");
+      continue;
+    }
+    for (int f = 0; f < 2; f++) {
+      const msp_format format = f ? MSP_FORMAT_BDMP_TCKI : MSP_FORMAT_BDMP_PBP;
+      msp_matrix B = NULL;
+      msp_bdmp_report r;
+      CHECK_OK(make_bdmp(&m, format, msp_convert_options_default(), &B));
+      if (!B) continue;
+      CHECK_OK(msp_matrix_bdmp_info(B, &r));
+      const int64_t vals = r.nnz_f32 * 4 + r.nnz_f64 * 8;
+      CHECK(r.bytes_values + r.bytes_indices + r.bytes_meta == (int64_t)msp_matrix_bytes(B),
+            "%s %lld x %lld: parts %lld + %lld + %lld, footprint %lld", msp_format_name(format),
+            (long long)m.rows, (long long)m.cols, (long long)r.bytes_values,
+            (long long)r.bytes_indices, (long long)r.bytes_meta, (long long)msp_matrix_bytes(B));
+      CHECK(f ? r.bytes_values >= vals : r.bytes_values == vals,
+            "%s %lld x %lld: values %lld bytes, the selection stores %lld", msp_format_name(format),
+            (long long)m.rows, (long long)m.cols, (long long)r.bytes_values, (long long)vals);
+      CHECK(r.bytes_indices >= 0 && r.bytes_meta >= 0 && r.csr_nnz <= m.nnz &&
+                (f || (r.csr_brows == 0 && r.csr_nnz == 0)),
+            "%s: indices %lld, metadata %lld, CSR-like %lld rows %lld nonzeros",
+            msp_format_name(format), (long long)r.bytes_indices, (long long)r.bytes_meta,
+            (long long)r.csr_brows, (long long)r.csr_nnz);
+      msp_matrix_destroy(&B);
+    }
+    test_csr_free(&m);
+  }
+}
+
 int main(void) {
   if (msp_context_create(MSP_BACKEND_CPU, 0, &ctx) != MSP_SUCCESS) {
     fprintf(stderr, "test_bdmp: no CPU context: %s\n", msp_last_error());
@@ -876,6 +913,7 @@ int main(void) {
   test_format_rule();
   test_random();
   test_brow_kinds();
+  test_report_bytes();
   test_accuracy();
   test_error_bounded();
   msp_context_destroy(&ctx);

@@ -243,6 +243,12 @@ static void print_accuracy_text(const options *o, const run_result *r, const msp
     printf("bdmp bound: |change of y_i| <= %.3g * sum_j |a_ij| * max|x| for every x (storage "
            "rounding)\n",
            b->bound);
+  printf("bdmp footprint: values %lld, indices %lld, metadata %lld bytes",
+         (long long)b->bytes_values, (long long)b->bytes_indices, (long long)b->bytes_meta);
+  if (b->csr_brows > 0)
+    printf("; %lld block rows (%lld nonzeros) stored CSR-like", (long long)b->csr_brows,
+           (long long)b->csr_nnz);
+  printf("\n");
 }
 
 static void add_accuracy_json(json *j, const options *o, const run_result *r,
@@ -280,6 +286,11 @@ static void add_accuracy_json(json *j, const options *o, const run_result *r,
   json_number(j, "lambda", b->lambda);
   json_int(j, "digits", b->digits);
   if (o->digits > 0) json_number(j, "bound", b->bound);
+  json_int(j, "bytes_values", b->bytes_values);
+  json_int(j, "bytes_indices", b->bytes_indices);
+  json_int(j, "bytes_meta", b->bytes_meta);
+  json_int(j, "csr_brows", b->csr_brows);
+  json_int(j, "csr_nnz", b->csr_nnz);
   json_end(j);
 }
 

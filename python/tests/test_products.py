@@ -112,6 +112,9 @@ def test_bdmp_bound_is_reported(ctx):
     info = B.bdmp_info()
     assert info["nnz_f32"] + info["nnz_f64"] == A.nnz
     assert info["tiles"] >= info["tiles_f32"] >= 0
+    parts = info["bytes_values"] + info["bytes_indices"] + info["bytes_meta"]
+    assert parts == B.nbytes
+    assert info["bytes_values"] == 4 * info["nnz_f32"] + 8 * info["nnz_f64"]
 
 
 @pytest.mark.parametrize("prec", ms.precisions)

@@ -955,6 +955,15 @@ msp_status msp_matrix_bdmp_info(const msp_matrix A, msp_bdmp_report *r) {
     const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
     for (int f = 0; f < 4; f++)
       r->tile_formats[f] = T->fmt_count[f];
+    r->bytes_values = T->n32 * 4 + T->n64 * 8;
+    r->bytes_indices = T->eoff[T->ntiles];
+    r->bytes_meta = (int64_t)tcki_bytes(A) - r->bytes_values - r->bytes_indices;
+    r->csr_brows = T->csr_brows;
+    r->csr_nnz = T->csr_nnz;
+  } else {
+    r->bytes_values = in->nnz32 * 4 + in->nnz64 * 8;
+    r->bytes_indices = (A->rows + 1) * 8 + A->nnz * 4;
+    r->bytes_meta = (int64_t)pbp_bytes(A) - r->bytes_values - r->bytes_indices;
   }
   return MSP_SUCCESS;
 }
