@@ -716,8 +716,9 @@ exit:
 }
 
 static size_t pbp_bytes(const msp_matrix A) {
-  // What a product reads (src/cuda/csr.cu over the layout of bdmp.h): the CSR structure, one
-  // 8-byte word per 32 entries, and each value in its precision.
+  // What a product reads (the layout of bdmp.h): the CSR structure, one 8-byte word per 32
+  // entries, and each value in its precision. (The CUDA layouts of bdmp.cu read no more: the
+  // words, or 8 bytes a row of fp64 counts, or neither where one precision holds every value.)
   const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
   const int64_t words = (A->nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD;
   return (size_t)((A->rows + 1) * 8 + A->nnz * 4 + words * 8 + P->info.nnz32 * 4 +

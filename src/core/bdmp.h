@@ -47,8 +47,9 @@ typedef struct {
 // before entry 32g. So entry j is v64[c] with c = meta[2g + 1] + (set bits below b) when its bit
 // is set, else v32[j - c] (msp__pbp_split): one 8-byte word per 32 entries (0.25 bytes per
 // nonzero) instead of the paper's second set of row pointers and columns, and one CSR that the
-// tuned CSR kernels run over (src/cuda/csr.cu: its rows are summed in column order, one pass over
-// x and y). At most UINT32_MAX fp64 entries (the conversion refuses more).
+// tuned CSR kernels run over in one pass over x and y (src/cuda/bdmp.cu, with its device layouts
+// by precision mix and kernel; the CPU sums each row in column order). At most UINT32_MAX fp64
+// entries (the conversion refuses more).
 typedef struct {
   msp__bdmp_info info;
   int64_t *rowptr; // rows + 1

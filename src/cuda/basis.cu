@@ -162,17 +162,23 @@ __device__ __forceinline__ void project_block(const bview &V, int j0, int j1,
   }
 }
 
+// The thread's rows of w (0 past n), as project_block holds them.
+__device__ __forceinline__ void load_rows(int64_t n, const double *__restrict__ w, int64_t base,
+                                          double (&wv)[PROJ_ROWS]) {
+#pragma unroll
+  for (int r = 0; r < PROJ_ROWS; r++) {
+    const int64_t i = base + (int64_t)r * PROJ_THREADS;
+    wv[r] = i < n ? w[i] : 0.0;
+  }
+}
+
 template <msp_precision P>
 __global__ void __launch_bounds__(PROJ_THREADS)
     project_partials(const bview V, int j0, int j1, const double *__restrict__ w, int64_t nb,
                      double *__restrict__ partial, bool ww) {
   const int64_t base = (int64_t)blockIdx.x * PROJ_CHUNK + threadIdx.x;
   double wv[PROJ_ROWS];
-#pragma unroll
-  for (int r = 0; r < PROJ_ROWS; r++) {
-    const int64_t i = base + (int64_t)r * PROJ_THREADS;
-    wv[r] = i < V.n ? w[i] : 0.0;
-  }
+  load_rows(V.n, w, base, wv);
   project_block<P>(V, j0, j1, wv, base, nb, partial, ww);
 }
 
@@ -311,11 +317,7 @@ __global__ void __launch_bounds__(PROJ_THREADS)
                             double *__restrict__ partial, bool ww) {
   const int64_t base = (int64_t)blockIdx.x * PROJ_CHUNK + threadIdx.x;
   double wv[PROJ_ROWS];
-#pragma unroll
-  for (int r = 0; r < PROJ_ROWS; r++) {
-    const int64_t i = base + (int64_t)r * PROJ_THREADS;
-    wv[r] = i < V.n ? w[i] : 0.0;
-  }
+  load_rows(V.n, w, base, wv);
 #pragma unroll 4
   for (int k = 0; k < cnt; k++) {
     const loader<P> v = col<P>(V, j0 + k);

@@ -321,6 +321,49 @@ __device__ __forceinline__ void merge_store_split(const Y &y, int64_t row, const
 // thread, then a scan over the threads as in the main kernel. A run that ends with tile k - 1
 // was finished by tile k (its head). No floating-point atomics: deterministic.
 #define MERGE_FUSE_TILES MERGE_TILE // the carries and run ids fit in s_prod and s_end
+
+// Segmented scan over the block (MERGE_THREADS threads, keys not decreasing with the thread):
+// v, the thread's sum over its key's segment within its warp (inclusive, Hillis-Steele); (ek, ev)
+// the key and sum of the segment of all threads before it in the block (exclusive); (pk, pv)
+// those of the warps before its warp, added in warp order. A fixed order: the same bits on every
+// run. s_key, s_val: MERGE_THREADS / 32 slots of shared memory.
+struct merge_scan {
+  double v, ev, pv;
+  int ek, pk;
+};
+__device__ __forceinline__ merge_scan merge_block_scan(int key, double v, int *s_key,
+                                                       double *s_val) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const double vo = __shfl_up_sync(0xffffffffu, v, off);
+    const int ko = __shfl_up_sync(0xffffffffu, key, off);
+    if (lane >= off && ko == key) v = vo + v;
+  }
+  if (lane == 31) {
+    s_key[warp] = key;
+    s_val[warp] = v;
+  }
+  merge_scan r;
+  r.v = v;
+  r.ev = __shfl_up_sync(0xffffffffu, v, 1); // exclusive prefix inside the warp
+  r.ek = __shfl_up_sync(0xffffffffu, key, 1);
+  __syncthreads();
+  r.pk = -1;
+  r.pv = 0.0;
+  for (int w = 0; w < warp; w++) {
+    const int kw = s_key[w];
+    r.pv = kw == r.pk ? r.pv + s_val[w] : s_val[w];
+    r.pk = kw;
+  }
+  if (lane == 0) {
+    r.ek = r.pk;
+    r.ev = r.pv;
+  } else if (r.ek == r.pk) {
+    r.ev = r.pv + r.ev;
+  }
+  return r;
+}
 template <class Y>
 __device__ __forceinline__ void merge_fixup_last(unsigned *counter, const int32_t *tile_run,
                                                  const int64_t *run_row, const double *carry,
@@ -368,39 +411,12 @@ __device__ __forceinline__ void merge_fixup_last(unsigned *counter, const int32_
     }
   }
   // Inclusive segmented scan of the trailing segments (keys: run ids, contiguous per run).
-  const int lane = t & 31, warp = t >> 5;
-  double v = cs;
-#pragma unroll
-  for (int off = 1; off < 32; off <<= 1) {
-    const double vo = __shfl_up_sync(0xffffffffu, v, off);
-    const int ko = __shfl_up_sync(0xffffffffu, cur, off);
-    if (lane >= off && ko == cur) v = vo + v;
-  }
   __shared__ int w_key[MERGE_THREADS / 32];
   __shared__ double w_val[MERGE_THREADS / 32];
-  if (lane == 31) {
-    w_key[warp] = cur;
-    w_val[warp] = v;
-  }
-  double ev = __shfl_up_sync(0xffffffffu, v, 1);
-  int ek = __shfl_up_sync(0xffffffffu, cur, 1);
-  __syncthreads();
-  int pk = -1;
-  double pv = 0.0;
-  for (int w = 0; w < warp; w++) {
-    const int kw = w_key[w];
-    pv = kw == pk ? pv + w_val[w] : w_val[w];
-    pk = kw;
-  }
-  if (lane == 0) {
-    ek = pk;
-    ev = pv;
-  } else if (ek == pk) {
-    ev = pv + ev;
-  }
-  if (pk == cur) v = pv + v; // inclusive, over the whole block
+  const merge_scan sc = merge_block_scan(cur, cs, w_key, w_val);
+  const double v = sc.pk == cur ? sc.pv + sc.v : sc.v; // inclusive, over the whole block
   if (first_done && fk >= 0)
-    merge_store_split(y, __ldg(run_row + fk), head, fe, alpha, ek == fk ? ev + fv : fv);
+    merge_store_split(y, __ldg(run_row + fk), head, fe, alpha, sc.ek == fk ? sc.ev + fv : fv);
   // The trailing run ends here unless the next chunk starts with it (the last tile has no
   // carry, so e < T here and tile e finished it).
   if (a < e && cur >= 0 && (e >= T || s_key[pad(e)] != cur))
@@ -487,38 +503,11 @@ __global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
   }
 
   // Segmented inclusive scan of the carries (key = row the thread ends in, value = its partial
-  // sum); keys do not decrease with t. In-warp Hillis-Steele, then warp totals in warp order.
-  const int lane = t & 31, warp = t >> 5;
-  int key = xr;
-  double v = sum;
-#pragma unroll
-  for (int off = 1; off < 32; off <<= 1) {
-    const double vo = __shfl_up_sync(0xffffffffu, v, off);
-    const int ko = __shfl_up_sync(0xffffffffu, key, off);
-    if (lane >= off && ko == key) v = vo + v;
-  }
-  if (lane == 31) {
-    s_wkey[warp] = key;
-    s_wval[warp] = v;
-  }
-  double ev = __shfl_up_sync(0xffffffffu, v, 1); // exclusive prefix inside the warp
-  int ek = __shfl_up_sync(0xffffffffu, key, 1);
-  __syncthreads();
-  int pk = -1;
-  double pv = 0.0;
-  for (int w = 0; w < warp; w++) {
-    const int kw = s_wkey[w];
-    pv = kw == pk ? pv + s_wval[w] : s_wval[w];
-    pk = kw;
-  }
-  if (lane == 0) {
-    ek = pk;
-    ev = pv;
-  } else if (ek == pk) {
-    ev = pv + ev;
-  }
+  // sum); keys do not decrease with t.
+  const int key = xr;
+  const merge_scan sc = merge_block_scan(key, sum, s_wkey, s_wval);
   if (first_row >= 0) {
-    const double part = ek == first_row ? ev + first_val : first_val;
+    const double part = sc.ek == first_row ? sc.ev + first_val : first_val;
     // Row r0 is only ever a thread's first row; it began in an earlier tile exactly when that
     // tile consumed some of its nonzeros, i.e. n0 > rowptr[r0] (then a fix-up run ends at b - 1).
     if (first_row == 0 && r0 < rows && n0 > __ldg(rowptr + r0))
@@ -526,7 +515,7 @@ __global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
     else
       ystore_row(y, r0 + first_row, alpha, part, beta);
   }
-  if (t == MERGE_THREADS - 1) carry[blockIdx.x] = pk == key ? pv + v : v; // key == R here
+  if (t == MERGE_THREADS - 1) carry[blockIdx.x] = sc.pk == key ? sc.pv + sc.v : sc.v; // key == R
   if (counter)
     merge_fixup_last(counter, tile_run, run_row, carry, head, alpha, y, s_end, s_prod, &s_ticket);
 }
