@@ -315,14 +315,19 @@ class Matrix(_Handle):
         """Why the format and kernel were chosen (one line)."""
         return lib.msp_matrix_choice_reason(self._handle()).decode(errors="replace")
 
-    def convert(self, format="auto", precision="f32", kernel="auto", context=None, **options):
+    def convert(self, format="auto", precision=None, kernel="auto", context=None, **options):
         """A copy of this matrix in `format` ("auto", "tune" or a tag of mixsparse.formats) with
-        values stored in `precision` (a tag of mixsparse.precisions), on `context` (default:
-        this matrix's). Options (msp_convert_options): hack_size, ell_width, hyb_k, max_fill,
-        cpms_segments, bdmp_f, bdmp_lambda, bdmp_digits, allow_atomics, bdmp_paper_rule,
-        range ("error", "saturate", "allow"). Raises FillLimitError, RangeError (naming the
-        first value the precision cannot hold), NotSupportedError, InvalidArgumentError."""
+        values stored in `precision` (a tag of mixsparse.precisions; default "f32", or "f64"
+        for `format="auto"` with `bdmp_digits`, where AUTO itself decides what goes to fp32),
+        on `context` (default: this matrix's). Options (msp_convert_options): hack_size,
+        ell_width, hyb_k, max_fill, cpms_segments, bdmp_f, bdmp_lambda, bdmp_digits (with
+        "auto": the accuracy-aware choice of the format and storage), allow_atomics,
+        bdmp_paper_rule, range ("error", "saturate", "allow"). Raises FillLimitError,
+        RangeError (naming the first value the precision cannot hold), NotSupportedError,
+        InvalidArgumentError."""
         ctx = self.context if context is None else _ctx(context)
+        if precision is None:
+            precision = "f64" if format == "auto" and options.get("bdmp_digits") else "f32"
         o = lib.msp_convert_options_default()
         o.format = _parse(lib.msp_format_parse, format, "format")
         o.precision = _parse(lib.msp_precision_parse, precision, "precision")

@@ -106,6 +106,22 @@ def test_product_against_scipy(ctx, name, fmt, prec, kernel):
     assert np.all(abs(yv.to_numpy() - ref) <= tol)
 
 
+def test_auto_with_digits(ctx):
+    """format="auto" with bdmp_digits: AUTO picks the format and storage for the digits asked
+    (no precision needed), and the product keeps them: within 5e-D * sum_j |a_ij| * max|x|."""
+    A = MATRICES["square"]
+    M = ms.Matrix.from_scipy(A, ctx)
+    x = np.linspace(-1.0, 2.0, A.shape[1])
+    for d in (4, 7, 12):
+        B = M.convert(format="auto", bdmp_digits=d)
+        y = ms.spmv(1.0, B, x, 0.0, None)
+        ref = A @ x
+        tol = 5 * 10.0 ** -d * abs(A) @ np.full(A.shape[1], abs(x).max()) + 1e-13 * abs(ref)
+        assert np.all(abs(y - ref) <= tol), (d, B.format, B.precision)
+    with pytest.raises(ms.InvalidArgumentError):
+        M.convert(format="auto", precision="f32", bdmp_digits=7)
+
+
 def test_bdmp_bound_is_reported(ctx):
     A = MATRICES["square"]
     B = ms.Matrix.from_scipy(A, ctx).convert(format="bdmp-pbp", precision="f64")
