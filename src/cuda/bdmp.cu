@@ -83,8 +83,9 @@ static msp_kernel pbp_kernel_of(const msp_matrix A) {
 // Measured on the H100 (ms; cuSPARSE CSR fp64 in brackets): all fp32, banded:1000000:64: words
 // 0.382, uniform 0.224 (CSR f32 0.224) [0.313]. Mixed, stencil27:160 (89% fp32, 27 a row, group
 // 16): words 0.796, one loop 0.884, parts in turn 0.740 [0.597]; random:4000000:16 (68% fp32, 16 a
-// row, group 16): words 1.084, one loop 0.888, parts in turn 1.571 [0.786]. Mixed rows stay slower
-// than cuSPARSE's fp64 with every layout tried.
+// row, group 16): words 1.084, one loop 0.888, parts in turn 1.571 [0.786]. One loop with two
+// slots per step (as the plain loaders have) spilled in the loop: 1.041 and 1.723. Mixed rows stay
+// slower than cuSPARSE's fp64 with every layout tried.
 enum { PBP_UNIFORM = 0, PBP_WORDS = 1, PBP_SPLIT = 2 };
 
 extern "C" msp_status msp__cuda_bdmp_pbp_upload(msp_context ctx, msp_matrix A) {
