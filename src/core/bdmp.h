@@ -175,6 +175,41 @@ void msp__bdmp_tcki_chunks(const msp__bdmp_tcki *T, int32_t *chunk_br, int64_t *
 // padding dropped; arrays of 256 entries. Returns the number of entries.
 int msp__bdmp_tile_decode(const msp__bdmp_tcki *T, int64_t t, uint8_t *rr, uint8_t *cc, double *vv);
 
+// ---- between bdmp.c (tiling, precision selection, PBP) and bdmp_tcki.c (TCKI) ------------------
+// One nonzero during partitioning: key = block column << 8 | in-tile row << 4 | in-tile column,
+// k = its index in the host CSR.
+typedef struct {
+  uint64_t key;
+  int64_t k;
+} msp__bdmp_ent;
+
+// A nonempty tile: its entries are ent[start .. start + n), sorted by (row, column).
+typedef struct {
+  int64_t start, n;
+  int64_t br;
+  int32_t bc;
+} msp__bdmp_tile;
+
+// Each tile's precision is part of the format (fp32 or fp64 by the paper's rule), so values are
+// never re-encoded in a storage precision.
+#define MSP__BDMP_F64_ONLY "chooses fp32 or fp64 per 16x16 tile itself"
+
+// The records' plan and build for either variant (bdmp.c): options checked; the tiling, the
+// selection and the layout of `format`.
+msp_status msp__bdmp_plan(const msp_matrix A, msp_convert_options *o, double *bytes, char *what,
+                          size_t n, msp_format format);
+msp_status msp__bdmp_build(const msp_matrix B, msp_format format, const msp_convert_options *o,
+                           void **fmt);
+// TCKI from B's tiles (bdmp_tcki.c): tiles[0 .. ntiles) over entries ent, grouped by block row
+// (tile_ptr), with the selection's precisions is64 and report info.
+msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const msp__bdmp_tile *tiles,
+                                int64_t ntiles, const int64_t *tile_ptr, int64_t nbrows,
+                                const uint8_t *is64, const msp__bdmp_info *info,
+                                msp__bdmp_tcki **out);
+void msp__bdmp_tcki_free(void *fmt);
+size_t msp__bdmp_tcki_bytes(const msp_matrix A);
+msp_status msp__bdmp_tcki_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,579 @@
+// bdmp_tcki.c: BDMP-TCKI: the tile layout built from the tiling and precision selection of
+// bdmp.c (tile formats, CSR-like block rows), its GPU chunking, bytes, decoding and conversion
+// back to CSR, and the format's record.
+#include "bdmp.h"
+
+#include "formats.h"
+#include "precision.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void msp__bdmp_tcki_free(void *fmt) {
+  msp__bdmp_tcki *T = fmt;
+  if (T == NULL) return;
+  MSP_FREE(T->tile_ptr);
+  MSP_FREE(T->tile_col);
+  MSP_FREE(T->tile_fmt);
+  MSP_FREE(T->tile_width);
+  MSP_FREE(T->eoff);
+  MSP_FREE(T->voff);
+  MSP_FREE(T->idx);
+  MSP_FREE(T->val32);
+  MSP_FREE(T->val64);
+  msp__free(T);
+}
+
+// ---- TCKI --------------------------------------------------------------------------------------
+typedef struct {
+  uint8_t fmt, width;
+  int64_t bytes, vals;
+} tile_plan;
+
+// Format of one tile from its row lengths (paper Fig. 3): density below 0.02: COO; else the
+// coefficient of variation of the 16 row lengths: below t_l ELL, above t_u HYB, otherwise CSR.
+static tile_plan plan_tile(const int len[MSP_BDMP_TILE], int64_t nnz) {
+  tile_plan p;
+  int maxlen = 0;
+  double mean = (double)nnz / MSP_BDMP_TILE, var = 0;
+  for (int r = 0; r < MSP_BDMP_TILE; r++) {
+    if (len[r] > maxlen) maxlen = len[r];
+    var += (len[r] - mean) * (len[r] - mean);
+  }
+  double cv = sqrt(var / MSP_BDMP_TILE) / mean;
+  double density = (double)nnz / (MSP_BDMP_TILE * MSP_BDMP_TILE);
+  p.width = 0;
+  if (density < MSP_BDMP_COO_DENSITY) {
+    p.fmt = MSP__TILE_COO;
+    p.bytes = p.vals = nnz;
+  } else if (cv < MSP_BDMP_TL) {
+    p.fmt = MSP__TILE_ELL;
+    p.width = (uint8_t)maxlen;
+    p.bytes = p.vals = (int64_t)MSP_BDMP_TILE * maxlen;
+  } else if (cv > MSP_BDMP_TU) {
+    // ELL part width K: the largest k with at least a third of the rows reaching k entries (the
+    // HYB rule of paper 2.1), the rest in CSR
+    int k = 0;
+    for (int c = 1; c <= MSP_BDMP_TILE; c++) {
+      int reach = 0;
+      for (int r = 0; r < MSP_BDMP_TILE; r++)
+        reach += len[r] >= c;
+      if (3 * reach >= MSP_BDMP_TILE) k = c;
+    }
+    int64_t rest = 0;
+    for (int r = 0; r < MSP_BDMP_TILE; r++)
+      rest += len[r] > k ? len[r] - k : 0;
+    p.fmt = MSP__TILE_HYB;
+    p.width = (uint8_t)k;
+    p.vals = (int64_t)MSP_BDMP_TILE * k + rest;
+    p.bytes = p.vals + MSP_BDMP_TILE + 1;
+  } else {
+    p.fmt = MSP__TILE_CSR;
+    p.vals = nnz;
+    p.bytes = nnz + MSP_BDMP_TILE + 1;
+  }
+  return p;
+}
+
+// Entries [len s / ns, len (s + 1) / ns) of a row's len entries go to segment s of ns.
+static int64_t seg_share(int64_t len, int64_t s, int64_t ns) {
+  return len * (s + 1) / ns - len * s / ns;
+}
+
+// The kind of one block row (bdmp.h): the bytes a product reads for its tiles (metadata, index
+// bytes, values with ELL padding) against the same entries stored CSR-like (4-byte column and
+// value per entry, 14 bytes of metadata and 16 row ends per segment). 1: CSR-like.
+static int choose_brow_kind(int64_t tile_bytes, int64_t n64, int64_t n32, int64_t nsegs) {
+  const double rows_bytes = (double)(n64 * (4 + 8) + n32 * (4 + 4)) +
+                            (double)nsegs * (MSP_BDMP_TILE_META + 2 * MSP_BDMP_TILE);
+  return nsegs > 0 && (double)tile_bytes > MSP_BDMP_ROWS_GAIN * rows_bytes;
+}
+
+msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const msp__bdmp_tile *tiles,
+                                int64_t ntiles, const int64_t *tile_ptr, int64_t nbrows,
+                                const uint8_t *is64, const msp__bdmp_info *info,
+                                msp__bdmp_tcki **out) {
+  msp_status st = MSP_SUCCESS;
+  msp__bdmp_tcki *T = NULL;
+  tile_plan *plan = NULL;
+  int64_t *segs = NULL, *src = NULL, *rlen64 = NULL;
+  uint8_t *e64 = NULL;
+  int bad = 0;
+  const int64_t rows = B->rows;
+  MSP_TRY(MSP_ALLOC_ZERO(T, 1, "BDMP-TCKI header"));
+  T->info = *info;
+  T->nbrows = nbrows;
+  MSP_TRY(MSP_ALLOC(plan, ntiles, "BDMP-TCKI tile plans"));
+  // segs[2 br], segs[2 br + 1]: the block row's fp64 and fp32 segments, both 0 when it keeps
+  // its tiles
+  MSP_TRY(MSP_ALLOC_ZERO(segs, 2 * nbrows, "BDMP-TCKI block row kinds"));
+  MSP_TRY(MSP_ALLOC_ZERO(rlen64, rows, "BDMP-TCKI fp64 entries per row"));
+  MSP_TRY(MSP_ALLOC(e64, B->nnz, "BDMP-TCKI entry precisions"));
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < ntiles; t++) {
+    int len[MSP_BDMP_TILE] = {0};
+    for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++) {
+      len[(ent[e].key >> 4) & 15]++;
+    }
+    plan[t] = plan_tile(len, tiles[t].n);
+  }
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t br = 0; br < nbrows; br++) {
+    int64_t tb = 0, n[2] = {0, 0}, len[2][MSP_BDMP_TILE], ns[2];
+    memset(len, 0, sizeof len);
+    for (int64_t t = tile_ptr[br]; t < tile_ptr[br + 1]; t++) {
+      tb += MSP_BDMP_TILE_META + plan[t].bytes + plan[t].vals * (is64[t] ? 8 : 4);
+      n[!is64[t]] += tiles[t].n;
+      for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++)
+        len[!is64[t]][(ent[e].key >> 4) & 15]++;
+    }
+    // per precision: segments of at most about MSP_BDMP_SEG_ENTRIES entries and at most
+    // MSP_BDMP_SEG_ROW of any one row
+    for (int p = 0; p < 2; p++) {
+      int64_t maxlen = 0;
+      for (int r = 0; r < MSP_BDMP_TILE; r++)
+        maxlen = len[p][r] > maxlen ? len[p][r] : maxlen;
+      ns[p] = (n[p] + MSP_BDMP_SEG_ENTRIES - 1) / MSP_BDMP_SEG_ENTRIES;
+      if ((maxlen + MSP_BDMP_SEG_ROW - 1) / MSP_BDMP_SEG_ROW > ns[p])
+        ns[p] = (maxlen + MSP_BDMP_SEG_ROW - 1) / MSP_BDMP_SEG_ROW;
+    }
+    const int64_t s64 = ns[0], s32 = ns[1], n64 = n[0], n32 = n[1];
+    if (!choose_brow_kind(tb, n64, n32, s64 + s32)) continue;
+    segs[2 * br] = s64;
+    segs[2 * br + 1] = s32;
+    for (int64_t t = tile_ptr[br]; t < tile_ptr[br + 1]; t++) {
+      for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++) {
+        e64[ent[e].k] = is64[t];
+        if (is64[t]) rlen64[tiles[t].br * MSP_BDMP_TILE + ((ent[e].key >> 4) & 15)]++;
+      }
+    }
+  }
+  // The stored entries: the tiles of tile block rows, the segments of CSR-like ones; src[o] is
+  // the tile that stored entry o holds, -1 for a segment.
+  MSP_TRY(MSP_ALLOC(T->tile_ptr, nbrows + 1, "BDMP-TCKI tile pointers"));
+  T->tile_ptr[0] = 0;
+  for (int64_t br = 0; br < nbrows; br++) {
+    const int64_t ns = segs[2 * br] + segs[2 * br + 1];
+    T->tile_ptr[br + 1] = T->tile_ptr[br] + (ns > 0 ? ns : tile_ptr[br + 1] - tile_ptr[br]);
+  }
+  const int64_t nout = T->tile_ptr[nbrows];
+  T->ntiles = nout;
+  MSP_TRY(MSP_ALLOC(T->tile_col, nout, "BDMP-TCKI tile columns"));
+  MSP_TRY(MSP_ALLOC(T->tile_fmt, nout, "BDMP-TCKI tile formats"));
+  MSP_TRY(MSP_ALLOC(T->tile_width, nout, "BDMP-TCKI tile widths"));
+  MSP_TRY(MSP_ALLOC(T->eoff, nout + 1, "BDMP-TCKI entry offsets"));
+  MSP_TRY(MSP_ALLOC(T->voff, nout, "BDMP-TCKI value offsets"));
+  MSP_TRY(MSP_ALLOC(src, nout, "BDMP-TCKI stored tiles"));
+  T->eoff[0] = 0;
+  for (int64_t br = 0; br < nbrows; br++) {
+    int64_t o = T->tile_ptr[br];
+    if (segs[2 * br] + segs[2 * br + 1] == 0) {
+      for (int64_t t = tile_ptr[br]; t < tile_ptr[br + 1]; t++, o++) {
+        src[o] = t;
+        T->tile_col[o] = tiles[t].bc;
+        T->tile_fmt[o] = (uint8_t)(plan[t].fmt | (is64[t] ? MSP__TILE_F64 : 0));
+        T->tile_width[o] = plan[t].width;
+        T->eoff[o + 1] = T->eoff[o] + plan[t].bytes;
+        if (is64[t]) {
+          T->voff[o] = T->n64;
+          T->n64 += plan[t].vals;
+        } else {
+          T->voff[o] = T->n32;
+          T->n32 += plan[t].vals;
+        }
+        T->fmt_count[plan[t].fmt]++;
+      }
+      continue;
+    }
+    T->csr_brows++;
+    for (int p = 0; p < 2; p++) { // fp64 segments, then fp32
+      const int64_t ns = segs[2 * br + p];
+      for (int64_t s = 0; s < ns; s++, o++) {
+        int64_t n = 0;
+        for (int r = 0; r < MSP_BDMP_TILE; r++) {
+          const int64_t i = br * MSP_BDMP_TILE + r;
+          if (i >= rows) break;
+          const int64_t len = p == 0 ? rlen64[i] : B->rowptr[i + 1] - B->rowptr[i] - rlen64[i];
+          n += seg_share(len, s, ns);
+        }
+        src[o] = -1;
+        T->tile_col[o] = 0;
+        T->tile_fmt[o] = (uint8_t)(MSP__TILE_ROWS | (p == 0 ? MSP__TILE_F64 : 0));
+        T->tile_width[o] = 0;
+        T->eoff[o + 1] = msp__bdmp_seg_at(T->eoff[o]) + 2 * MSP_BDMP_TILE + 4 * n;
+        if (p == 0) {
+          T->voff[o] = T->n64;
+          T->n64 += n;
+        } else {
+          T->voff[o] = T->n32;
+          T->n32 += n;
+        }
+        T->csr_nnz += n;
+        T->nsegs++;
+      }
+    }
+  }
+  MSP_TRY(MSP_ALLOC(T->idx, T->eoff[nout], "BDMP-TCKI indices"));
+  MSP_TRY(MSP_ALLOC(T->val32, T->n32, "BDMP-TCKI fp32 values"));
+  MSP_TRY(MSP_ALLOC(T->val64, T->n64, "BDMP-TCKI fp64 values"));
+  // CSR-like block rows: each precision's segments get their row ends, then each row's entries
+  // of that precision are dealt to the segments in column order.
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t br = 0; br < nbrows; br++) {
+    if (segs[2 * br] + segs[2 * br + 1] == 0) continue;
+    int64_t o0 = T->tile_ptr[br];
+    for (int p = 0; p < 2; p++) {
+      const int64_t ns = segs[2 * br + p];
+      for (int64_t s = 0; s < ns; s++) {
+        const int64_t o = o0 + s;
+        memset(T->idx + T->eoff[o], 0, (size_t)(msp__bdmp_seg_at(T->eoff[o]) - T->eoff[o]));
+        uint16_t *ends = (uint16_t *)(void *)(T->idx + msp__bdmp_seg_at(T->eoff[o]));
+        int64_t q = 0;
+        for (int r = 0; r < MSP_BDMP_TILE; r++) {
+          const int64_t i = br * MSP_BDMP_TILE + r;
+          if (i < rows) {
+            const int64_t len = p == 0 ? rlen64[i] : B->rowptr[i + 1] - B->rowptr[i] - rlen64[i];
+            q += seg_share(len, s, ns);
+          }
+          ends[r] = (uint16_t)q;
+        }
+      }
+      for (int r = 0; r < MSP_BDMP_TILE; r++) {
+        const int64_t i = br * MSP_BDMP_TILE + r;
+        if (i >= rows) break;
+        const int64_t len = p == 0 ? rlen64[i] : B->rowptr[i + 1] - B->rowptr[i] - rlen64[i];
+        if (len == 0) continue;
+        int64_t s = 0, lo = 0, hi = len / ns, c = 0;
+        for (int64_t k = B->rowptr[i]; k < B->rowptr[i + 1]; k++) {
+          if (e64[k] != (p == 0)) continue;
+          while (c >= hi) {
+            s++;
+            lo = hi;
+            hi = len * (s + 1) / ns;
+          }
+          const int64_t o = o0 + s;
+          const uint16_t *ends = msp__bdmp_seg_ends(T, o);
+          int32_t *cols =
+              (int32_t *)(void *)(T->idx + msp__bdmp_seg_at(T->eoff[o]) + 2 * MSP_BDMP_TILE);
+          const int64_t pos = (r > 0 ? ends[r - 1] : 0) + (c - lo);
+          cols[pos] = B->colind[k];
+          if (p == 0)
+            T->val64[T->voff[o] + pos] = B->val[k];
+          else
+            T->val32[T->voff[o] + pos] = msp_f32_from_double(B->val[k]);
+          c++;
+        }
+      }
+      o0 += ns;
+    }
+  }
+#pragma omp parallel for schedule(static) reduction(| : bad)
+  for (int64_t o = 0; o < nout; o++) {
+    const int64_t t = src[o];
+    if (t < 0) continue; // a segment, filled above
+    uint8_t *ix = T->idx + T->eoff[o];
+    float *v32 = T->val32 + T->voff[o];
+    double *v64 = T->val64 + T->voff[o];
+    int f64 = is64[t] != 0;
+    int w = plan[t].width;
+    const msp__bdmp_ent *te = ent + tiles[t].start;
+    int64_t n = tiles[t].n;
+#define PUT_VAL(pos, a)                                                                            \
+  do {                                                                                             \
+    if (f64)                                                                                       \
+      v64[pos] = (a);                                                                              \
+    else                                                                                           \
+      v32[pos] = msp_f32_from_double(a);                                                           \
+  } while (0)
+    if (plan[t].fmt == MSP__TILE_COO) {
+      for (int64_t e = 0; e < n; e++) {
+        ix[e] = (uint8_t)(te[e].key & 0xff);
+        PUT_VAL(e, B->val[te[e].k]);
+      }
+      continue;
+    }
+    // ELL slots (ELL: all entries; HYB: the first w of each row), padding flagged
+    int rowpos[MSP_BDMP_TILE] = {0};
+    int64_t cut = 0; // entries of te that went to the ELL part, counted per row below
+    if (plan[t].fmt == MSP__TILE_ELL || plan[t].fmt == MSP__TILE_HYB) {
+      for (int64_t s = 0; s < (int64_t)MSP_BDMP_TILE * w; s++) {
+        ix[s] = MSP__TILE_PAD;
+        PUT_VAL(s, 0.0);
+      }
+      for (int64_t e = 0; e < n; e++) {
+        int r = (int)((te[e].key >> 4) & 15), c = (int)(te[e].key & 15);
+        if (rowpos[r] < w) {
+          int64_t s = (int64_t)rowpos[r] * MSP_BDMP_TILE + r;
+          ix[s] = (uint8_t)c;
+          PUT_VAL(s, B->val[te[e].k]);
+          rowpos[r]++;
+          cut++;
+        }
+      }
+      if (plan[t].fmt == MSP__TILE_ELL) continue;
+    }
+    // CSR (or HYB's CSR part): 17 row pointers, then the remaining entries in row order
+    int64_t base = (int64_t)MSP_BDMP_TILE * w; // byte and value position of the CSR part
+    uint8_t *rp = ix + base;
+    uint8_t *cx = rp + MSP_BDMP_TILE + 1;
+    int64_t rest = n - cut;
+    if (rest > 255) bad = 1; // cannot happen: such a tile is full, hence ELL
+    int cnt[MSP_BDMP_TILE] = {0};
+    int seen[MSP_BDMP_TILE] = {0};
+    for (int64_t e = 0; e < n; e++) {
+      int r = (int)((te[e].key >> 4) & 15);
+      if (seen[r]++ >= w) cnt[r]++;
+    }
+    rp[0] = 0;
+    for (int r = 0; r < MSP_BDMP_TILE; r++)
+      rp[r + 1] = (uint8_t)(rp[r] + cnt[r]);
+    memset(seen, 0, sizeof seen);
+    int64_t q = 0;
+    for (int64_t e = 0; e < n; e++) {
+      int r = (int)((te[e].key >> 4) & 15);
+      if (seen[r]++ < w) continue;
+      cx[q] = (uint8_t)(te[e].key & 0xff);
+      PUT_VAL(base + q, B->val[te[e].k]);
+      q++;
+    }
+#undef PUT_VAL
+  }
+  if (bad) {
+    st = msp__error(MSP_ERR_INTERNAL, "BDMP-TCKI: a CSR tile part holds more than 255 entries");
+    goto exit;
+  }
+  *out = T;
+  T = NULL;
+exit:
+  MSP_FREE(plan);
+  MSP_FREE(segs);
+  MSP_FREE(src);
+  MSP_FREE(rlen64);
+  MSP_FREE(e64);
+  msp__bdmp_tcki_free(T);
+  return st;
+}
+
+// The chunks of the CUDA kernel (src/cuda/bdmp.cu, which uploads them): chunk_br, chunk_t0
+// (nchunks + 1 entries), chunk_part and the runs of split block rows (bdmp.h). With NULL arrays
+// only the counts (msp__bdmp_tcki_bytes).
+void msp__bdmp_tcki_chunks(const msp__bdmp_tcki *T, int32_t *chunk_br, int64_t *chunk_t0,
+                           int32_t *chunk_part, int64_t *runs, int64_t *nchunks, int64_t *nsplit,
+                           int64_t *nparts) {
+  int64_t k = 0, ns = 0, np = 0;
+  for (int64_t br = 0; br < T->nbrows; br++) {
+    const int64_t first = k, tend = T->tile_ptr[br + 1];
+    int64_t t = T->tile_ptr[br];
+    do {
+      int64_t t1 = t, entries = 0;
+      while (t1 < tend && t1 - t < MSP__TCKI_CHUNK_TILES &&
+             (t1 == t || entries + msp__bdmp_tile_work(T, t1) <= MSP__TCKI_CHUNK_WORK)) {
+        entries += msp__bdmp_tile_work(T, t1);
+        t1++;
+      }
+      if (chunk_br) {
+        chunk_br[k] = (int32_t)br;
+        chunk_t0[k] = t;
+        chunk_part[k] = -1;
+      }
+      k++;
+      t = t1;
+    } while (t < tend);
+    if (k - first > 1) { // split: every chunk of the block row gets a part slot
+      if (chunk_br) {
+        for (int64_t c = first; c < k; c++)
+          chunk_part[c] = (int32_t)(np + (c - first));
+        runs[3 * ns] = br;
+        runs[3 * ns + 1] = np;
+        runs[3 * ns + 2] = k - first;
+      }
+      ns++;
+      np += k - first;
+    }
+  }
+  if (chunk_t0) chunk_t0[k] = T->ntiles;
+  *nchunks = k;
+  *nsplit = ns;
+  *nparts = np;
+}
+
+size_t msp__bdmp_tcki_bytes(const msp_matrix A) {
+  // The arrays a product reads (the device layout of src/cuda/bdmp.cu): per tile or CSR-like
+  // segment its block column (4), format and width (2), entry and value offsets (4 bytes each
+  // when every offset fits 32 bits, else 8); per chunk (msp__bdmp_tcki_chunks) its block row,
+  // part slot (4 each) and first tile (an offset); the index bytes (segments: their alignment
+  // padding, row ends and int32 columns) and the values; for block rows split over several
+  // chunks, their runs (3 x 8) and the partial sums (16 doubles per chunk, written and read).
+  const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
+  int64_t off = (T->eoff[T->ntiles] <= (int64_t)UINT32_MAX && T->n32 <= (int64_t)UINT32_MAX &&
+                 T->n64 <= (int64_t)UINT32_MAX && T->ntiles <= (int64_t)UINT32_MAX)
+                    ? 4
+                    : 8;
+  int64_t nchunks, nsplit, nparts;
+  msp__bdmp_tcki_chunks(T, NULL, NULL, NULL, NULL, &nchunks, &nsplit, &nparts);
+  return (size_t)(T->ntiles * (4 + 2 + 2 * off) + off + nchunks * (4 + 4 + off) + off +
+                  T->eoff[T->ntiles] + T->n32 * 4 + T->n64 * 8 + nsplit * 3 * 8 +
+                  nparts * MSP_BDMP_TILE * 8 * 2);
+}
+
+// Decode tile t into (row, column, value) in row-then-column order; padding dropped. Returns the
+// number of entries.
+int msp__bdmp_tile_decode(const msp__bdmp_tcki *T, int64_t t, uint8_t *rr, uint8_t *cc,
+                          double *vv) {
+  const uint8_t *ix = T->idx + T->eoff[t];
+  int fmt = T->tile_fmt[t] & 3, f64 = (T->tile_fmt[t] & MSP__TILE_F64) != 0;
+  int64_t nb = T->eoff[t + 1] - T->eoff[t];
+  const float *v32 = T->val32 + T->voff[t];
+  const double *v64 = T->val64 + T->voff[t];
+#define GET_VAL(pos) (f64 ? v64[pos] : (double)v32[pos])
+  int n = 0;
+  if (fmt == MSP__TILE_COO) {
+    for (int64_t e = 0; e < nb; e++) {
+      rr[n] = ix[e] >> 4;
+      cc[n] = ix[e] & 15;
+      vv[n++] = GET_VAL(e);
+    }
+    return n;
+  }
+  int w = fmt == MSP__TILE_CSR ? 0 : T->tile_width[t];
+  const uint8_t *rp = ix + (int64_t)MSP_BDMP_TILE * w;
+  const uint8_t *cx = rp + MSP_BDMP_TILE + 1;
+  for (int r = 0; r < MSP_BDMP_TILE; r++) {
+    for (int k = 0; k < w; k++) {
+      int64_t s = (int64_t)k * MSP_BDMP_TILE + r;
+      if (ix[s] & MSP__TILE_PAD) continue;
+      rr[n] = (uint8_t)r;
+      cc[n] = ix[s] & 15;
+      vv[n++] = GET_VAL(s);
+    }
+    if (fmt == MSP__TILE_ELL) continue;
+    for (int q = rp[r]; q < rp[r + 1]; q++) {
+      rr[n] = (uint8_t)r;
+      cc[n] = cx[q] & 15;
+      vv[n++] = GET_VAL((int64_t)MSP_BDMP_TILE * w + q);
+    }
+  }
+#undef GET_VAL
+  return n;
+}
+
+// Row r of a CSR-like block row: segments [s, s1) of one precision, from the entry of segment s
+// at position q on (a cursor moves to the next segment at the end of the row's share).
+typedef struct {
+  int64_t s, s1, q;
+} seg_cursor;
+
+static void seg_cursor_settle(const msp__bdmp_tcki *T, seg_cursor *c, int r) {
+  while (c->s < c->s1 && c->q >= msp__bdmp_seg_ends(T, c->s)[r]) {
+    if (++c->s < c->s1) c->q = r > 0 ? msp__bdmp_seg_ends(T, c->s)[r - 1] : 0;
+  }
+}
+
+static double seg_value(const msp__bdmp_tcki *T, int64_t s, int64_t q) {
+  return (T->tile_fmt[s] & MSP__TILE_F64) ? T->val64[T->voff[s] + q]
+                                          : (double)T->val32[T->voff[s] + q];
+}
+
+// Block row br (CSR-like) into the CSR at pos[r]: per row, its fp64 and fp32 entries (each in
+// column order over their segments) merged by column.
+static void seg_brow_to_csr(const msp__bdmp_tcki *T, int64_t br, int64_t rows, int64_t *pos,
+                            int32_t *colind, double *val) {
+  const int64_t o0 = T->tile_ptr[br], o1 = T->tile_ptr[br + 1];
+  int64_t m = o0;
+  while (m < o1 && (T->tile_fmt[m] & MSP__TILE_F64))
+    m++;
+  for (int r = 0; r < MSP_BDMP_TILE && br * MSP_BDMP_TILE + r < rows; r++) {
+    seg_cursor a = {o0, m, 0}, b = {m, o1, 0};
+    if (a.s < a.s1) a.q = r > 0 ? msp__bdmp_seg_ends(T, a.s)[r - 1] : 0;
+    if (b.s < b.s1) b.q = r > 0 ? msp__bdmp_seg_ends(T, b.s)[r - 1] : 0;
+    for (;;) {
+      seg_cursor_settle(T, &a, r);
+      seg_cursor_settle(T, &b, r);
+      if (a.s >= a.s1 && b.s >= b.s1) break;
+      seg_cursor *c = &a;
+      if (a.s >= a.s1 ||
+          (b.s < b.s1 && msp__bdmp_seg_cols(T, b.s)[b.q] < msp__bdmp_seg_cols(T, a.s)[a.q]))
+        c = &b;
+      colind[pos[r]] = msp__bdmp_seg_cols(T, c->s)[c->q];
+      val[pos[r]++] = seg_value(T, c->s, c->q);
+      c->q++;
+    }
+  }
+}
+
+msp_status msp__bdmp_tcki_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind,
+                                 double *val) {
+  int64_t rows = A->rows;
+  const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
+  if (!colind) {
+    memset(rowptr, 0, (size_t)(rows + 1) * sizeof *rowptr);
+    for (int64_t br = 0; br < T->nbrows; br++) {
+      for (int64_t t = T->tile_ptr[br]; t < T->tile_ptr[br + 1]; t++) {
+        if (T->tile_fmt[t] & MSP__TILE_ROWS) {
+          const uint16_t *ends = msp__bdmp_seg_ends(T, t);
+          for (int r = 0; r < MSP_BDMP_TILE && br * MSP_BDMP_TILE + r < rows; r++)
+            rowptr[br * MSP_BDMP_TILE + r + 1] += ends[r] - (r > 0 ? ends[r - 1] : 0);
+          continue;
+        }
+        uint8_t rr[256], cc[256];
+        double vv[256];
+        int n = msp__bdmp_tile_decode(T, t, rr, cc, vv);
+        for (int e = 0; e < n; e++)
+          rowptr[br * MSP_BDMP_TILE + rr[e] + 1]++;
+      }
+    }
+    for (int64_t i = 0; i < rows; i++)
+      rowptr[i + 1] += rowptr[i];
+    return MSP_SUCCESS;
+  }
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t br = 0; br < T->nbrows; br++) {
+    int64_t pos[MSP_BDMP_TILE];
+    for (int r = 0; r < MSP_BDMP_TILE; r++) {
+      int64_t i = br * MSP_BDMP_TILE + r;
+      pos[r] = i < rows ? rowptr[i] : 0;
+    }
+    if (msp__bdmp_brow_csr(T, br)) {
+      seg_brow_to_csr(T, br, rows, pos, colind, val);
+      continue;
+    }
+    // tiles in ascending block column, rows' entries in ascending column: appending keeps
+    // every row's columns sorted
+    for (int64_t t = T->tile_ptr[br]; t < T->tile_ptr[br + 1]; t++) {
+      uint8_t rr[256], cc[256];
+      double vv[256];
+      int n = msp__bdmp_tile_decode(T, t, rr, cc, vv);
+      for (int e = 0; e < n; e++) {
+        colind[pos[rr[e]]] = (int32_t)((int64_t)T->tile_col[t] * MSP_BDMP_TILE + cc[e]);
+        val[pos[rr[e]]++] = vv[e];
+      }
+    }
+  }
+  return MSP_SUCCESS;
+}
+
+// ---- the record
+// ----------------------------------------------------------------------------------
+static msp_status tcki_plan(const msp_matrix A, msp_convert_options *o, double *bytes, char *what,
+                            size_t n) {
+  return msp__bdmp_plan(A, o, bytes, what, n, MSP_FORMAT_BDMP_TCKI);
+}
+static msp_status tcki_build(const msp_matrix A, const msp_convert_options *o, void **fmt) {
+  return msp__bdmp_build(A, MSP_FORMAT_BDMP_TCKI, o, fmt);
+}
+
+const msp__format_ops msp__fmt_bdmp_tcki = {
+    .format = MSP_FORMAT_BDMP_TCKI,
+    .tag = "bdmp-tcki",
+    .has_fmt = 1,
+    .max_fill_checked = 0,
+    .plan = tcki_plan,
+    .build = tcki_build,
+    .bytes = msp__bdmp_tcki_bytes,
+    .to_csr = msp__bdmp_tcki_to_csr,
+    .free = msp__bdmp_tcki_free,
+    .values = NULL,
+    .f64_only = MSP__BDMP_F64_ONLY,
+};

@@ -1,0 +1,31 @@
+// convert.h: what convert.c shares with convert_digits.c (AUTO with a requested accuracy).
+#ifndef MSP_CONVERT_H
+#define MSP_CONVERT_H
+
+#include "internal.h"
+
+// Does format f have a kernel for values stored in precision p on ctx's backend?
+int msp__convert_has_kernel(msp_context ctx, msp_format f, msp_precision p);
+// b bytes as text ("12.3 MB") into out[n].
+void msp__convert_fmt_bytes(char *out, size_t n, double b);
+// MSP_ERR_FILL_LIMIT when a format's planned bytes exceed max_fill times A's CSR bytes.
+msp_status msp__convert_fill_check(const char *tag, double bytes, const msp_matrix A,
+                                   const msp_convert_options *o);
+// Plan and build format f's host data from A (what: its description).
+msp_status msp__convert_build_format(const msp_matrix A, msp_format f, msp_convert_options *o,
+                                     void **fmt, char *what, size_t n);
+// B from A in format f (prebuilt: f's host data built already, taken over; why: AUTO's reason).
+msp_status msp__convert_built(msp_context ctx, const msp_matrix A, msp_format f,
+                              const msp_convert_options *opts, const char *why, void *prebuilt,
+                              msp_matrix *out);
+// The format of the backend's AUTO rule (s gets the statistics, why[256] the reason).
+msp_status msp__convert_auto_rule(msp_context ctx, const msp_matrix A,
+                                  const msp_convert_options *opts, msp_matrix_stats *s,
+                                  char why[256], msp_format *out);
+// AUTO with opts->bdmp_digits = D > 0 (convert_digits.c); bdmp_eff (NULL: the measured factors)
+// replaces PBP's and TCKI's time per byte (tests).
+msp_status msp__convert_auto_digits(msp_context ctx, const msp_matrix A,
+                                    const msp_convert_options *opts, const double bdmp_eff[2],
+                                    msp_matrix *out);
+
+#endif
