@@ -334,6 +334,10 @@ struct msp__basis_s {
   int fuse_cols;   // basis_subtract with u pays (one pass instead of two) up to this many columns
 };
 
+// The backend-independent fields of a new basis (prec, n, cols, the CPMS bank layout); the
+// backends' basis_alloc call it first. MSP_ERR_INTERNAL when a CPMS layout has no bank shift.
+msp_status msp__basis_header(msp__basis *V, int64_t n, int cols, msp_precision prec);
+
 // The registry: CPU always; CUDA when built (NULL otherwise).
 const msp__backend *msp__backend_cpu(void);
 const msp__backend *msp__backend_cuda(void);
@@ -358,7 +362,8 @@ msp_status msp__matrix_encode_values(msp_matrix B);
 void msp__matrix_prec_free(msp_matrix A);
 
 // ---- BDMP (src/core/bdmp.c, src/cpu/bdmp.c) --------------------------------------------------
-// The two formats' records (msp__fmt_bdmp_pbp, msp__fmt_bdmp_tcki) are in src/core/bdmp.c.
+// The two formats' records: msp__fmt_bdmp_pbp in src/core/bdmp.c, msp__fmt_bdmp_tcki in
+// src/core/bdmp_tcki.c.
 // CSR back from A->fmt of a BDMP_PBP or BDMP_TCKI matrix (as msp__format_to_csr's to_csr).
 msp_status msp__bdmp_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val);
 

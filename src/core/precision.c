@@ -122,6 +122,20 @@ static msp_status cpms_inplace(void *data, int64_t n, int segments, int bank_byt
   return MSP_SUCCESS;
 }
 
+msp_status msp__basis_header(msp__basis *V, int64_t n, int cols, msp_precision prec) {
+  V->prec = prec;
+  V->n = n;
+  V->cols = cols;
+  V->bank_shift = MSP_CPMS_SEPARATE;
+  if (msp__prec_segments(prec) > 1) {
+    V->bank_shift = msp__cpms_bank_shift(msp__prec_segments(prec), MSP_CPMS_DEFAULT_BANK_BYTES);
+    if (V->bank_shift < 0)
+      return msp__error(MSP_ERR_INTERNAL, "msp_gmres: no CPMS bank layout for the %s basis",
+                        msp_precision_name(prec));
+  }
+  return MSP_SUCCESS;
+}
+
 msp_status msp__cpms_from_f64_inplace(double *data, int64_t n, int segments, int bank_bytes) {
   return cpms_inplace(data, n, segments, bank_bytes, 1, "msp__cpms_from_f64_inplace");
 }

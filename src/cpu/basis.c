@@ -199,20 +199,9 @@ msp_status msp__cpu_basis_alloc(msp_context ctx, int64_t n, int cols, msp_precis
   msp__basis *V = NULL;
   *out = NULL;
   MSP_TRY(MSP_ALLOC_ZERO(V, 1, "GMRES Krylov basis"));
-  V->prec = prec;
-  V->n = n;
-  V->cols = cols;
+  MSP_TRY(msp__basis_header(V, n, cols, prec));
   V->nchunks = (n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
-  V->bank_shift = MSP_CPMS_SEPARATE;
   V->fuse_cols = cols; // a thread's block of rows stays in its cache between the two reads
-  if (msp__prec_segments(prec) > 1) {
-    V->bank_shift = msp__cpms_bank_shift(msp__prec_segments(prec), MSP_CPMS_DEFAULT_BANK_BYTES);
-    if (V->bank_shift < 0) {
-      st = msp__error(MSP_ERR_INTERNAL, "msp_gmres: no CPMS bank layout for the %s basis",
-                      msp_precision_name(prec));
-      goto exit;
-    }
-  }
   const size_t bytes = msp__prec_bytes(prec);
   MSP_TRY(msp__alloc_zero(&V->data, (size_t)(n > 0 ? n : 1) * (size_t)cols, bytes,
                           "GMRES Krylov basis values"));

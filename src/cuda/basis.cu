@@ -404,19 +404,8 @@ extern "C" msp_status msp__cuda_basis_alloc(msp_context ctx, int64_t n, int cols
   const size_t vals = (size_t)(n > 0 ? n : 1) * (size_t)cols;
   const size_t work = ((size_t)nb + 1) * ((size_t)cols + 1);
   MSP_TRY(MSP_ALLOC_ZERO(V, 1, "GMRES Krylov basis"));
-  V->prec = prec;
-  V->n = n;
-  V->cols = cols;
+  MSP_TRY(msp__basis_header(V, n, cols, prec));
   V->nchunks = nb;
-  V->bank_shift = MSP_CPMS_SEPARATE;
-  if (msp__prec_segments(prec) > 1) {
-    V->bank_shift = msp__cpms_bank_shift(msp__prec_segments(prec), MSP_CPMS_DEFAULT_BANK_BYTES);
-    if (V->bank_shift < 0) {
-      st = msp__error(MSP_ERR_INTERNAL, "msp_gmres: no CPMS bank layout for the %s basis",
-                      msp_precision_name(prec));
-      goto exit;
-    }
-  }
   MSP_CUDA_TRY(cudaSetDevice(ctx->device));
   // Not zeroed: GMRES reads only the columns it has stored.
   MSP_CUDA_TRY(cudaMalloc(&V->data, vals * bytes));

@@ -222,46 +222,42 @@ __global__ void __launch_bounds__(VECTOR_THREADS, VECTOR_MIN_BLOCKS)
     }
     if constexpr (!SPLIT) {
       part(val, b, b, len);
-    } else if constexpr (SELECT) {
-      I n0[VECTOR_ROWS];
+    } else {
+      // rows in two parts: v0 the first part's start in val, n0 its length
       int64_t v0[VECTOR_ROWS];
+      I n0[VECTOR_ROWS];
 #pragma unroll
       for (int r = 0; r < VECTOR_ROWS; r++) {
         const int64_t row = base + r * GPW;
         v0[r] = row < rows ? __ldg(split + row) : 0;
         n0[r] = row < rows ? (I)(__ldg(split + row + 1) - v0[r]) : 0;
       }
-      I longest = 0;
-#pragma unroll
-      for (int r = 0; r < VECTOR_ROWS; r++)
-        longest = len[r] > longest ? len[r] : longest;
-      for (I k = lane; k < longest; k += G) {
+      if constexpr (SELECT) { // both parts in one loop
+        I longest = 0;
 #pragma unroll
         for (int r = 0; r < VECTOR_ROWS; r++)
-          if (k < len[r]) {
-            const double a =
-                k < n0[r] ? val.stream(v0[r] + k) : vb.stream(b[r] - v0[r] - n0[r] + k);
-            s[r] += a * x(__ldcs(colind + b[r] + k));
-          }
-      }
-    } else {
-      // the fp64 part, then the rest: each row's sum keeps its order (entry by entry per lane)
-      int64_t v0[VECTOR_ROWS], c1[VECTOR_ROWS];
-      I n0[VECTOR_ROWS];
+          longest = len[r] > longest ? len[r] : longest;
+        for (I k = lane; k < longest; k += G) {
 #pragma unroll
-      for (int r = 0; r < VECTOR_ROWS; r++) {
-        const int64_t row = base + r * GPW;
-        v0[r] = row < rows ? __ldg(split + row) : 0;
-        n0[r] = row < rows ? (I)(__ldg(split + row + 1) - v0[r]) : 0;
-      }
-      part(val, v0, b, n0);
+          for (int r = 0; r < VECTOR_ROWS; r++)
+            if (k < len[r]) {
+              const double a =
+                  k < n0[r] ? val.stream(v0[r] + k) : vb.stream(b[r] - v0[r] - n0[r] + k);
+              s[r] += a * x(__ldcs(colind + b[r] + k));
+            }
+        }
+      } else {
+        // the fp64 part, then the rest: each row's sum keeps its order (entry by entry per lane)
+        int64_t c1[VECTOR_ROWS];
+        part(val, v0, b, n0);
 #pragma unroll
-      for (int r = 0; r < VECTOR_ROWS; r++) {
-        v0[r] = b[r] - v0[r]; // the fp32 entries before the row
-        c1[r] = b[r] + n0[r];
-        len[r] -= n0[r];
+        for (int r = 0; r < VECTOR_ROWS; r++) {
+          v0[r] = b[r] - v0[r]; // the fp32 entries before the row
+          c1[r] = b[r] + n0[r];
+          len[r] -= n0[r];
+        }
+        part(vb, v0, c1, len);
       }
-      part(vb, v0, c1, len);
     }
 #pragma unroll
     for (int r = 0; r < VECTOR_ROWS; r++) {
