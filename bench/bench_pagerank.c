@@ -39,7 +39,9 @@ static int usage(void) {
   fprintf(stderr,
           "usage: mixsparse-bench-pagerank [--backend cpu|cuda|auto] --graph SPEC|FILE ...\n"
           "  [--tols 1e-4,1e-6,1e-8,1e-10] [--modes values-f64,f64,cpms2,cpms4,auto]\n"
-          "  [--csv FILE] [--dump DIR] [--alpha A]\n");
+          "  [--orders auto,natural,degree] [--layout interleaved|separate] [--csv FILE]\n"
+          "  [--dump DIR] [--alpha A]\n"
+          "  With more than one order, each mode's name gets the order (f64:degree).\n");
   return 2;
 }
 
@@ -84,6 +86,8 @@ int main(int argc, char **argv) {
   int use[NMODES];
   const char *csv = NULL, *dumpdir = NULL;
   double alpha = 0.85;
+  static const char *ORDER_NAMES[] = {"auto", "natural", "degree"};
+  int orders[3] = {MSP_PAGERANK_ORDER_AUTO}, norders = 1, separate = 0;
   msp_backend backend = MSP_BACKEND_AUTO;
   for (int m = 0; m < NMODES; m++)
     use[m] = 1;
@@ -109,6 +113,22 @@ int main(int argc, char **argv) {
           if ((at == s || at[-1] == ',') && (at[l] == ',' || at[l] == '\0')) found = 1;
         use[m] = found;
       }
+    } else if (!strcmp(argv[i], "--orders")) {
+      const char *s = argv[++i];
+      norders = 0;
+      for (int k = 0; k < 3; k++) {
+        const size_t l = strlen(ORDER_NAMES[k]);
+        for (const char *at = strstr(s, ORDER_NAMES[k]); at; at = strstr(at + 1, ORDER_NAMES[k]))
+          if ((at == s || at[-1] == ',') && (at[l] == ',' || at[l] == '\0')) {
+            orders[norders++] = k;
+            break;
+          }
+      }
+      if (norders == 0) return usage();
+    } else if (!strcmp(argv[i], "--layout")) {
+      const char *s = argv[++i];
+      if (strcmp(s, "separate") && strcmp(s, "interleaved")) return usage();
+      separate = !strcmp(s, "separate");
     } else if (!strcmp(argv[i], "--csv")) {
       csv = argv[++i];
     } else if (!strcmp(argv[i], "--dump")) {
@@ -144,7 +164,7 @@ int main(int argc, char **argv) {
   const double bw = read_bandwidth(ctx);
   printf("backend %s; read bandwidth %.1f GB/s (library 1-norm of 2 GiB)\n",
          msp_backend_name(msp_context_backend(ctx)), bw);
-  const char *hdr = "graph,nodes,edges,mode,tol,converged,iterations,storage,time_s,"
+  const char *hdr = "graph,nodes,edges,mode,order,tol,converged,iterations,storage,time_s,"
                     "ms_per_iter,setup_s,gb_per_s_model,pct_bw\n";
   if (out) fputs(hdr, out);
   printf("%s", hdr);
@@ -165,14 +185,20 @@ int main(int argc, char **argv) {
     // Bytes per iteration of the value-free form with perfect reuse of the gathered q: rowptr,
     // column indices, out-degrees, p read, p and q written, q read once.
     const double bytes = 4.0 * (double)nnz + (8.0 + 4.0 + 8.0 + 16.0 + 8.0) * (double)n;
-    for (int m = 0; m < NMODES; m++) {
+    for (int mo = 0; mo < NMODES * norders; mo++) {
+      const int m = mo / norders, ord = orders[mo % norders];
       if (!use[m]) continue;
+      char name[64];
+      snprintf(name, sizeof name, "%s%s%s", MODES[m].name, norders > 1 ? ":" : "",
+               norders > 1 ? ORDER_NAMES[ord] : "");
       msp_vector p = NULL;
       msp_pagerank_options o = msp_pagerank_options_default();
       o.alpha = alpha;
       o.tol = tmin;
       o.precision = MODES[m].prec;
       o.values = MODES[m].values;
+      o.order = (msp_pagerank_order)ord;
+      o.separate = separate;
       msp_pagerank_report r;
       memset(&r, 0, sizeof r);
       r.history = hist;
@@ -182,8 +208,7 @@ int main(int argc, char **argv) {
       if (st == MSP_SUCCESS) st = msp_pagerank(ctx, G, &o, p, &r);
       msp_vector_destroy(&p);
       if (st != MSP_SUCCESS) {
-        fprintf(stderr, "%s %s: %s (%s)\n", graphs[g], MODES[m].name, msp_last_error(),
-                msp_status_name(st));
+        fprintf(stderr, "%s %s: %s (%s)\n", graphs[g], name, msp_last_error(), msp_status_name(st));
         continue;
       }
       for (int k = 0; k < ntol; k++) {
@@ -195,9 +220,9 @@ int main(int argc, char **argv) {
         const double t = used > 0 ? htime[used - 1] : 0.0;
         const double per = used > 0 ? t / (double)used : 0.0;
         char line[512];
-        snprintf(line, sizeof line, "%s,%lld,%lld,%s,%.0e,%d,%lld,%s,%.6f,%.4f,%.3f,%.1f,%.1f\n",
-                 tag, (long long)n, (long long)nnz, MODES[m].name, tols[k], conv, (long long)used,
-                 msp_precision_name(r.storage), t, per * 1e3, r.setup_s,
+        snprintf(line, sizeof line, "%s,%lld,%lld,%s,%s,%.0e,%d,%lld,%s,%.6f,%.4f,%.3f,%.1f,%.1f\n",
+                 tag, (long long)n, (long long)nnz, name, ORDER_NAMES[r.order], tols[k], conv,
+                 (long long)used, msp_precision_name(r.storage), t, per * 1e3, r.setup_s,
                  per > 0 ? bytes / per / 1e9 : 0.0,
                  per > 0 && bw > 0 ? 100.0 * bytes / per / 1e9 / bw : 0.0);
         fputs(line, stdout);

@@ -573,6 +573,17 @@ typedef enum {
 // Graphs whose fp64 rank vector is larger than this use CPMS2 under MSP_PAGERANK_AUTO.
 #define MSP_PAGERANK_AUTO_BYTES (32u << 20)
 
+// The order in which msp_pagerank numbers the nodes internally (the result is always in the
+// file's order). The pull gathers q_j = p_j / outdeg_j once per out-edge of j; numbering the
+// nodes by decreasing out-degree puts the most gathered entries of q side by side, so that they
+// share cache lines and stay in the L2 cache where the graph's vectors do not fit.
+typedef enum {
+  MSP_PAGERANK_ORDER_AUTO = 0,    // DEGREE when 8 n bytes exceed MSP_PAGERANK_AUTO_BYTES, else
+                                  // NATURAL
+  MSP_PAGERANK_ORDER_NATURAL = 1, // the file's numbering
+  MSP_PAGERANK_ORDER_DEGREE = 2   // decreasing out-degree, ties in the file's order
+} msp_pagerank_order;
+
 // Options for msp_pagerank. Initialise with msp_pagerank_options_default().
 typedef struct {
   double alpha;                     // damping factor in (0, 1) (0.85)
@@ -593,6 +604,7 @@ typedef struct {
   int use_guess; // 1: p holds the starting vector on entry (normalised here); 0: uniform start
   msp_vector personalization; // NULL: uniform; otherwise n values >= 0 with a positive sum
                               // (normalised here): teleport and dangling mass follow it
+  msp_pagerank_order order;   // internal node numbering (MSP_PAGERANK_ORDER_AUTO)
 } msp_pagerank_options;
 
 msp_pagerank_options msp_pagerank_options_default(void);
@@ -609,6 +621,7 @@ typedef struct {
   double time_s;                 // wall time of the iteration (setup excluded)
   double setup_s;                // transpose, degrees and uploads
   int64_t dangling;              // nodes without out-edges (or with zero out-weight)
+  msp_pagerank_order order;      // the numbering used: NATURAL or DEGREE
   // Set by the caller (NULL / 0 for none) and kept by msp_pagerank; the rest is overwritten.
   double *history;          // caller-owned, may be NULL: history[k] = the change after k + 1
                             // iterations

@@ -17,6 +17,7 @@ typedef struct {
   const char *label;
   msp_pagerank_precision prec;
   int values, weighted, separate, bank;
+  msp_pagerank_order order;
   double alpha, tol;
   int64_t max_iters;
   const double *pers; // host personalisation (n values) or NULL
@@ -94,6 +95,7 @@ static msp_status run_on(msp_context c, const test_csr *m, const prcase *k, doub
   o.weighted = k->weighted;
   o.separate = k->separate;
   o.bank_bytes = k->bank;
+  o.order = k->order;
   if (st == MSP_SUCCESS && k->pers) {
     st = msp_vector_create(c, m->rows, &vv);
     if (st == MSP_SUCCESS) st = msp_vector_set(vv, k->pers);
@@ -105,6 +107,9 @@ static msp_status run_on(msp_context c, const test_csr *m, const prcase *k, doub
   }
   if (st == MSP_SUCCESS) st = msp_pagerank(c, G, &o, vp, R);
   if (st == MSP_SUCCESS) st = msp_vector_get(vp, p);
+  if (st == MSP_SUCCESS && k->order != MSP_PAGERANK_ORDER_AUTO)
+    CHECK(R->order == k->order, "%s: order %d reported, %d asked", k->label, (int)R->order,
+          (int)k->order);
   msp_vector_destroy(&vv);
   msp_vector_destroy(&vp);
   msp_matrix_destroy(&G);
@@ -205,25 +210,33 @@ static void small_graphs(msp_context ctx, msp_context ref) {
     CHECK(from_edges(&m, 6, 8, s, d, NULL) == 0, "graph");
     for (int mode = 0; mode < 3; mode++)
       for (int values = 0; values < 2; values++)
-        for (int sep = 0; sep < 2; sep++) {
-          char label[64];
-          snprintf(label, sizeof label, "six-node mode %d values %d separate %d", mode, values,
-                   sep);
-          prcase k = base_case(label);
-          k.prec = modes[mode];
-          k.values = values;
-          k.separate = sep;
-          check_case(ctx, ref, &m, &k, NULL);
-        }
-    // personalisation with zeros; a caller's starting vector
+        for (int sep = 0; sep < 2; sep++)
+          for (int ord = 1; ord <= 2; ord++) {
+            char label[80];
+            snprintf(label, sizeof label, "six-node mode %d values %d separate %d order %d", mode,
+                     values, sep, ord);
+            prcase k = base_case(label);
+            k.prec = modes[mode];
+            k.values = values;
+            k.separate = sep;
+            k.order = (msp_pagerank_order)ord;
+            check_case(ctx, ref, &m, &k, NULL);
+          }
+    // personalisation with zeros; a caller's starting vector; each renumbered too (the
+    // degree order moves node 5, dangling, last and nodes 0, 2, 3 first)
     const double pers[6] = {0, 3, 0, 1, 0, 0}, guess[6] = {6, 5, 4, 3, 2, 1};
-    prcase k = base_case("personalised");
-    k.pers = pers;
-    check_case(ctx, ref, &m, &k, NULL);
-    k = base_case("starting vector");
-    k.guess = guess;
-    k.prec = MSP_PAGERANK_CPMS4;
-    check_case(ctx, ref, &m, &k, NULL);
+    for (int ord = 1; ord <= 2; ord++) {
+      prcase k = base_case(ord == 1 ? "personalised" : "personalised, degree order");
+      k.pers = pers;
+      k.order = (msp_pagerank_order)ord;
+      check_case(ctx, ref, &m, &k, NULL);
+      k = base_case(ord == 1 ? "starting vector" : "starting vector, degree order");
+      k.guess = guess;
+      k.prec = MSP_PAGERANK_CPMS4;
+      k.order = (msp_pagerank_order)ord;
+      check_case(ctx, ref, &m, &k, NULL);
+    }
+    prcase k;
     // max_iters reached: not converged, no NaN, still a distribution
     k = base_case("max_iters 3");
     k.max_iters = 3;
@@ -265,10 +278,12 @@ static void small_graphs(msp_context ctx, msp_context ref) {
     CHECK(from_edges(&m, 4, 6, s, d, w) == 0, "graph");
     prcase k = base_case("weighted zero row");
     k.weighted = 1;
-    for (int mode = 0; mode < 3; mode++) {
-      k.prec = modes[mode];
-      check_case(ctx, ref, &m, &k, NULL);
-    }
+    for (int mode = 0; mode < 3; mode++)
+      for (int ord = 1; ord <= 2; ord++) {
+        k.prec = modes[mode];
+        k.order = (msp_pagerank_order)ord;
+        check_case(ctx, ref, &m, &k, NULL);
+      }
     k = base_case("unweighted zero values");
     check_case(ctx, ref, &m, &k, NULL);
     test_csr_free(&m);
@@ -317,21 +332,47 @@ static void small_graphs(msp_context ctx, msp_context ref) {
     msp_matrix_destroy(&G);
     for (int mode = 0; mode < 3; mode++)
       for (int values = 0; values < 2; values++) {
-        char label[64];
-        snprintf(label, sizeof label, "power-law mode %d values %d", mode, values);
-        prcase k = base_case(label);
-        k.prec = modes[mode];
-        k.values = values;
-        k.bank = mode == 2 ? 64 : 0;
-        check_case(ctx, ref, &s2, &k, NULL);
+        msp_pagerank_report R[2];
+        double *pp[2] = {malloc((size_t)s2.rows * sizeof(double)),
+                         malloc((size_t)s2.rows * sizeof(double))};
+        for (int ord = 0; ord < 2; ord++) {
+          char label[80];
+          snprintf(label, sizeof label, "power-law mode %d values %d order %d", mode, values,
+                   ord + 1);
+          prcase k = base_case(label);
+          k.prec = modes[mode];
+          k.values = values;
+          k.bank = mode == 2 ? 64 : 0;
+          k.order = (msp_pagerank_order)(ord + 1);
+          memset(&R[ord], 0, sizeof R[ord]);
+          check_case(ctx, ref, &s2, &k, &R[ord]);
+          if (pp[ord]) CHECK_OK(run_on(ctx, &s2, &k, pp[ord], &R[ord]));
+        }
+        // the two numberings: the same iteration in other summation orders
+        if (pp[0] && pp[1]) {
+          double d = 0;
+          for (int64_t i = 0; i < s2.rows; i++)
+            d = fmax(d, fabs(pp[0][i] - pp[1][i]));
+          CHECK(d <= 1e-14, "power-law mode %d values %d: max |p_natural - p_degree| = %.3e", mode,
+                values, d);
+          for (int w = 1; w <= 4; w++)
+            CHECK(R[0].iterations_by_bits[w] == R[1].iterations_by_bits[w],
+                  "power-law mode %d values %d: %lld iterations at %d bits in the file's order, "
+                  "%lld in degree order",
+                  mode, values, (long long)R[0].iterations_by_bits[w], 16 * w,
+                  (long long)R[1].iterations_by_bits[w]);
+        }
+        free(pp[0]);
+        free(pp[1]);
       }
     // the same bits for any thread count (CPU)
     if (msp_context_backend(ctx) == MSP_BACKEND_CPU) {
       const int threads[] = {1, 2, 3, 4, 7};
       double *p0 = malloc((size_t)s2.rows * sizeof *p0), *p1 = malloc((size_t)s2.rows * sizeof *p1);
-      for (int mode = 0; mode < 3 && p0 && p1; mode++) {
+      for (int mode = 0; mode < 6 && p0 && p1; mode++) {
         prcase k = base_case("threads");
-        k.prec = modes[mode];
+        k.prec = modes[mode % 3];
+        k.order = mode < 3 ? MSP_PAGERANK_ORDER_NATURAL : MSP_PAGERANK_ORDER_DEGREE;
         msp_pagerank_report R;
         memset(&R, 0, sizeof R); // no history buffers
         for (int t = 0; t < 5; t++) {
@@ -386,6 +427,10 @@ static void errors(msp_context ctx) {
   o = msp_pagerank_options_default();
   o.precision = (msp_pagerank_precision)9;
   CHECK_STATUS(msp_pagerank(ctx, G, &o, p, NULL), MSP_ERR_INVALID_ARGUMENT);
+  o = msp_pagerank_options_default();
+  o.order = (msp_pagerank_order)3;
+  CHECK_STATUS(msp_pagerank(ctx, G, &o, p, NULL), MSP_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(msp_last_error(), "order") != NULL, "bad order not named: %s", msp_last_error());
   o = msp_pagerank_options_default();
   o.personalization = v; // all zero
   CHECK_STATUS(msp_pagerank(ctx, G, &o, p, NULL), MSP_ERR_INVALID_ARGUMENT);

@@ -106,6 +106,7 @@ static const struct {
     {"precond", required_argument, OPT_PRECOND},
     {"ortho", required_argument, OPT_ORTHO},
     {"history", required_argument, OPT_HISTORY},
+    {"order", required_argument, OPT_ORDER},
 };
 #define OPTION_COUNT (int)(sizeof option_list / sizeof option_list[0])
 
@@ -235,6 +236,14 @@ static int set_option(options *o, opt_mask bit, const char *opt, const char *v) 
       return usage_error("bad --layout '%s' (interleaved or separate)", v);
     o->separate = strcmp(v, "separate") == 0;
     break;
+  case OPT_ORDER: {
+    static const char *names[] = {"auto", "natural", "degree"};
+    o->order = -1;
+    for (int w = 0; w < 3; w++)
+      if (strcmp(v, names[w]) == 0) o->order = w;
+    if (o->order < 0) return usage_error("bad --order '%s' (auto, natural or degree)", v);
+    break;
+  }
   case OPT_BANK:
     rc = parse_long(opt, v, 64, 65536, &o->bank);
     if (!rc && (o->bank & (o->bank - 1)) != 0)

@@ -48,6 +48,7 @@ typedef uint64_t opt_mask;
 #define OPT_PRECOND (UINT64_C(1) << 31)
 #define OPT_ORTHO (UINT64_C(1) << 32)
 #define OPT_HISTORY (UINT64_C(1) << 33)
+#define OPT_ORDER (UINT64_C(1) << 34)
 
 typedef struct {
   const char *file;
@@ -79,6 +80,7 @@ typedef struct {
   int separate; // --layout separate
   int bank;     // --bank BYTES (0: the library's default)
   int weighted, values;
+  int order; // --order: msp_pagerank_order
   const char *personalize;
   int top;
   // solve

@@ -18,6 +18,7 @@ _RANGE = {"error": 0, "saturate": 1, "allow": 2}
 _PRECOND = {"none": 0, "jacobi": 1, "ilu0": 2}
 _ORTHO = {"cgs": 0, "mgs": 1}
 _PAGERANK_PRECISION = {"f64": 0, "cpms2": 1, "cpms4": 2, "auto": 3}
+_PAGERANK_ORDER = {"auto": 0, "natural": 1, "degree": 2}
 
 
 def _need(name):
@@ -847,7 +848,8 @@ def gmres(A, b, x0=None, *, restart=100, rtol=1e-8, atol=0.0, max_iters=10000,
 class PagerankReport:
     """What pagerank did: converged, iterations, iterations_by_bits (dict read width in bits ->
     iterations), values (whether the values form ran), storage (precision tag of p), change
-    (final ||p_k - p_{k-1}||_1), time_s, setup_s, dangling (nodes without out-edges)."""
+    (final ||p_k - p_{k-1}||_1), time_s, setup_s, dangling (nodes without out-edges), order
+    (the internal node numbering used: "natural" or "degree")."""
 
     def __init__(self, rep):
         self.converged = bool(rep.converged)
@@ -860,6 +862,7 @@ class PagerankReport:
         self.time_s = rep.time_s
         self.setup_s = rep.setup_s
         self.dangling = rep.dangling
+        self.order = {v: k for k, v in _PAGERANK_ORDER.items()}[rep.order]
 
     def __repr__(self):
         return "PagerankReport(converged=%s, iterations=%d, storage=%s, change=%.3g)" % (
@@ -868,16 +871,17 @@ class PagerankReport:
 
 def pagerank(G, *, alpha=0.85, tol=1e-10, max_iters=1000, precision="f64", separate=False,
              bank_bytes=0, switch_factor=None, weighted=False, values=None, p0=None,
-             personalization=None):  # fmt: skip
+             personalization=None, order="auto"):  # fmt: skip
     """PageRank of the graph G (a Matrix; entry (i, j) is an edge i -> j); returns
     (p as a numpy array summing to 1, PagerankReport).
 
     precision: "f64", "cpms2", "cpms4" (customized-precision rank vector read with more segments
     as it converges) or "auto". p0: a starting vector; personalization: teleport weights
-    (n values >= 0, positive sum). Other options as in msp_pagerank_options. Not converging is
-    report.converged == False. Raises InvalidArgumentError, DimensionMismatchError,
-    InvalidMatrixError (a bad weight), NotSupportedError; NotImplementedError when the library
-    has no msp_pagerank."""
+    (n values >= 0, positive sum). order: "auto", "natural" or "degree", the internal node
+    numbering (p is returned in G's order either way). Other options as in msp_pagerank_options.
+    Not converging is report.converged == False. Raises InvalidArgumentError,
+    DimensionMismatchError, InvalidMatrixError (a bad weight), NotSupportedError;
+    NotImplementedError when the library has no msp_pagerank."""
     fn = _need("msp_pagerank")
     if not isinstance(G, Matrix):
         raise invalid("G must be a mixsparse.Matrix")
@@ -886,6 +890,7 @@ def pagerank(G, *, alpha=0.85, tol=1e-10, max_iters=1000, precision="f64", separ
     o = _need("msp_pagerank_options_default")()
     o.alpha, o.tol, o.max_iters = float(alpha), float(tol), int(max_iters)
     o.precision = _choice(_PAGERANK_PRECISION, precision, "PageRank precision")
+    o.order = _choice(_PAGERANK_ORDER, order, "PageRank order")
     o.separate, o.bank_bytes, o.weighted = int(bool(separate)), int(bank_bytes), int(bool(weighted))
     if switch_factor is not None:
         o.switch_factor = float(switch_factor)

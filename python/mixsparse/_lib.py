@@ -148,7 +148,7 @@ class PagerankOptions(ctypes.Structure):
         ("alpha", c_double), ("tol", c_double), ("max_iters", c_int64), ("precision", c_int),
         ("separate", c_int), ("bank_bytes", c_int), ("switch_factor", c_double),
         ("weighted", c_int), ("values", c_int), ("use_guess", c_int),
-        ("personalization", c_void_p),
+        ("personalization", c_void_p), ("order", c_int),
     ]  # fmt: skip
 
 
@@ -156,7 +156,7 @@ class PagerankReport(ctypes.Structure):
     _fields_ = [
         ("converged", c_int), ("iterations", c_int64), ("iterations_by_bits", c_int64 * 5),
         ("values", c_int), ("storage", c_int), ("change", c_double), ("time_s", c_double),
-        ("setup_s", c_double), ("dangling", c_int64), ("history", DP),
+        ("setup_s", c_double), ("dangling", c_int64), ("order", c_int), ("history", DP),
         ("history_time", DP), ("history_capacity", c_int64), ("history_length", c_int64),
     ]  # fmt: skip
 

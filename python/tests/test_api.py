@@ -163,11 +163,13 @@ def test_cb_gmres_reports_its_basis(ctx):
 
 @pytest.mark.skipif(not ms._lib.has("msp_pagerank"), reason="msp_pagerank is not in this build of the library")
 @pytest.mark.parametrize("precision", ["f64", "cpms2", "cpms4"])
-def test_pagerank_against_power_iteration(ctx, precision):
+@pytest.mark.parametrize("order", ["natural", "degree"])
+def test_pagerank_against_power_iteration(ctx, precision, order):
     G = sp.random(60, 60, density=0.08, format="csr", random_state=9)
     G.data[:] = 1.0
-    p, rep = ms.pagerank(ms.Matrix.from_scipy(G, ctx), tol=1e-13, precision=precision)
+    p, rep = ms.pagerank(ms.Matrix.from_scipy(G, ctx), tol=1e-13, precision=precision, order=order)
     assert isinstance(rep, ms.PagerankReport) and rep.converged and rep.storage == precision
+    assert rep.order == order
     assert sum(rep.iterations_by_bits.values()) == rep.iterations and 64 in rep.iterations_by_bits
     # Reference: p = alpha G^T D^-1 p + (alpha s + 1 - alpha) / n, s = mass on dangling nodes.
     n, alpha = 60, 0.85

@@ -198,6 +198,7 @@ def test_checks_made_in_python(ctx, tridiag):
 def test_pagerank_errors(ctx, tridiag):
     raises(ms.InvalidArgumentError, "ERR_INVALID_ARGUMENT", ms.pagerank, tridiag, alpha=1.5)
     raises(ms.InvalidArgumentError, "ERR_INVALID_ARGUMENT", ms.pagerank, tridiag, precision="f16")
+    raises(ms.InvalidArgumentError, "ERR_INVALID_ARGUMENT", ms.pagerank, tridiag, order="random")
     raises(ms.InvalidArgumentError, "ERR_INVALID_ARGUMENT", ms.pagerank, tridiag,
            personalization=[1.0, -1.0, 0.0, 0.0, 0.0, 0.0])  # fmt: skip
     raises(ms.DimensionMismatchError, "ERR_DIMENSION_MISMATCH", ms.pagerank, tridiag, personalization=[1.0])

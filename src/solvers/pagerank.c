@@ -12,6 +12,10 @@
 // alpha < 1.
 // Nothing here sees a device pointer or a format: the graph's arrays are built on the host once
 // and handed to the backend (pr_upload); every vector operation is a backend operation.
+// Node order (msp_pagerank_order): the iteration may run on the nodes renumbered by decreasing
+// out-degree, so that the entries of q gathered most share cache lines; the graph, the
+// personalisation and the start are renumbered once at setup and the result is put back in the
+// file's order. Both backends run the same numbering: the same iteration, the same bits.
 #include "internal.h"
 
 #include <math.h>
@@ -46,7 +50,9 @@ typedef struct {
   int segs;           // segments of prec (1 for f64)
   int K;              // segments read now
   int bank_shift;
-  double *h; // host work: n values
+  double *h;    // host work: n values
+  int32_t *inv; // DEGREE order: inv[i] = the internal number of the file's node i (NULL: the
+                // file's numbering)
 } pr_state;
 
 static int64_t max64(int64_t a, int64_t b) {
@@ -73,12 +79,87 @@ static double ksum(const double *h, int64_t n) {
   return s;
 }
 
-// ---- the graph: out-degrees and the structure of G^T (counting sort, rows in column order) ----
-static msp_status build_graph(pr_state *S, const msp_matrix G) {
+// ---- the graph: out-degrees, the node order and the structure of G^T --------------------------
+// The internal number of the file's node i.
+static inline int64_t node_of(const pr_state *S, int64_t i) {
+  return S->inv ? S->inv[i] : i;
+}
+
+// DEGREE order: nodes by decreasing out-degree, ties in the file's order (a counting sort, so the
+// same numbering on every run). g->outdeg holds the file's order on entry and the internal one
+// on return; S->inv is set. The pull reads q_j once per out-edge of j, so the entries read most
+// come first, side by side.
+static msp_status order_by_degree(pr_state *S) {
+  msp_status st = MSP_SUCCESS;
+  const int64_t n = S->n;
+  msp__prgraph *g = &S->g;
+  int64_t *start = NULL;
+  int32_t *deg = NULL;
+  int32_t dmax = 0;
+  for (int64_t i = 0; i < n; i++)
+    dmax = g->outdeg[i] > dmax ? g->outdeg[i] : dmax;
+  MSP_TRY(MSP_ALLOC_ZERO(start, (int64_t)dmax + 2, "PageRank: degree buckets"));
+  MSP_TRY(MSP_ALLOC(S->inv, n, "PageRank: node order"));
+  MSP_TRY(MSP_ALLOC(deg, n, "PageRank: out-degrees in order"));
+  for (int64_t i = 0; i < n; i++) // bucket dmax - d holds degree d
+    start[dmax - g->outdeg[i] + 1]++;
+  for (int64_t d = 0; d <= dmax; d++)
+    start[d + 1] += start[d];
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t u = start[dmax - g->outdeg[i]]++;
+    S->inv[i] = (int32_t)u;
+    deg[u] = g->outdeg[i];
+  }
+  msp__free(g->outdeg);
+  g->outdeg = deg;
+  deg = NULL;
+exit:
+  msp__free(deg);
+  msp__free(start);
+  return st;
+}
+
+// The internal order's permutation: perm[u] = the file's node numbered u.
+static msp_status order_perm(const pr_state *S, int32_t **perm) {
+  msp_status st = MSP_SUCCESS;
+  MSP_TRY(MSP_ALLOC(*perm, max64(S->n, 1), "PageRank: node order"));
+  for (int64_t i = 0; i < S->n; i++)
+    (*perm)[node_of(S, i)] = (int32_t)i;
+exit:
+  return st;
+}
+
+// Fill the rows of G^T (S->g.rowptr made) with the sources of their in-edges in increasing
+// internal order (val NULL), or the values form's weighted entries w_ij / W_i in their places
+// (val not NULL: the same walk).
+static msp_status fill_transpose(pr_state *S, const msp_matrix G, double *val) {
+  msp_status st = MSP_SUCCESS;
+  msp__prgraph *g = &S->g;
+  int64_t *fill = NULL;
+  int32_t *perm = NULL;
+  MSP_TRY(MSP_ALLOC(fill, max64(S->n, 1), "PageRank: transpose cursors"));
+  memcpy(fill, g->rowptr, (size_t)S->n * sizeof *fill);
+  if (S->inv) MSP_TRY(order_perm(S, &perm));
+  for (int64_t u = 0; u < S->n; u++) {
+    const int64_t i = perm ? perm[u] : u;
+    for (int64_t k = G->rowptr[i]; k < G->rowptr[i + 1]; k++) {
+      const int64_t at = fill[node_of(S, G->colind[k])]++;
+      if (val)
+        val[at] = S->wsum[i] > 0.0 ? G->val[k] / S->wsum[i] : 0.0;
+      else
+        g->colind[at] = (int32_t)u;
+    }
+  }
+exit:
+  msp__free(perm);
+  msp__free(fill);
+  return st;
+}
+
+static msp_status build_graph(pr_state *S, const msp_matrix G, int degree_order) {
   msp_status st = MSP_SUCCESS;
   const int64_t n = S->n, nnz = G->nnz;
   msp__prgraph *g = &S->g;
-  int64_t *fill = NULL;
   g->n = n;
   g->nnz = nnz;
   MSP_TRY(MSP_ALLOC_ZERO(g->rowptr, n + 1, "PageRank: rows of the transpose"));
@@ -118,36 +199,27 @@ static msp_status build_graph(pr_state *S, const msp_matrix G) {
       if (w == 0.0) g->outdeg[i] = 0; // zero total weight: dangling
     }
   }
+  if (degree_order) MSP_TRY(order_by_degree(S));
   for (int64_t k = 0; k < nnz; k++)
-    g->rowptr[G->colind[k] + 1]++;
+    g->rowptr[node_of(S, G->colind[k]) + 1]++;
   for (int64_t i = 0; i < n; i++)
     g->rowptr[i + 1] += g->rowptr[i];
-  MSP_TRY(MSP_ALLOC(fill, max64(n, 1), "PageRank: transpose cursors"));
-  memcpy(fill, g->rowptr, (size_t)n * sizeof *fill);
-  for (int64_t i = 0; i < n; i++) // sources in increasing order within each row of G^T
-    for (int64_t k = G->rowptr[i]; k < G->rowptr[i + 1]; k++)
-      g->colind[fill[G->colind[k]]++] = (int32_t)i;
+  MSP_TRY(fill_transpose(S, G, NULL));
 exit:
-  msp__free(fill);
   return st;
 }
 
 // The values form's matrix: G^T with entry (j, i) = 1 / O_i (w_ij / W_i), in the working
 // precision (CPMS: read with S->K segments). The structure is the graph's (build_graph); only
-// weighted values need G's entries in transposed order, one more counting pass.
+// weighted values need G's entries in transposed order, one more pass of fill_transpose.
 static msp_status build_values(pr_state *S, const msp_matrix G) {
   msp_status st = MSP_SUCCESS;
   const msp__prgraph *g = &S->g;
   double *val = NULL;
-  int64_t *fill = NULL;
   msp_matrix T = NULL;
   MSP_TRY(MSP_ALLOC(val, max64(g->nnz, 1), "PageRank: values of the transpose"));
   if (S->o.weighted) {
-    MSP_TRY(MSP_ALLOC(fill, max64(S->n, 1), "PageRank: transpose cursors"));
-    memcpy(fill, g->rowptr, (size_t)S->n * sizeof *fill);
-    for (int64_t i = 0; i < S->n; i++)
-      for (int64_t k = G->rowptr[i]; k < G->rowptr[i + 1]; k++)
-        val[fill[G->colind[k]]++] = S->wsum[i] > 0.0 ? G->val[k] / S->wsum[i] : 0.0;
+    MSP_TRY(fill_transpose(S, G, val));
   } else {
     for (int64_t k = 0; k < g->nnz; k++) // the source of every in-edge has out-degree >= 1
       val[k] = 1.0 / (double)g->outdeg[g->colind[k]];
@@ -165,7 +237,6 @@ static msp_status build_values(pr_state *S, const msp_matrix G) {
   MSP_TRY(msp_matrix_convert(S->ctx, T, &co, &S->GT));
 exit:
   msp_matrix_destroy(&T);
-  msp__free(fill);
   msp__free(val);
   return st;
 }
@@ -254,6 +325,8 @@ static msp_status check_args(msp_context ctx, const msp_matrix G, const msp_page
                                        (o->bank_bytes & (o->bank_bytes - 1)) == 0),
                 "msp_pagerank: bank %d bytes (a power of two from 64 to 65536, or 0)",
                 o->bank_bytes);
+  MSP_CHECK_ARG((unsigned)o->order <= MSP_PAGERANK_ORDER_DEGREE, "msp_pagerank: unknown order %d",
+                (int)o->order);
   MSP_CHECK_ARG(o->switch_factor > 0.0 && isfinite(o->switch_factor),
                 "msp_pagerank: switch_factor %g (must be > 0)", o->switch_factor);
   if (o->personalization) {
@@ -288,6 +361,12 @@ static msp_status read_distribution(msp_vector x, double *h, const char *what) {
   return MSP_SUCCESS;
 }
 
+// h (in the file's order) into the internal order: to[node_of(i)] = h[i].
+static void to_internal(const pr_state *S, const double *h, double *to) {
+  for (int64_t i = 0; i < S->n; i++)
+    to[node_of(S, i)] = h[i];
+}
+
 static void state_free(pr_state *S) {
   if (S->g.dev && S->be->pr_free) S->be->pr_free(S->ctx, &S->g);
   msp__free(S->g.rowptr);
@@ -295,6 +374,7 @@ static void state_free(pr_state *S) {
   msp__free(S->g.outdeg);
   msp__free(S->wsum);
   msp__free(S->h);
+  msp__free(S->inv);
   msp_matrix_destroy(&S->GT);
   msp_vector_destroy(&S->p);
   msp_vector_destroy(&S->pn);
@@ -330,6 +410,7 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
   S.be = ctx->backend;
   S.n = G->rows;
   R.storage = MSP_PRECISION_F64;
+  R.order = MSP_PAGERANK_ORDER_NATURAL;
   if (S.n == 0) {
     R.converged = 1;
     goto exit;
@@ -357,7 +438,14 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
   R.values = values;
   MSP_TRY(MSP_ALLOC(S.h, S.n, "PageRank: host work vector"));
   MSP_TRY(MSP_ALLOC(hp, S.n, "PageRank: host rank vector"));
-  MSP_TRY(build_graph(&S, G));
+  {
+    msp_pagerank_order order = S.o.order;
+    if (order == MSP_PAGERANK_ORDER_AUTO)
+      order = (double)S.n * 8.0 > (double)MSP_PAGERANK_AUTO_BYTES ? MSP_PAGERANK_ORDER_DEGREE
+                                                                  : MSP_PAGERANK_ORDER_NATURAL;
+    R.order = order;
+    MSP_TRY(build_graph(&S, G, order == MSP_PAGERANK_ORDER_DEGREE));
+  }
   for (int64_t i = 0; i < S.n; i++)
     R.dangling += S.g.outdeg[i] == 0;
   if (values) {
@@ -376,11 +464,13 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
       if (i < 2 || !values) MSP_TRY(msp_vector_create(ctx, S.n, &S.f[i]));
   if (S.o.personalization) {
     MSP_TRY(read_distribution(S.o.personalization, S.h, "personalisation"));
+    to_internal(&S, S.h, hp);
     MSP_TRY(msp_vector_create(ctx, S.n, &S.v));
-    MSP_TRY(msp_vector_set(S.v, S.h));
+    MSP_TRY(msp_vector_set(S.v, hp));
   }
   if (S.o.use_guess) {
-    MSP_TRY(read_distribution(p, hp, "starting vector"));
+    MSP_TRY(read_distribution(p, S.h, "starting vector"));
+    to_internal(&S, S.h, hp);
   } else {
     for (int64_t i = 0; i < S.n; i++)
       hp[i] = 1.0 / (double)S.n;
@@ -459,9 +549,12 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
   }
   MSP_TRY(msp_context_synchronize(ctx));
   R.time_s = omp_get_wtime() - t1;
-  // the result in fp64, renormalised to sum 1 (each entry's rounding is relative, so the sum of
-  // the stored entries is 1 to a few units of fp64), then stored in p's precision
-  MSP_TRY(msp_vector_get(S.p, hp));
+  // the result in fp64 and in the file's order, renormalised to sum 1 (each entry's rounding is
+  // relative, so the sum of the stored entries is 1 to a few units of fp64), then stored in p's
+  // precision
+  MSP_TRY(msp_vector_get(S.p, S.h));
+  for (int64_t i = 0; i < S.n; i++)
+    hp[i] = S.h[node_of(&S, i)];
   {
     const double s = ksum(hp, S.n);
     for (int64_t i = 0; i < S.n; i++)

@@ -84,6 +84,8 @@ check pagerank_text 0 text pagerank graph.mtx --backend cpu --top 3
 check pagerank_json 0 json pagerank graph.mtx --backend cpu --precision cpms4 --json --top 2
 check pagerank_values 0 text pagerank graph.mtx --backend cpu --values --precision cpms2 --layout separate
 check pagerank_out 0 file:p_graph.mtx pagerank graph.mtx --backend cpu --top 0 --output p_graph.mtx
+check pagerank_degree 0 text pagerank graph.mtx --backend cpu --top 3 --order degree
+check err_pagerank_order 2 none pagerank graph.mtx --order random
 check err_pagerank_precision 2 none pagerank graph.mtx --precision f32
 check err_pagerank_bank 2 none pagerank graph.mtx --bank 256
 check err_pagerank_format 2 none pagerank graph.mtx --format csr
