@@ -45,6 +45,11 @@ static int usage(void) {
   return 2;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 static double wtime(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -165,7 +170,7 @@ int main(int argc, char **argv) {
   printf("backend %s; read bandwidth %.1f GB/s (library 1-norm of 2 GiB)\n",
          msp_backend_name(msp_context_backend(ctx)), bw);
   const char *hdr = "graph,nodes,edges,mode,order,tol,converged,iterations,storage,time_s,"
-                    "ms_per_iter,setup_s,gb_per_s_model,pct_bw\n";
+                    "ms_per_iter,setup_s,gb_per_s_model,pct_bw,first_ms,median_ms\n";
   if (out) fputs(hdr, out);
   printf("%s", hdr);
   double *hist = malloc(HIST * sizeof *hist), *htime = malloc(HIST * sizeof *htime);
@@ -211,6 +216,18 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s %s: %s (%s)\n", graphs[g], name, msp_last_error(), msp_status_name(st));
         continue;
       }
+      // the first iteration's time and the median of all (the steady cost of one)
+      double first = r.history_length > 0 ? htime[0] : 0.0, median = 0.0;
+      if (r.history_length > 0) {
+        double *d = malloc((size_t)r.history_length * sizeof *d);
+        if (d) {
+          for (int64_t k = 0; k < r.history_length; k++)
+            d[k] = htime[k] - (k ? htime[k - 1] : 0.0);
+          qsort(d, (size_t)r.history_length, sizeof *d, cmp_double);
+          median = d[r.history_length / 2];
+          free(d);
+        }
+      }
       for (int k = 0; k < ntol; k++) {
         int64_t it = 0;
         while (it < r.history_length && !(hist[it] < tols[k]))
@@ -220,11 +237,13 @@ int main(int argc, char **argv) {
         const double t = used > 0 ? htime[used - 1] : 0.0;
         const double per = used > 0 ? t / (double)used : 0.0;
         char line[512];
-        snprintf(line, sizeof line, "%s,%lld,%lld,%s,%s,%.0e,%d,%lld,%s,%.6f,%.4f,%.3f,%.1f,%.1f\n",
-                 tag, (long long)n, (long long)nnz, name, ORDER_NAMES[r.order], tols[k], conv,
+        snprintf(line, sizeof line,
+                 "%s,%lld,%lld,%s,%s,%.0e,%d,%lld,%s,%.6f,%.4f,%.3f,%.1f,%.1f,%.4f,%.4f\n", tag,
+                 (long long)n, (long long)nnz, name, ORDER_NAMES[r.order], tols[k], conv,
                  (long long)used, msp_precision_name(r.storage), t, per * 1e3, r.setup_s,
                  per > 0 ? bytes / per / 1e9 : 0.0,
-                 per > 0 && bw > 0 ? 100.0 * bytes / per / 1e9 / bw : 0.0);
+                 per > 0 && bw > 0 ? 100.0 * bytes / per / 1e9 / bw : 0.0, first * 1e3,
+                 median * 1e3);
         fputs(line, stdout);
         if (out) fputs(line, out);
       }

@@ -565,7 +565,8 @@ msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vect
 typedef enum {
   MSP_PAGERANK_F64 = 0,   // p read and written in fp64
   MSP_PAGERANK_CPMS2 = 1, // p in 2-segment CPMS, read with 1 then 2 segments (32, 64 bits)
-  MSP_PAGERANK_CPMS4 = 2, // p in 4-segment CPMS, read with 1..4 segments (16 .. 64 bits)
+  MSP_PAGERANK_CPMS4 = 2, // p in 4-segment CPMS, read with 1 segment (16 bits), then as cpms2
+                          // (32 bits), then fp64 (no 48-bit level: see msp_pagerank)
   MSP_PAGERANK_AUTO = 3   // CPMS2 when 8 n bytes exceed the cache (MSP_PAGERANK_AUTO_BYTES),
                           // F64 otherwise
 } msp_pagerank_precision;
@@ -638,6 +639,9 @@ typedef struct {
 // off that term). With CPMS the iteration starts with the fewest segments and reads one more when
 // the change comes within switch_factor of the read width's unit roundoff; the iteration that
 // decides writes all segments, p is renormalised, and at 64 bits the data moves to plain fp64.
+// cpms4 reads 16 bits, then 32 in the cpms2 layout (its head), then 64: each segment read of a
+// gathered entry is a memory sector of its own, so 2 or 3 of 4 segments would cost 2 or 3
+// sectors where a head or a plain double costs one.
 // The same bits for any thread count. n = 0 returns at once (converged, 0 iterations).
 // MSP_ERR_INVALID_ARGUMENT (NULL or foreign handles, bad options, G not square, a personalisation
 // with a negative, non-finite or all-zero entry), MSP_ERR_DIMENSION_MISMATCH (p or v not of

@@ -46,13 +46,17 @@ typedef struct {
   msp_vector p, pn, q, qn, y, v;
   msp_vector f[4];    // CPMS modes: the fp64 vectors of the last level, made at setup so that the
                       // switch costs two copies on the backend, not allocations
+  msp_vector c2[4];   // cpms4: the cpms2 vectors of the 32-bit level (see relayout)
+  msp_vector old[8];  // the vectors of the levels left, freed at the end (a free in the loop
+                      // would wait for the device)
   msp_precision prec; // f64, cpms2, cpms4: what p, pn, q, qn hold now
   int segs;           // segments of prec (1 for f64)
   int K;              // segments read now
   int bank_shift;
-  double *h;    // host work: n values
-  int32_t *inv; // DEGREE order: inv[i] = the internal number of the file's node i (NULL: the
-                // file's numbering)
+  int bank_bytes; // CPMS-i bank
+  double *h;      // host work: n values
+  int32_t *inv;   // DEGREE order: inv[i] = the internal number of the file's node i (NULL: the
+                  // file's numbering)
 } pr_state;
 
 static int64_t max64(int64_t a, int64_t b) {
@@ -244,18 +248,28 @@ exit:
 // ---- the working vectors ------------------------------------------------------------------------
 static msp_status make_vector(pr_state *S, msp_precision prec, msp_vector *v) {
   msp_status st = msp_vector_create_precision(S->ctx, S->n, prec, v);
-  if (st == MSP_SUCCESS && msp__prec_segments(prec) > 1) (*v)->bank_shift = S->bank_shift;
+  const int segs = msp__prec_segments(prec);
+  if (st == MSP_SUCCESS && segs > 1) {
+    int shift = 0; // banks of bank_bytes: (8 / segs) << shift bytes of one segment
+    while ((8 / segs) << shift < S->bank_bytes)
+      shift++;
+    (*v)->bank_shift = S->o.separate ? MSP_CPMS_SEPARATE : shift;
+  }
   return st;
 }
 
-// Read K segments of every working vector (and of the values form's matrix).
+// Read K segments of every working vector, and the same width of the values form's matrix
+// (whose layout stays that of the first level: it is streamed, not gathered).
 static msp_status set_reads(pr_state *S) {
   msp_status st = MSP_SUCCESS;
   if (S->segs == 1) return MSP_SUCCESS;
   msp_vector vs[4] = {S->p, S->pn, S->q, S->qn};
   for (int i = 0; i < 4; i++)
     if (vs[i]) MSP_TRY(msp_vector_set_cpms_segments(vs[i], S->K));
-  if (S->GT) MSP_TRY(msp_matrix_set_cpms_segments(S->GT, S->K));
+  if (S->GT) {
+    const int gs = msp__prec_segments(msp_matrix_precision(S->GT));
+    MSP_TRY(msp_matrix_set_cpms_segments(S->GT, read_bits(S->segs, S->K) * gs / 64));
+  }
 exit:
   return st;
 }
@@ -273,30 +287,47 @@ exit:
   return st;
 }
 
-// At 64 bits (4.2): the working vectors move to plain fp64 on the backend (msp_copy reads every
-// segment, exactly: CPMS holds every double), so the last iterations run the fp64 kernels; the
-// values form's matrix stays CPMS, read with every segment.
-static msp_status to_f64(pr_state *S) {
+// A new level in another layout: the working vectors are copied on the backend into dst (made
+// at setup; msp_copy reads every segment, exactly: CPMS holds every double) and read with K = 1
+// segment of prec (f64: plain). Two levels use it:
+// - 64 bits (4.2): plain fp64, so the last iterations run the fp64 kernels; the values form's
+//   matrix stays CPMS, read with every segment;
+// - 32 bits of cpms4: the cpms2 layout, read with its head, instead of 2 of 4 segments: the pull
+//   gathers q_j at random, and each segment read is a sector of its own (a bank apart), so K
+//   segments cost K sectors per gathered entry where a head costs one. For the same reason
+//   cpms4 reads 16, 32, then 64 bits and leaves out the 48-bit level (3 sectors per gather).
+//   Measured on the H100 (rmat:24:16, degree order, ms per iteration): 2.44 at 16 bits, 5.50 at
+//   48 bits, against 2.72 in fp64.
+static msp_status relayout(pr_state *S, msp_vector dst[4], msp_precision prec) {
   msp_status st = MSP_SUCCESS;
-  MSP_TRY(msp_vector_set_cpms_segments(S->p, 0));
-  MSP_TRY(msp_copy(S->ctx, S->p, S->f[0]));
-  if (S->q) {
-    MSP_TRY(msp_vector_set_cpms_segments(S->q, 0));
-    MSP_TRY(msp_copy(S->ctx, S->q, S->f[2]));
+  msp_vector cur[4] = {S->p, S->pn, S->q, S->qn};
+  for (int i = 0; i < 4; i += 2)
+    if (cur[i]) {
+      MSP_TRY(msp_vector_set_cpms_segments(cur[i], 0));
+      MSP_TRY(msp_copy(S->ctx, cur[i], dst[i]));
+    }
+  for (int i = 0, o = 0; i < 4; i++) {
+    while (o < 8 && S->old[o])
+      o++;
+    if (cur[i] && o < 8) {
+      S->old[o] = cur[i];
+    } else {
+      msp_vector_destroy(&cur[i]);
+    }
   }
-  msp_vector_destroy(&S->p);
-  msp_vector_destroy(&S->pn);
-  msp_vector_destroy(&S->q);
-  msp_vector_destroy(&S->qn);
-  S->p = S->f[0];
-  S->pn = S->f[1];
-  S->q = S->f[2];
-  S->qn = S->f[3];
-  memset(S->f, 0, sizeof S->f);
-  if (S->GT) MSP_TRY(msp_matrix_set_cpms_segments(S->GT, 0));
-  S->prec = MSP_PRECISION_F64;
-  S->segs = 1;
+  S->p = dst[0];
+  S->pn = dst[1];
+  S->q = dst[2];
+  S->qn = dst[3];
+  memset(dst, 0, 4 * sizeof *dst);
+  S->prec = prec;
+  S->segs = msp__prec_segments(prec);
   S->K = 1;
+  if (prec == MSP_PRECISION_F64) {
+    if (S->GT) MSP_TRY(msp_matrix_set_cpms_segments(S->GT, 0));
+  } else {
+    MSP_TRY(set_reads(S));
+  }
 exit:
   return st;
 }
@@ -382,8 +413,12 @@ static void state_free(pr_state *S) {
   msp_vector_destroy(&S->qn);
   msp_vector_destroy(&S->y);
   msp_vector_destroy(&S->v);
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 4; i++) {
     msp_vector_destroy(&S->f[i]);
+    msp_vector_destroy(&S->c2[i]);
+  }
+  for (int i = 0; i < 8; i++)
+    msp_vector_destroy(&S->old[i]);
 }
 
 msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_options *opts,
@@ -427,13 +462,7 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
   S.segs = msp__prec_segments(S.prec);
   S.K = 1;
   R.storage = S.prec;
-  {
-    const int bank = S.o.bank_bytes ? S.o.bank_bytes : ctx->kind == MSP_BACKEND_CUDA ? 128 : 8192;
-    int shift = 0;
-    while ((8 / S.segs) << shift < bank)
-      shift++;
-    S.bank_shift = S.o.separate ? MSP_CPMS_SEPARATE : shift;
-  }
+  S.bank_bytes = S.o.bank_bytes ? S.o.bank_bytes : ctx->kind == MSP_BACKEND_CUDA ? 128 : 8192;
   const int values = S.o.values || S.o.weighted;
   R.values = values;
   MSP_TRY(MSP_ALLOC(S.h, S.n, "PageRank: host work vector"));
@@ -461,7 +490,10 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
   }
   if (S.segs > 1)
     for (int i = 0; i < 4; i++)
-      if (i < 2 || !values) MSP_TRY(msp_vector_create(ctx, S.n, &S.f[i]));
+      if (i < 2 || !values) {
+        MSP_TRY(msp_vector_create(ctx, S.n, &S.f[i]));
+        if (S.segs == 4) MSP_TRY(make_vector(&S, MSP_PRECISION_CPMS2, &S.c2[i]));
+      }
   if (S.o.personalization) {
     MSP_TRY(read_distribution(S.o.personalization, S.h, "personalisation"));
     to_internal(&S, S.h, hp);
@@ -480,6 +512,15 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
     if (!S.g.outdeg[i]) dangling += hp[i];
   MSP_TRY(load_start(&S, hp));
   MSP_TRY(set_reads(&S));
+  {
+    // every working vector on the backend now (the start, the personalisation): part of the
+    // set-up, not of the first iteration (the H100 run of 24 Nov had these uploads in the first
+    // iteration: a fixed 5 to 20 ms on graphs of 4 to 8 M nodes)
+    msp_vector vs[] = {S.p,    S.pn,   S.q,    S.qn,    S.y,     S.v,     S.f[0],
+                       S.f[1], S.f[2], S.f[3], S.c2[0], S.c2[1], S.c2[2], S.c2[3]};
+    for (size_t i = 0; i < sizeof vs / sizeof *vs; i++)
+      if (vs[i]) MSP_TRY(msp__vector_current(vs[i]));
+  }
   MSP_TRY(msp_context_synchronize(ctx));
   const double t1 = omp_get_wtime();
   R.setup_s = t1 - t0;
@@ -536,7 +577,9 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
     if (S.segs > 1 && R.change < S.o.switch_factor * read_roundoff(S.segs, S.K)) {
       S.K++;
       if (S.K == S.segs) {
-        MSP_TRY(to_f64(&S));
+        MSP_TRY(relayout(&S, S.f, MSP_PRECISION_F64));
+      } else if (S.segs == 4 && S.K == 2) {
+        MSP_TRY(relayout(&S, S.c2, MSP_PRECISION_CPMS2));
       } else {
         MSP_TRY(set_reads(&S));
       }
