@@ -304,6 +304,12 @@ struct msp__backend {
   // graph's arrays and the reductions' workspace in g->dev (CPU: the workspace only).
   msp_status (*pr_upload)(msp_context ctx, msp__prgraph *g);
   void (*pr_free)(msp_context ctx, msp__prgraph *g); // g->dev only; NULL accepted
+  // Optional (NULL: the core builds G^T's structure on the host and calls pr_upload): the pull
+  // form's graph made on the backend from G itself, g->n, g->nnz and g->outdeg (in the internal
+  // numbering) set by the core, inv[i] the internal number of G's node i (NULL: the same);
+  // G^T's structure stays in g->dev (g->rowptr and g->colind are not made).
+  msp_status (*pr_transpose)(msp_context ctx, const msp_matrix G, const int32_t *inv,
+                             msp__prgraph *g);
   // One power iteration over the vectors of a (made current on the backend's side by the core),
   // for node i in order of G^T's rows:
   //   pn_i = (a->y ? y_i : alpha * sum over j in row i of G^T of q_j) + c v_i,

@@ -388,6 +388,7 @@ static cuda_tables make_tables(void) {
   b.basis_combine = msp__cuda_basis_combine;
   b.pmul = msp__cuda_pmul;
   b.pr_upload = msp__cuda_pr_upload;
+  b.pr_transpose = msp__cuda_pr_transpose;
   b.pr_free = msp__cuda_pr_free;
   b.pr_step = msp__cuda_pr_step;
   b.device_count = cuda_device_count;

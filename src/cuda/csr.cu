@@ -84,8 +84,11 @@ extern "C" msp_status msp__cuda_csr_structure_upload(msp_context ctx, msp__cuda_
     return msp__error(MSP_ERR_NOT_SUPPORTED,
                       "csr upload: %lld rows + %lld nonzeros exceed the merge-path grid",
                       (long long)rows, (long long)nnz);
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_ROWPTR, rowptr, (size_t)(rows + 1) * sizeof(int64_t)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_COLIND, colind, (size_t)nnz * sizeof(int32_t)));
+  if (!m->d[SLOT_ROWPTR]) { // filled already: a structure built on the device (PageRank's G^T)
+    MSP_TRY(
+        msp__cuda_matrix_put(ctx, m, SLOT_ROWPTR, rowptr, (size_t)(rows + 1) * sizeof(int64_t)));
+    MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_COLIND, colind, (size_t)nnz * sizeof(int32_t)));
+  }
 
   // Merge-path plan: tile coordinates, then the runs of tiles whose carry-out belongs to the
   // same row (a carry counts when the tile consumed at least one nonzero of that row).

@@ -664,7 +664,9 @@ static inline msp_status msp__cuda_csr_kernel(const msp_matrix A, const msp_vect
 }
 
 // CSR structure of a matrix on the device (slots ROWPTR, COLIND and the merge-path plan) and its
-// vector group size in m->i64[0] (csr.cu).
+// vector group size in m->i64[0] (csr.cu). Slots ROWPTR and COLIND already filled (a structure
+// built on the device) are kept, and colind may then be NULL; the plan is made from the host
+// rowptr either way.
 extern "C" msp_status msp__cuda_csr_structure_upload(msp_context ctx, msp__cuda_matrix *m,
                                                      int64_t rows, int64_t nnz,
                                                      const int64_t *rowptr, const int32_t *colind);

@@ -118,9 +118,11 @@ msp_status msp__cuda_scale(msp_context ctx, double a, msp_vector x);
 msp_status msp__cuda_copy(msp_context ctx, msp_vector x, msp_vector y);
 msp_status msp__cuda_fill(msp_context ctx, msp_vector x, double value);
 
-// PageRank (pagerank.cu): the graph's device copy and one power iteration (msp__backend's
-// pr_upload, pr_free, pr_step).
+// PageRank (pagerank.cu): the graph's device copy, or G^T built on the device, and one power
+// iteration (msp__backend's pr_upload, pr_transpose, pr_free, pr_step).
 msp_status msp__cuda_pr_upload(msp_context ctx, msp__prgraph *g);
+msp_status msp__cuda_pr_transpose(msp_context ctx, const msp_matrix G, const int32_t *inv,
+                                  msp__prgraph *g);
 void msp__cuda_pr_free(msp_context ctx, msp__prgraph *g);
 msp_status msp__cuda_pr_step(msp_context ctx, const msp__prgraph *g, const msp__pr_step *a,
                              double sums[3]);

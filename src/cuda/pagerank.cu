@@ -17,6 +17,7 @@
 // reads 12. The separate y costs 16 bytes per node.
 #include "csr.cuh"
 
+#include <cub/device/device_radix_sort.cuh>
 #include <string.h>
 
 #define PR_THREADS 256
@@ -124,13 +125,154 @@ extern "C" void msp__cuda_pr_free(msp_context ctx, msp__prgraph *g) {
   g->dev = NULL;
 }
 
-extern "C" msp_status msp__cuda_pr_upload(msp_context ctx, msp__prgraph *g) {
+// ---- G^T's structure built on the device (msp__backend.pr_transpose) -------------------------
+// Each edge (i, j) of G becomes the key (inv[j] << B) | inv[i] (B bits hold a node number; inv
+// the identity in the file's order); a radix sort of the keys (CUB, LSD: stable) lists the edges
+// of G^T by row and, within a row, by source: the same structure, entry for entry, as the host
+// build (src/solvers/pagerank.c), since G holds no duplicate edge. Then rowptr[r] = the first key
+// of row r or later (a binary search per row).
+__global__ void pr_keys(int64_t n, int64_t nnz, const int64_t *__restrict__ rp,
+                        const int32_t *__restrict__ ci, const int32_t *__restrict__ inv, int bits,
+                        uint64_t *__restrict__ keys) {
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < nnz; k += stride) {
+    int64_t lo = 0, hi = n - 1; // the row of entry k: the last i with rp[i] <= k
+    while (lo < hi) {
+      const int64_t mid = (lo + hi + 1) / 2;
+      if (__ldg(rp + mid) <= k)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    const int64_t j = __ldg(ci + k);
+    const uint64_t src = (uint64_t)(inv ? __ldg(inv + lo) : lo);
+    const uint64_t dst = (uint64_t)(inv ? __ldg(inv + j) : j);
+    keys[k] = (dst << bits) | src;
+  }
+}
+
+__global__ void pr_split(int64_t n, int64_t nnz, const uint64_t *__restrict__ keys, int bits,
+                         int64_t *__restrict__ rowptr, int32_t *__restrict__ colind) {
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  const uint64_t mask = ((uint64_t)1 << bits) - 1;
+  for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < nnz; k += stride)
+    colind[k] = (int32_t)(keys[k] & mask);
+  for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r <= n; r += stride) {
+    int64_t lo = 0, hi = nnz; // the first key of row r or later
+    const uint64_t first = (uint64_t)r << bits;
+    while (lo < hi) {
+      const int64_t mid = (lo + hi) / 2;
+      if (keys[mid] < first)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    rowptr[r] = r == n ? nnz : lo;
+  }
+}
+
+static msp_status pr_finish_upload(msp_context ctx, msp__prgraph *g, cuda_pr *d);
+
+extern "C" msp_status msp__cuda_pr_transpose(msp_context ctx, const msp_matrix G,
+                                             const int32_t *inv, msp__prgraph *g) {
   msp_status st = MSP_SUCCESS;
-  cudaStream_t s = msp__cuda(ctx)->stream;
+  msp__cuda_ctx *c = msp__cuda(ctx);
+  cudaStream_t s = c->stream;
   cuda_pr *d = NULL;
-  const size_t n1 = (size_t)(g->n > 0 ? g->n : 1);
+  const int64_t n = g->n, nnz = g->nnz;
+  int64_t *rp_in = NULL, *h_rowptr = NULL;
+  int32_t *ci_in = NULL, *d_inv = NULL;
+  uint64_t *k0 = NULL, *k1 = NULL;
+  void *temp = NULL;
+  size_t temp_bytes = 0;
+  int bits = 1;
+  while (bits < 31 && ((int64_t)1 << bits) < n)
+    bits++;
+  const unsigned blocks = msp__cuda_blocks(nnz > n ? nnz : n + 1, PR_THREADS);
+  const bool own_in = !(G->format == MSP_FORMAT_CSR && G->dev &&
+                        ((const msp__cuda_matrix *)G->dev)->d[SLOT_ROWPTR]);
   MSP_TRY(MSP_ALLOC_ZERO(d, 1, "PageRank device graph"));
   g->dev = d;
+  MSP_TRY(MSP_ALLOC(h_rowptr, n + 1, "PageRank: rows of the transpose"));
+  // G's structure on the device: its own when G is a CSR matrix there, else a copy
+  if (!own_in) {
+    const msp__cuda_matrix *gm = (const msp__cuda_matrix *)G->dev;
+    rp_in = (int64_t *)gm->d[SLOT_ROWPTR];
+    ci_in = (int32_t *)gm->d[SLOT_COLIND];
+  } else {
+    MSP_CUDA_TRY(cudaMalloc((void **)&rp_in, (size_t)(n + 1) * sizeof(int64_t)));
+    MSP_CUDA_TRY(cudaMalloc((void **)&ci_in, (size_t)(nnz > 0 ? nnz : 1) * sizeof(int32_t)));
+    MSP_CUDA_TRY(cudaMemcpyAsync(rp_in, G->rowptr, (size_t)(n + 1) * sizeof(int64_t),
+                                 cudaMemcpyHostToDevice, s));
+    if (nnz > 0)
+      MSP_CUDA_TRY(cudaMemcpyAsync(ci_in, G->colind, (size_t)nnz * sizeof(int32_t),
+                                   cudaMemcpyHostToDevice, s));
+  }
+  if (inv) {
+    MSP_CUDA_TRY(cudaMalloc((void **)&d_inv, (size_t)n * sizeof(int32_t)));
+    MSP_CUDA_TRY(
+        cudaMemcpyAsync(d_inv, inv, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, s));
+  }
+  MSP_CUDA_TRY(cudaMalloc(&d->gt.d[SLOT_ROWPTR], (size_t)(n + 1) * sizeof(int64_t)));
+  d->gt.bytes[SLOT_ROWPTR] = (size_t)(n + 1) * sizeof(int64_t);
+  MSP_CUDA_TRY(cudaMalloc(&d->gt.d[SLOT_COLIND], (size_t)(nnz > 0 ? nnz : 1) * sizeof(int32_t)));
+  d->gt.bytes[SLOT_COLIND] = (size_t)nnz * sizeof(int32_t);
+  if (d->gt.count < SLOT_COLIND + 1) d->gt.count = SLOT_COLIND + 1;
+  if (nnz > 0) {
+    MSP_CUDA_TRY(cudaMalloc((void **)&k0, (size_t)nnz * sizeof(uint64_t)));
+    MSP_CUDA_TRY(cudaMalloc((void **)&k1, (size_t)nnz * sizeof(uint64_t)));
+    cub::DoubleBuffer<uint64_t> kb(k0, k1);
+    MSP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(NULL, temp_bytes, kb, nnz, 0, 2 * bits, s));
+    MSP_CUDA_TRY(cudaMalloc(&temp, temp_bytes > 0 ? temp_bytes : 1));
+    pr_keys<<<blocks, PR_THREADS, 0, s>>>(n, nnz, rp_in, ci_in, d_inv, bits, k0);
+    MSP_CUDA_CHECK_LAUNCH("pr_keys");
+    MSP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(temp, temp_bytes, kb, nnz, 0, 2 * bits, s));
+    pr_split<<<blocks, PR_THREADS, 0, s>>>(n, nnz, kb.Current(), bits,
+                                           (int64_t *)d->gt.d[SLOT_ROWPTR],
+                                           (int32_t *)d->gt.d[SLOT_COLIND]);
+    MSP_CUDA_CHECK_LAUNCH("pr_split");
+  } else {
+    MSP_CUDA_TRY(cudaMemsetAsync(d->gt.d[SLOT_ROWPTR], 0, (size_t)(n + 1) * sizeof(int64_t), s));
+  }
+  MSP_CUDA_TRY(cudaMemcpyAsync(h_rowptr, d->gt.d[SLOT_ROWPTR], (size_t)(n + 1) * sizeof(int64_t),
+                               cudaMemcpyDeviceToHost, s));
+  MSP_CUDA_TRY(cudaStreamSynchronize(s));
+  // the merge-path plan and the kernel choice from the host row pointers (the columns stay on the
+  // device: g->rowptr and g->colind are not made)
+  g->rowptr = h_rowptr;
+  st = pr_finish_upload(ctx, g, d);
+  g->rowptr = NULL;
+exit:
+  msp__free(h_rowptr);
+  if (own_in) {
+    cudaFree(rp_in);
+    cudaFree(ci_in);
+  }
+  cudaFree(d_inv);
+  cudaFree(k0);
+  cudaFree(k1);
+  cudaFree(temp);
+  if (st != MSP_SUCCESS) msp__cuda_pr_free(ctx, g);
+  return st;
+}
+
+extern "C" msp_status msp__cuda_pr_upload(msp_context ctx, msp__prgraph *g) {
+  msp_status st = MSP_SUCCESS;
+  cuda_pr *d = NULL;
+  MSP_TRY(MSP_ALLOC_ZERO(d, 1, "PageRank device graph"));
+  g->dev = d;
+  st = pr_finish_upload(ctx, g, d);
+exit:
+  return st;
+}
+
+// The kernel choice, the CSR structure (uploaded from g->colind unless already on the device)
+// with its merge-path plan, the out-degrees and the work arrays; on failure everything in g->dev
+// is freed.
+static msp_status pr_finish_upload(msp_context ctx, msp__prgraph *g, cuda_pr *d) {
+  msp_status st = MSP_SUCCESS;
+  cudaStream_t s = msp__cuda(ctx)->stream;
+  const size_t n1 = (size_t)(g->n > 0 ? g->n : 1);
   {
     msp_matrix_stats stats; // what the CSR rule reads: the mean and the longest row
     memset(&stats, 0, sizeof stats);
