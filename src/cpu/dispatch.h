@@ -154,6 +154,58 @@ MSP__CPU_INLINE int64_t msp__cpu_store_rows(const msp_acc *ya, int64_t r0, const
   return msp__cpu_store_rows_any(ya, r0, t, n, alpha, beta);
 }
 
+// ---- taking the parts ---------------------------------------------------------------------------
+// The np parts of a product (see "work split" below) go to the threads by ownership first, then
+// by stealing: part range o of nown (nown = min(threads, MSP__CPU_OWNERS, np)) belongs to
+// thread o, which takes its own parts in order, one at a time, from a counter of its own; a
+// thread whose range is done takes the next untaken parts of the other ranges (o + 1, o + 2,
+// ... modulo nown) from their counters. Each thread thus reads the same share of the matrix on
+// every product (kept in its caches from one product to the next, where a first-come dynamic
+// share moved the parts between the cores: wave 0.515 -> 0.477 ms at 2 threads), and a thread
+// slowed by other work on the machine still hands its untaken parts over. Which thread sums a
+// part changes no bits (each row is summed whole, in an order fixed by the matrix).
+#define MSP__CPU_OWNERS 64
+typedef struct {
+  struct {
+    _Alignas(64) int64_t next; // parts of range o taken so far (one cache line per counter)
+  } c[MSP__CPU_OWNERS];
+} msp__cpu_take;
+
+// A thread's walk over the ranges (inside the parallel region; np >= 1).
+typedef struct {
+  int64_t np;
+  int nown, home, v;      // ranges, this thread's own range, ranges finished so far
+  int64_t last_p, last_b; // the part this thread took last (-1: none) and its end block
+} msp__cpu_taker;
+
+static inline msp__cpu_taker msp__cpu_taker_init(int64_t np) {
+  msp__cpu_taker t;
+  const int T = omp_get_num_threads();
+  t.np = np;
+  t.nown = T < MSP__CPU_OWNERS ? T : MSP__CPU_OWNERS;
+  if (t.nown > np) t.nown = (int)np;
+  if (t.nown < 1) t.nown = 1;
+  t.home = omp_get_thread_num() % t.nown;
+  t.v = 0;
+  t.last_p = -1;
+  t.last_b = 0;
+  return t;
+}
+
+// The next part for this thread (its own range first, then the others'), or -1 when all the
+// parts are taken.
+static inline int64_t msp__cpu_next_part(msp__cpu_taker *t, msp__cpu_take *k) {
+  for (; t->v < t->nown; t->v++) {
+    const int o = (t->home + t->v) % t->nown;
+    const int64_t a = (int64_t)o * t->np / t->nown, b = (int64_t)(o + 1) * t->np / t->nown;
+    int64_t q;
+#pragma omp atomic capture
+    q = k->c[o].next++;
+    if (q < b - a) return a + q;
+  }
+  return -1;
+}
+
 // ---- SpMV ---------------------------------------------------------------------------------------
 // What every SpMV body reads and writes. va views the format's value array in the format's own
 // order: the fp64 array for an f64 matrix, otherwise A->pval (msp__matrix_encode_values).
@@ -166,6 +218,7 @@ typedef struct {
   msp_acc ya;     // y as it is read (see msp__cpu_store_rows)
   double alpha, beta;
   int64_t over; // saturated results, added by each thread (atomically) at the end of its share
+  msp__cpu_take take; // the parts' counters (msp__cpu_next_part), zeroed by the setup
 } msp__cpu_spmv_args;
 
 // A load view of an fp64 array of n values.
@@ -209,13 +262,13 @@ static inline msp_status msp__cpu_spmv_setup(msp__cpu_spmv_args *s, double alpha
 // or stored slots plus rows, so that skewed rows and empty rows both count), part p of np
 // starting at the first block whose prefix weight reaches p / np of the total. np depends on the
 // total weight alone (about MSP__CPU_PART_MIN each, at most MSP__CPU_PARTS), never on the thread
-// count, and the parts go to the threads dynamically (a thread slowed by other work on the
-// machine takes fewer), each part finding its two boundaries by binary search (no array kept
-// per matrix). No row is split: each row is summed whole, in the kernel's fixed order, by one
-// thread, and each block of MSP_VEC_FX_BLOCK results is stored by one thread, so the bits do
-// not depend on the thread count nor on which thread takes which part. A part is at worst one
-// block heavier than its share: a block whose rows hold more than 1/MSP__CPU_PARTS of the
-// nonzeros is the limit of this balance.
+// count, and the parts go to the threads by ownership, then by stealing (msp__cpu_next_part: a
+// thread slowed by other work takes fewer); a part finds its boundaries by binary search, or
+// from the part before (msp__cpu_taken_blocks); no array is kept per matrix. No row is split:
+// each row is summed whole, in the kernel's fixed order, by one thread, and each block of
+// MSP_VEC_FX_BLOCK results is stored by one thread, so the bits do not depend on the thread count
+// nor on which thread takes which part. A part is at worst one block heavier than its share: a
+// block whose rows hold more than 1/MSP__CPU_PARTS of the nonzeros is the limit of this balance.
 #define MSP__CPU_PARTS 256
 #define MSP__CPU_PART_MIN 16384 // weight per part (about 10 us of work): the dynamic share's grain
 
@@ -248,6 +301,95 @@ MSP__CPU_INLINE void msp__cpu_part_blocks(int64_t p, int64_t np, int64_t nb, int
   if (*b1 < *b0) *b1 = *b0;
 }
 
+// The blocks [*b0, *b1) of part p (taken by tk), as msp__cpu_part_blocks gives them, found
+// from the part this thread took before when that was p - 1 (its own parts come in order):
+// then *b0 is that part's end and *b1 is found by an exponential search forward from it,
+// reading the weights of the blocks that the part is about to read, where two binary searches
+// over the whole matrix per part, whose steps each wait on a cache miss, cost 10-15% of a CSR
+// product on wave (one thread, 138 parts: 1.33 ms against 1.10 with 2 parts).
+MSP__CPU_INLINE void msp__cpu_taken_blocks(msp__cpu_taker *tk, int64_t p, int64_t nb, int64_t total,
+                                           int64_t (*W)(const void *, int64_t), const void *w,
+                                           int64_t *b0, int64_t *b1) {
+  const int64_t np = tk->np;
+  if (p == 0 || tk->last_p != p - 1) {
+    msp__cpu_part_blocks(p, np, nb, total, W, w, b0, b1);
+  } else {
+    *b0 = tk->last_b;
+    if (p + 1 >= np) {
+      *b1 = nb;
+    } else {
+      // the first block b >= *b0 with W(b) >= target (W(nb) = total >= target): gallop to a
+      // bracket (lo, hi] with W(lo) < target <= W(hi), then halve it
+      const int64_t target = (p + 1) * total / np;
+      int64_t lo = *b0, hi = *b0;
+      if (W(w, lo) < target) {
+        for (int64_t step = 1;; step *= 2) {
+          hi = lo + step < nb ? lo + step : nb;
+          if (hi == nb || W(w, hi) >= target) break;
+          lo = hi;
+        }
+        while (hi - lo > 1) {
+          const int64_t mid = lo + (hi - lo) / 2;
+          if (W(w, mid) < target)
+            lo = mid;
+          else
+            hi = mid;
+        }
+      }
+      *b1 = hi;
+    }
+  }
+  tk->last_p = p;
+  tk->last_b = *b1;
+}
+
+// ---- prefetching x on scattered matrices ------------------------------------------------------
+// Where x is larger than a core's L2 cache and the columns of a row spread over all of it (the
+// matrix's bandwidth as large), the hardware prefetchers cannot foresee x's lines and each read
+// of x waits for the L3 cache or the memory; asking for the x entry MSP__CPU_PF_AHEAD entries
+// ahead overlaps those waits (CSR, 2 threads, standalone copies of the loop, medians of 15:
+// random:2000000:16 19.1 -> 17.0 ms, rmat:20:16 9.45 -> 8.84; 16 and 32 entries ahead gained
+// less, 128 lost on rmat). Where x fits the L2 the extra instructions cost 5-20% (web-NotreDame,
+// x 2.6 MB, 0.66 -> 0.69-0.70 ms; copter2 0.220 -> 0.241; bcsstk29 0.109 -> 0.132), so it is done
+// only past MSP__CPU_PF_XBYTES of x and of bandwidth.
+#define MSP__CPU_PF_AHEAD 64
+#define MSP__CPU_PF_XBYTES ((int64_t)4 << 20)
+
+// 1 when the row products of A should prefetch x (x stored in fp64 or fp32; a constant PX).
+MSP__CPU_INLINE int msp__cpu_prefetch_x(msp_precision PX, const struct msp_matrix_s *A) {
+  if (PX != MSP_PRECISION_F64 && PX != MSP_PRECISION_F32) return 0;
+  const int64_t b = PX == MSP_PRECISION_F64 ? 8 : 4;
+  return A->cols * b > MSP__CPU_PF_XBYTES && A->stats.bandwidth * b > MSP__CPU_PF_XBYTES;
+}
+
+// ---- rows of irregular lengths ----------------------------------------------------------------
+// The U4 loop (msp__cpu_row_sum_far) against the plain one, CSR at 2 threads, standalone copies
+// of both (medians, ms): faster where the lengths change from row to row and stay near their
+// mean (delaunay_n16 0.198 -> 0.129, rgg_n_2_15_s0 0.140 -> 0.121, copter2 0.215 -> 0.180;
+// fe_body, bcsstk29 and bcsstk33 3-10%; wave as fast), slower where they repeat
+// (random:2000000:16 17.7 -> 19.8, wing 0.070 -> 0.099, t60k 0.043 -> 0.053, finan512 0.120 ->
+// 0.145) or spread over orders of magnitude (web-NotreDame 0.648 -> 0.719, cit-HepTh 0.110 ->
+// 0.117; soc-Epinions1 0.294 -> 0.260 gained). The rule takes it where the coefficient of
+// variation of the lengths is under MSP__CPU_U4_CV and at least half of MSP__CPU_U4_SAMPLES rows
+// spread evenly over the matrix differ in length from the row before (delaunay_n16 0.80,
+// copter2 0.85, wave 0.74, bcsstk29 0.59, against random 0.00, wing 0.00, t60k 0.03,
+// stencil27:64 0.03; finan512, 0.53, is out by its variation 0.79): a sample of a few hundred
+// reads of the row pointers on each product, the same for every thread. Either loop gives the
+// same bits.
+#define MSP__CPU_U4_CV 0.5
+#define MSP__CPU_U4_SAMPLES 512
+
+static inline int msp__cpu_rows_irregular(const struct msp_matrix_s *A) {
+  const int64_t rows = A->rows, *rp = A->rowptr;
+  if (rows < 3 || !(A->stats.row_cv < MSP__CPU_U4_CV)) return 0;
+  const int64_t ns = rows - 2 < MSP__CPU_U4_SAMPLES ? rows - 2 : MSP__CPU_U4_SAMPLES;
+  const int64_t step = (rows - 2) / ns; // >= 1; row pairs (r, r + 1) with r + 2 <= rows
+  int64_t changed = 0;
+  for (int64_t r = 0; r < ns * step; r += step)
+    changed += rp[r + 2] - rp[r + 1] != rp[r + 1] - rp[r];
+  return 2 * changed >= ns;
+}
+
 // ---- one row's sum
 // ------------------------------------------------------------------------------- sum over k in
 // [k0, k1) of va[k] * x[col[k]] (CSR and COO rows): two independent sums over the even and the odd
@@ -264,26 +406,69 @@ MSP__CPU_INLINE void msp__cpu_part_blocks(int64_t p, int64_t np, int64_t nb, int
 // start at +0.0 and never become -0.0 in round-to-nearest, nor does their sum), and a dropped
 // product is masked, not multiplied by 0 (an infinite one would give NaN), so the bits are those
 // of the branch.
+MSP__CPU_INLINE double msp__cpu_keep(double p, int64_t keep) { // p for keep 1, +0.0 for keep 0
+  uint64_t b;
+  memcpy(&b, &p, sizeof b);
+  b &= (uint64_t)0 - (uint64_t)keep;
+  double q;
+  memcpy(&q, &b, sizeof q);
+  return q;
+}
+
+// msp__cpu_row_sum_far with U4 = PF = 0 is that loop (msp__cpu_row_sum). Two variants, chosen
+// per matrix by the caller, give the same bits (the same adds in the same order), and read up to
+// MSP__CPU_PF_AHEAD entries past the row's end, which the caller must make readable (col and the
+// values: the last rows of the arrays use the plain loop):
+// - U4 (a constant 0 or 1) takes the pairs two at a time (entries k0, k0 + 2, ... to s0, k0 + 1,
+//   k0 + 3, ... to s1, as above) and adds a last pair that remains masked (both products kept,
+//   or both +0.0, read past the row when no pair remains), so that a row ends on one loop exit
+//   taken about half as often and no branch on what is left. It pays where the row lengths change
+//   from row to row (the loop's exit is mispredicted) and are about equal (rows of 0 or 1 entry
+//   pay for a masked pair): see msp__cpu_rows_irregular.
+// - PF (a constant; 1 only with an fp64 or fp32 x, see msp__cpu_prefetch_x) also asks for x's
+//   entries MSP__CPU_PF_AHEAD entries further on.
+MSP__CPU_INLINE double msp__cpu_row_sum_far(msp_precision PA, msp_precision PX, const msp_acc *va,
+                                            const int32_t *col, int64_t k0, int64_t k1,
+                                            const msp_acc *xa, int U4, int PF) {
+#define MSP__CPU_P(k) (msp_acc_load_p(PA, va, (k)) * msp_acc_load_p(PX, xa, col[(k)]))
+#define MSP__CPU_PREFETCH(k)                                                                       \
+  __builtin_prefetch((const char *)xa->data +                                                      \
+                     (int64_t)col[(k) + MSP__CPU_PF_AHEAD] * (PX == MSP_PRECISION_F64 ? 8 : 4))
+  int64_t k = k0;
+  double s0 = 0.0, s1 = 0.0;
+  if (U4) {
+    for (; k + 4 <= k1; k += 4) {
+      if (PF) {
+        MSP__CPU_PREFETCH(k);
+        MSP__CPU_PREFETCH(k + 2);
+      }
+      s0 += MSP__CPU_P(k);
+      s1 += MSP__CPU_P(k + 1);
+      s0 += MSP__CPU_P(k + 2);
+      s1 += MSP__CPU_P(k + 3);
+    }
+    const int64_t pair = k1 - k >= 2; // a pair remains (else entries past the row, masked)
+    s0 += msp__cpu_keep(MSP__CPU_P(k), pair);
+    s1 += msp__cpu_keep(MSP__CPU_P(k + 1), pair);
+  } else {
+    for (; k + 2 <= k1; k += 2) {
+      if (PF) MSP__CPU_PREFETCH(k);
+      s0 += MSP__CPU_P(k);
+      s1 += MSP__CPU_P(k + 1);
+    }
+  }
+  double sum = s0 + s1;
+  if (k1 > k0) // the last entry, kept for an odd length (no branch on the parity)
+    sum += msp__cpu_keep(MSP__CPU_P(k1 - 1), (k1 - k0) & 1);
+  return sum;
+#undef MSP__CPU_PREFETCH
+#undef MSP__CPU_P
+}
+
 MSP__CPU_INLINE double msp__cpu_row_sum(msp_precision PA, msp_precision PX, const msp_acc *va,
                                         const int32_t *col, int64_t k0, int64_t k1,
                                         const msp_acc *xa) {
-  int64_t k = k0;
-  double s0 = 0.0, s1 = 0.0;
-  for (; k + 2 <= k1; k += 2) {
-    s0 += msp_acc_load_p(PA, va, k) * msp_acc_load_p(PX, xa, col[k]);
-    s1 += msp_acc_load_p(PA, va, k + 1) * msp_acc_load_p(PX, xa, col[k + 1]);
-  }
-  double sum = s0 + s1;
-  if (k1 > k0) { // the last entry, kept for an odd length (no branch on the parity)
-    const double p = msp_acc_load_p(PA, va, k1 - 1) * msp_acc_load_p(PX, xa, col[k1 - 1]);
-    uint64_t b;
-    memcpy(&b, &p, sizeof b);
-    b &= (uint64_t)0 - (uint64_t)((k1 - k0) & 1);
-    double q;
-    memcpy(&q, &b, sizeof q);
-    sum += q;
-  }
-  return sum;
+  return msp__cpu_row_sum_far(PA, PX, va, col, k0, k1, xa, 0, 0);
 }
 
 // The sum of the n partials p[0..n) in a fixed pairwise tree, whatever the thread count that
@@ -334,17 +519,32 @@ MSP__CPU_INLINE void msp__cpu_rowptr_spmv(msp_precision PA, msp_precision PX, ms
   const int64_t nblocks = (rows + MSP__CPU_ROW_BLOCK - 1) / MSP__CPU_ROW_BLOCK;
   const msp__cpu_row_weight_args w = {rp, rows};
   const int64_t total = rp[rows] + rows, np = msp__cpu_nparts(total);
+  const int pf = msp__cpu_prefetch_x(PX, s->A), u4 = msp__cpu_rows_irregular(s->A);
+  const int64_t far_end = rp[rows] - MSP__CPU_PF_AHEAD; // a block ending here may read past it
+  msp__cpu_taker tk = msp__cpu_taker_init(np);
   int64_t over = 0;
-#pragma omp for schedule(dynamic, 1) nowait
-  for (int64_t p = 0; p < np; p++) {
+  for (int64_t p; (p = msp__cpu_next_part(&tk, &s->take)) >= 0;) {
     int64_t b0, b1;
-    msp__cpu_part_blocks(p, np, nblocks, total, msp__cpu_row_weight, &w, &b0, &b1);
+    msp__cpu_taken_blocks(&tk, p, nblocks, total, msp__cpu_row_weight, &w, &b0, &b1);
+    const int64_t R1 = b1 * MSP__CPU_ROW_BLOCK < rows ? b1 * MSP__CPU_ROW_BLOCK : rows;
+    const int far = rp[R1] <= far_end; // the variants may read past the part's last row
     for (int64_t b = b0; b < b1; b++) {
       const int64_t r0 = b * MSP__CPU_ROW_BLOCK;
       const int64_t n = rows - r0 < MSP__CPU_ROW_BLOCK ? rows - r0 : MSP__CPU_ROW_BLOCK;
       double t[MSP__CPU_ROW_BLOCK];
-      for (int64_t r = 0; r < n; r++)
-        t[r] = msp__cpu_row_sum(PA, PX, &va, col, rp[r0 + r], rp[r0 + r + 1], &xa);
+#define MSP__CPU_ROWS(U4, PF)                                                                      \
+  for (int64_t r = 0; r < n; r++)                                                                  \
+    t[r] = msp__cpu_row_sum_far(PA, PX, &va, col, rp[r0 + r], rp[r0 + r + 1], &xa, U4, PF);
+      if (far && u4 && pf) {
+        MSP__CPU_ROWS(1, 1)
+      } else if (far && u4) {
+        MSP__CPU_ROWS(1, 0)
+      } else if (far && pf) {
+        MSP__CPU_ROWS(0, 1)
+      } else { // the plain loop (msp__cpu_row_sum): the arrays' last rows, or neither variant
+        MSP__CPU_ROWS(0, 0)
+      }
+#undef MSP__CPU_ROWS
       over += msp__cpu_store_rows(&ya, r0, t, n, alpha, beta);
     }
   }

@@ -26,11 +26,11 @@ MSP__CPU_INLINE void hdia_kernel(msp_precision PA, msp_precision PX, msp__cpu_sp
   const int64_t rows = s->A->rows, cols = s->A->cols, hack = H->hack, nhacks = H->nhacks;
   const hdia_weight_args w = {H->voff, hack};
   const int64_t total = H->voff[nhacks] + nhacks * hack, np = msp__cpu_nparts(total);
+  msp__cpu_taker tk = msp__cpu_taker_init(np);
   int64_t over = 0;
-#pragma omp for schedule(dynamic, 1) nowait
-  for (int64_t p = 0; p < np; p++) {
+  for (int64_t p; (p = msp__cpu_next_part(&tk, &s->take)) >= 0;) {
     int64_t h0, h1;
-    msp__cpu_part_blocks(p, np, nhacks, total, hdia_weight, &w, &h0, &h1);
+    msp__cpu_taken_blocks(&tk, p, nhacks, total, hdia_weight, &w, &h0, &h1);
     for (int64_t h = h0; h < h1; h++) {
       const int64_t *off = H->offsets + H->doff[h];
       const int64_t nd = H->doff[h + 1] - H->doff[h];

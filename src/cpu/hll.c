@@ -27,11 +27,11 @@ MSP__CPU_INLINE void hll_kernel(msp_precision PA, msp_precision PX, msp__cpu_spm
   const int64_t rows = s->A->rows, hack = H->hack, nhacks = H->nhacks;
   const hll_weight_args w = {H->off, hack};
   const int64_t total = H->off[nhacks] + nhacks * hack, np = msp__cpu_nparts(total);
+  msp__cpu_taker tk = msp__cpu_taker_init(np);
   int64_t over = 0;
-#pragma omp for schedule(dynamic, 1) nowait
-  for (int64_t p = 0; p < np; p++) {
+  for (int64_t p; (p = msp__cpu_next_part(&tk, &s->take)) >= 0;) {
     int64_t h0, h1;
-    msp__cpu_part_blocks(p, np, nhacks, total, hll_weight, &w, &h0, &h1);
+    msp__cpu_taken_blocks(&tk, p, nhacks, total, hll_weight, &w, &h0, &h1);
     for (int64_t h = h0; h < h1; h++) {
       const int64_t width = (H->off[h + 1] - H->off[h]) / hack;
       for (int64_t r0 = 0; r0 < hack && h * hack + r0 < rows; r0 += HLL_BLOCK) {

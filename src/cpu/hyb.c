@@ -42,11 +42,11 @@ MSP__CPU_INLINE void hyb_kernel(msp_precision PA, msp_precision PX, msp__cpu_spm
   const int64_t nblocks = (rows + HYB_BLOCK - 1) / HYB_BLOCK;
   const hyb_weight_args w = {crow, cn, rows, width};
   const int64_t total = rows * (width + 1) + cn, np = msp__cpu_nparts(total);
+  msp__cpu_taker tk = msp__cpu_taker_init(np);
   int64_t over = 0;
-#pragma omp for schedule(dynamic, 1) nowait
-  for (int64_t q = 0; q < np; q++) {
+  for (int64_t q; (q = msp__cpu_next_part(&tk, &s->take)) >= 0;) {
     int64_t b0, b1;
-    msp__cpu_part_blocks(q, np, nblocks, total, hyb_weight, &w, &b0, &b1);
+    msp__cpu_taken_blocks(&tk, q, nblocks, total, hyb_weight, &w, &b0, &b1);
     for (int64_t b = b0; b < b1; b++) {
       const int64_t r0 = b * HYB_BLOCK, n = rows - r0 < HYB_BLOCK ? rows - r0 : HYB_BLOCK;
       double t[HYB_BLOCK];
