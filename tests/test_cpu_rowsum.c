@@ -28,6 +28,25 @@ static int64_t row_len(int64_t i, int near) {
   return !near || i % 4 == 0 ? (i * 7) % 10 : 6 + (i * 3) % 4;
 }
 
+// m's arrays for rows * cols with row i holding len(i, arg) entries (columns and values left to
+// the caller). Returns 0 on an allocation failure (checked; test_csr_free frees what was made).
+static int alloc_rows(test_csr *m, int64_t rows, int64_t cols, int64_t (*len)(int64_t, int),
+                      int arg) {
+  m->rows = rows;
+  m->cols = cols;
+  m->rowptr = malloc((size_t)(rows + 1) * sizeof *m->rowptr);
+  CHECK(m->rowptr != NULL, "allocation");
+  if (!m->rowptr) return 0;
+  m->rowptr[0] = 0;
+  for (int64_t i = 0; i < rows; i++)
+    m->rowptr[i + 1] = m->rowptr[i] + len(i, arg);
+  m->nnz = m->rowptr[rows];
+  m->colind = malloc((size_t)(m->nnz > 0 ? m->nnz : 1) * sizeof *m->colind);
+  m->val = malloc((size_t)(m->nnz > 0 ? m->nnz : 1) * sizeof *m->val);
+  CHECK(m->colind && m->val, "allocation");
+  return m->colind && m->val;
+}
+
 // Row i of m in the documented order, with the branch on the parity.
 static double row_ref(const test_csr *m, int64_t i, const double *x) {
   const int64_t k0 = m->rowptr[i], k1 = m->rowptr[i + 1];
@@ -55,19 +74,7 @@ static int variant_case(msp_context cpu, int64_t cols, int near) {
   int ok = 0;
   CHECK(hx && ref && got, "allocation");
   if (!hx || !ref || !got) goto done;
-  m.rows = WROWS;
-  m.cols = cols;
-  m.rowptr = malloc((WROWS + 1) * sizeof *m.rowptr);
-  CHECK(m.rowptr != NULL, "allocation");
-  if (!m.rowptr) goto done;
-  m.rowptr[0] = 0;
-  for (int64_t i = 0; i < WROWS; i++)
-    m.rowptr[i + 1] = m.rowptr[i] + row_len(i, near);
-  m.nnz = m.rowptr[WROWS];
-  m.colind = malloc((size_t)m.nnz * sizeof *m.colind);
-  m.val = malloc((size_t)m.nnz * sizeof *m.val);
-  CHECK(m.colind && m.val, "allocation");
-  if (!m.colind || !m.val) goto done;
+  if (!alloc_rows(&m, WROWS, cols, row_len, near)) goto done;
   msp_rng r = {29};
   for (int64_t i = 0; i < WROWS; i++) { // sorted distinct columns spread over the whole x
     int32_t c = (int32_t)msp_rng_range(&r, cols / 10);
@@ -143,29 +150,16 @@ int main(void) {
   msp_vector x = NULL, y = NULL;
   test_csr m;
   memset(&m, 0, sizeof m);
-  int64_t *lens = malloc(ROWS * sizeof *lens);
   double *hx = malloc(COLS * sizeof *hx), *ref = malloc(ROWS * sizeof *ref);
   double *got = malloc(ROWS * sizeof *got);
   const int saved_threads = omp_get_max_threads();
-  CHECK(lens && hx && ref && got, "allocation");
-  if (!lens || !hx || !ref || !got) goto exit;
-  for (int64_t i = 0; i < ROWS; i++)
-    lens[i] = (i * 7) % 10; // every length 0 .. 9, odd and even, in no repeating short pattern
-  {                         // the lengths above, distinct sorted columns, values in [-1, 1)
+  CHECK(hx && ref && got, "allocation");
+  if (!hx || !ref || !got) goto exit;
+  {
+    // every length 0 .. 9, odd and even, in no repeating short pattern (row_len); distinct
+    // sorted columns, values in [-1, 1)
     msp_rng r = {17};
-    m.rows = ROWS;
-    m.cols = COLS;
-    m.rowptr = malloc((ROWS + 1) * sizeof *m.rowptr);
-    CHECK(m.rowptr != NULL, "allocation");
-    if (!m.rowptr) goto exit;
-    m.rowptr[0] = 0;
-    for (int64_t i = 0; i < ROWS; i++)
-      m.rowptr[i + 1] = m.rowptr[i] + lens[i];
-    m.nnz = m.rowptr[ROWS];
-    m.colind = malloc((size_t)m.nnz * sizeof *m.colind);
-    m.val = malloc((size_t)m.nnz * sizeof *m.val);
-    CHECK(m.colind && m.val, "allocation");
-    if (!m.colind || !m.val) goto exit;
+    if (!alloc_rows(&m, ROWS, COLS, row_len, 0)) goto exit;
     for (int64_t i = 0; i < ROWS; i++) {
       int32_t c = (int32_t)msp_rng_range(&r, 6);
       for (int64_t k = m.rowptr[i]; k < m.rowptr[i + 1]; k++) {
@@ -230,7 +224,6 @@ exit:
   msp_matrix_destroy(&A);
   msp_context_destroy(&cpu);
   test_csr_free(&m);
-  free(lens);
   free(hx);
   free(ref);
   free(got);
