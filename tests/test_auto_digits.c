@@ -131,7 +131,6 @@ static void check_case_eff(msp_context c, const char *bk, const test_case *tc, i
            bdmp_eff ? " (bdmp factors replaced)" : "");
   const test_csr *m = &tc->m;
   msp_matrix A = NULL, B = NULL, B64 = NULL;
-  msp_vector xv = NULL, yv = NULL;
   double *x = malloc((size_t)m->cols * sizeof *x), *y = malloc((size_t)m->rows * sizeof *y);
   double *ref = malloc((size_t)m->rows * sizeof *ref);
   CHECK(x && y && ref, "%s: out of memory", label);
@@ -218,12 +217,11 @@ static void check_case_eff(msp_context c, const char *bk, const test_case *tc, i
     if (reduced) *reduced = p == MSP_PRECISION_F32;
   }
   // products: the chosen matrix against the fp64 CSR product, row by row
-  CHECK_OK(msp_vector_create(c, m->cols, &xv));
-  CHECK_OK(msp_vector_create(c, m->rows, &yv));
-  if (!xv || !yv) goto done;
-  CHECK_OK(msp_vector_set(xv, x));
-  CHECK_OK(msp_spmv(c, 1.0, B, xv, 0.0, yv));
-  CHECK_OK(msp_vector_get(yv, y));
+  {
+    const msp_status st = test_spmv(c, B, x, y);
+    CHECK_OK(st);
+    if (st != MSP_SUCCESS) goto done;
+  }
   test_oracle_spmv(m, 1.0, x, 0.0, NULL, ref);
   int64_t bad = 0;
   for (int64_t i = 0; i < m->rows; i++) {
@@ -240,8 +238,6 @@ static void check_case_eff(msp_context c, const char *bk, const test_case *tc, i
   }
   CHECK(bad == 0, "%s: %lld rows outside the D-digit bound (%s)", label, (long long)bad, why);
 done:
-  msp_vector_destroy(&xv);
-  msp_vector_destroy(&yv);
   msp_matrix_destroy(&A);
   msp_matrix_destroy(&B);
   msp_matrix_destroy(&B64);

@@ -504,7 +504,6 @@ static void check_threads(const msp_matrix B, const char *label) {
   double *x = malloc((size_t)(cols ? cols : 1) * sizeof *x);
   double *y1 = malloc((size_t)(rows ? rows : 1) * sizeof *y1);
   double *y2 = malloc((size_t)(rows ? rows : 1) * sizeof *y2);
-  msp_vector vx = NULL, vy = NULL;
   const int saved = omp_get_max_threads();
   if (!x || !y1 || !y2) {
     CHECK(0, "out of memory");
@@ -513,21 +512,14 @@ static void check_threads(const msp_matrix B, const char *label) {
   msp_rng r = {99};
   for (int64_t j = 0; j < cols; j++)
     x[j] = 2 * msp_rng_uniform(&r) - 1;
-  CHECK_OK(msp_vector_create(ctx, cols, &vx));
-  CHECK_OK(msp_vector_create(ctx, rows, &vy));
-  if (!vx || !vy) goto done;
-  CHECK_OK(msp_vector_set(vx, x));
   for (int t = 1; t <= 2; t++) {
     omp_set_num_threads(t);
-    CHECK_OK(msp_spmv(ctx, 1.0, B, vx, 0.0, vy));
-    CHECK_OK(msp_vector_get(vy, t == 1 ? y1 : y2));
+    CHECK_OK(test_spmv(ctx, B, x, t == 1 ? y1 : y2));
   }
   CHECK(rows == 0 || memcmp(y1, y2, (size_t)rows * sizeof *y1) == 0,
         "%s: 1 and 2 threads give different bits", label);
 done:
   omp_set_num_threads(saved);
-  msp_vector_destroy(&vx);
-  msp_vector_destroy(&vy);
   free(x);
   free(y1);
   free(y2);
@@ -540,7 +532,6 @@ static void check_against_f64(const test_csr *m, const msp_matrix B, const char 
   double *x = malloc((size_t)(cols ? cols : 1) * sizeof *x);
   double *got = malloc((size_t)(rows ? rows : 1) * sizeof *got);
   double *ref = malloc((size_t)(rows ? rows : 1) * sizeof *ref);
-  msp_vector vx = NULL, vy = NULL;
   msp_bdmp_report r;
   if (!x || !got || !ref) {
     CHECK(0, "out of memory");
@@ -553,12 +544,9 @@ static void check_against_f64(const test_csr *m, const msp_matrix B, const char 
     x[j] = 2 * msp_rng_uniform(&rng) - 1;
     xmax = fmax(xmax, fabs(x[j]));
   }
-  CHECK_OK(msp_vector_create(ctx, cols, &vx));
-  CHECK_OK(msp_vector_create(ctx, rows, &vy));
-  if (!vx || !vy) goto done;
-  CHECK_OK(msp_vector_set(vx, x));
-  CHECK_OK(msp_spmv(ctx, 1.0, B, vx, 0.0, vy));
-  CHECK_OK(msp_vector_get(vy, got));
+  const msp_status st = test_spmv(ctx, B, x, got);
+  CHECK_OK(st);
+  if (st != MSP_SUCCESS) goto done;
   test_oracle_spmv(m, 1.0, x, 0.0, NULL, ref);
   int64_t bad = 0;
   for (int64_t i = 0; i < rows; i++) {
@@ -574,8 +562,6 @@ static void check_against_f64(const test_csr *m, const msp_matrix B, const char 
   CHECK(bad == 0, "%s: %lld rows beyond the guaranteed bound against CSR fp64", label,
         (long long)bad);
 done:
-  msp_vector_destroy(&vx);
-  msp_vector_destroy(&vy);
   free(x);
   free(got);
   free(ref);

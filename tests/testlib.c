@@ -159,6 +159,18 @@ msp_status test_csr_to_matrix(const test_csr *m, msp_context ctx, msp_matrix *A)
   return msp_matrix_from_csr(ctx, m->rows, m->cols, m->rowptr, m->colind, m->val, 0, A);
 }
 
+msp_status test_spmv(msp_context c, msp_matrix A, const double *x, double *y) {
+  msp_vector vx = NULL, vy = NULL;
+  msp_status st = msp_vector_create(c, msp_matrix_cols(A), &vx);
+  if (st == MSP_SUCCESS) st = msp_vector_create(c, msp_matrix_rows(A), &vy);
+  if (st == MSP_SUCCESS) st = msp_vector_set(vx, x);
+  if (st == MSP_SUCCESS) st = msp_spmv(c, 1.0, A, vx, 0.0, vy);
+  if (st == MSP_SUCCESS) st = msp_vector_get(vy, y);
+  msp_vector_destroy(&vx);
+  msp_vector_destroy(&vy);
+  return st;
+}
+
 void test_oracle_spmv(const test_csr *m, double alpha, const double *x, double beta,
                       const double *y0, double *y) {
   for (int64_t i = 0; i < m->rows; i++) {

@@ -85,6 +85,10 @@ msp_allocator test_counting_allocator(void);
 // (msp__format_to_csr), copied into malloc'd arrays; frees rp, ci and v. 0, or -1 without memory.
 int test_csr_take(int64_t rows, int64_t cols, int64_t *rp, int32_t *ci, double *v, test_csr *d);
 
+// y = A x through the library on ctx (A's context), x and y host arrays of A's column and row
+// counts (fp64 vectors made and freed here). Returns the first failing call's status.
+msp_status test_spmv(msp_context ctx, msp_matrix A, const double *x, double *y);
+
 // ---- oracle: y = alpha*A*x + beta*y0, accumulated in long double over the triples ------------
 void test_oracle_spmv(const test_csr *m, double alpha, const double *x, double beta,
                       const double *y0, double *y);

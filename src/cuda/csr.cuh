@@ -212,26 +212,25 @@ __global__ void __launch_bounds__(VECTOR_THREADS, VECTOR_MIN_BLOCKS)
         }
       }
     };
+    // Each row's start ptr[row] and length ptr[row + 1] - ptr[row] (0 past the last row).
+    auto spans = [&](const int64_t *ptr, int64_t(&start)[VECTOR_ROWS], I(&n)[VECTOR_ROWS]) {
+#pragma unroll
+      for (int r = 0; r < VECTOR_ROWS; r++) {
+        const int64_t row = base + r * GPW;
+        start[r] = row < rows ? __ldg(ptr + row) : 0;
+        n[r] = row < rows ? (I)(__ldg(ptr + row + 1) - start[r]) : 0;
+      }
+    };
     int64_t b[VECTOR_ROWS];
     I len[VECTOR_ROWS];
-#pragma unroll
-    for (int r = 0; r < VECTOR_ROWS; r++) {
-      const int64_t row = base + r * GPW;
-      b[r] = row < rows ? __ldg(rowptr + row) : 0;
-      len[r] = row < rows ? (I)(__ldg(rowptr + row + 1) - b[r]) : 0;
-    }
+    spans(rowptr, b, len);
     if constexpr (!SPLIT) {
       part(val, b, b, len);
     } else {
       // rows in two parts: v0 the first part's start in val, n0 its length
       int64_t v0[VECTOR_ROWS];
       I n0[VECTOR_ROWS];
-#pragma unroll
-      for (int r = 0; r < VECTOR_ROWS; r++) {
-        const int64_t row = base + r * GPW;
-        v0[r] = row < rows ? __ldg(split + row) : 0;
-        n0[r] = row < rows ? (I)(__ldg(split + row + 1) - v0[r]) : 0;
-      }
+      spans(split, v0, n0);
       if constexpr (SELECT) { // both parts in one loop
         I longest = 0;
 #pragma unroll
