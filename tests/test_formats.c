@@ -247,6 +247,71 @@ static void csr_banded(test_csr *m, int64_t n, int64_t lower, int64_t upper) {
   free(lens);
 }
 
+// ---- the column stride of ELL, HYB and DIA ------------------------------------------------------
+// From MSP__STRIDE_MIN_ROWS rows on, a column holds rows rounded up to a multiple of 256 values
+// (the rows past the matrix are zeros, column 0); below, exactly rows. 1500 rows: stride 1536.
+static void test_col_stride(void) {
+  CHECK(msp__col_stride(0) == 0 && msp__col_stride(5) == 5 && msp__col_stride(1023) == 1023 &&
+            msp__col_stride(1024) == 1024 && msp__col_stride(1025) == 1280 &&
+            msp__col_stride(1500) == 1536,
+        "msp__col_stride");
+  test_csr m;
+  csr_banded(&m, 1500, 2, 1);
+  msp_matrix A = NULL, B = NULL;
+  CHECK_OK(test_csr_to_matrix(&m, cpu, &A));
+  if (!A) {
+    test_csr_free(&m);
+    return;
+  }
+  CHECK_OK(convert(A, MSP_FORMAT_DIA, 10.0, &B));
+  if (B) {
+    const msp__dia *d = B->fmt;
+    int ok = d->stride == 1536 && d->ndiag == 4;
+    for (int64_t k = 0; ok && k < d->ndiag; k++) {
+      for (int64_t i = 0; i < 1500; i++) { // A(i, i + off) where inside, else 0
+        const int64_t j = i + d->offsets[k];
+        double e = 0;
+        for (int64_t p = m.rowptr[i]; p < m.rowptr[i + 1]; p++)
+          if (m.colind[p] == j) e = m.val[p];
+        ok &= d->val[k * d->stride + i] == e;
+      }
+      for (int64_t i = 1500; i < d->stride; i++)
+        ok &= d->val[k * d->stride + i] == 0.0;
+    }
+    CHECK(ok, "DIA of 1500 rows: stride %lld, values at d * stride + i, zeros past row 1500",
+          (long long)d->stride);
+    CHECK(msp_matrix_bytes(B) == (size_t)(4 * 8 + 4 * 1500 * 8), "DIA bytes %zu: the rows read",
+          msp_matrix_bytes(B));
+    check_round_trip(&m, B, "dia, stride 1536");
+    check_spmv(&m, B, "dia, stride 1536", 11);
+    msp_matrix_destroy(&B);
+  }
+  CHECK_OK(convert(A, MSP_FORMAT_ELL, 10.0, &B));
+  if (B) {
+    const msp__ell *e = B->fmt;
+    int ok = e->stride == 1536 && e->width == 4;
+    for (int64_t k = 0; ok && k < e->width; k++) {
+      for (int64_t i = 0; i < 1500; i++) {
+        const int64_t len = m.rowptr[i + 1] - m.rowptr[i];
+        if (k < len)
+          ok &= e->col[k * e->stride + i] == m.colind[m.rowptr[i] + k] &&
+                e->val[k * e->stride + i] == m.val[m.rowptr[i] + k];
+      }
+      for (int64_t i = 1500; i < e->stride; i++)
+        ok &= e->col[k * e->stride + i] == 0 && e->val[k * e->stride + i] == 0.0;
+    }
+    CHECK(ok,
+          "ELL of 1500 rows: stride %lld, slot k of row i at k * stride + i, zeros past "
+          "row 1500",
+          (long long)e->stride);
+    check_round_trip(&m, B, "ell, stride 1536");
+    check_spmv(&m, B, "ell, stride 1536", 12);
+    msp_matrix_destroy(&B);
+  }
+  msp_matrix_destroy(&A);
+  test_csr_free(&m);
+}
+
 // ---- hand-checked 5 x 5 example -----------------------------------------------------------------
 // [1 2 . . .]
 // [. 3 . . .]
@@ -798,6 +863,7 @@ int main(void) {
     return 1;
   }
   test_tiny_layouts();
+  test_col_stride();
   test_edge_cases();
   test_fill_limit();
   test_determinism();

@@ -52,7 +52,7 @@ static msp_status dia_plan(const msp_matrix A, msp_convert_options *o, double *b
   int64_t ndiag = 0, slots;
   msp_status st = occupied(A, &ndiag, NULL);
   if (st != MSP_SUCCESS) return st;
-  if (!msp__mul64(ndiag, A->rows, &slots) || !msp__mul64(slots, 8, &slots))
+  if (!msp__mul64(ndiag, msp__col_stride(A->rows), &slots) || !msp__mul64(slots, 8, &slots))
     return msp__error(MSP_ERR_OUT_OF_MEMORY,
                       "msp_matrix_convert: DIA of %lld rows x %lld diagonals overflows 64-bit "
                       "sizes",
@@ -77,7 +77,8 @@ static msp_status dia_build(const msp_matrix A, const msp_convert_options *opt, 
   *out = NULL;
   MSP_TRY(MSP_ALLOC_ZERO(D, 1, "DIA header"));
   MSP_TRY(occupied(A, &D->ndiag, &D->offsets));
-  MSP_TRY(MSP_ALLOC_ZERO(D->val, D->ndiag * A->rows, "DIA values"));
+  D->stride = msp__col_stride(A->rows);
+  MSP_TRY(MSP_ALLOC_ZERO(D->val, D->ndiag * D->stride, "DIA values"));
   for (int64_t i = 0; i < A->rows; i++) {
     // Columns ascend within the row, and so do their diagonals: walk the offsets forward.
     int64_t d = 0;
@@ -86,7 +87,7 @@ static msp_status dia_build(const msp_matrix A, const msp_convert_options *opt, 
       d = k == A->rowptr[i] ? find_offset(D->offsets, D->ndiag, o) : d;
       while (D->offsets[d] < o)
         d++;
-      D->val[d * A->rows + i] = A->val[k];
+      D->val[d * D->stride + i] = A->val[k];
     }
   }
   *out = D;
@@ -105,7 +106,7 @@ static msp_status dia_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colin
     // Offsets ascend, so the columns come out sorted. Padding is value 0: zeros are dropped.
     for (int64_t d = 0; d < D->ndiag; d++) {
       int64_t j = i + D->offsets[d];
-      double v = D->val[d * rows + i];
+      double v = D->val[d * D->stride + i];
       if (j < 0 || j >= A->cols || v == 0.0) continue;
       if (colind) {
         colind[rowptr[i] + n] = (int32_t)j;
@@ -118,6 +119,7 @@ static msp_status dia_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colin
   return MSP_SUCCESS;
 }
 
+// The bytes a product reads: the stride's padded rows are never read.
 static size_t dia_bytes(const msp_matrix A) {
   const msp__dia *d = (const msp__dia *)A->fmt;
   return (size_t)d->ndiag * sizeof(int64_t) +
@@ -128,7 +130,7 @@ static int dia_values(const msp_matrix A, const double *val[MSP__FORMAT_VALUE_PA
                       int64_t n[MSP__FORMAT_VALUE_PARTS]) {
   const msp__dia *d = (const msp__dia *)A->fmt;
   val[0] = d->val;
-  n[0] = A->rows * d->ndiag;
+  n[0] = d->stride * d->ndiag;
   return 1;
 }
 

@@ -44,7 +44,7 @@ static msp_status ell_plan(const msp_matrix A, msp_convert_options *o, double *b
                       (long long)width_opt, (long long)longest);
   w = width_opt > 0 ? width_opt : longest;
   *bytes = (double)A->rows * (double)w * (double)(sizeof(int32_t) + msp__value_bytes(o->precision));
-  if (!msp__mul64(A->rows, w, &slots) || !msp__mul64(slots, 12, &slots))
+  if (!msp__mul64(msp__col_stride(A->rows), w, &slots) || !msp__mul64(slots, 12, &slots))
     return msp__error(MSP_ERR_OUT_OF_MEMORY,
                       "msp_matrix_convert: ELL of %lld rows x width %lld overflows 64-bit sizes",
                       (long long)A->rows, (long long)w);
@@ -69,10 +69,12 @@ static msp_status ell_build(const msp_matrix A, const msp_convert_options *o, vo
   *out = NULL;
   MSP_TRY(MSP_ALLOC_ZERO(e, 1, "ELL header"));
   e->width = width;
-  MSP_TRY(MSP_ALLOC(e->col, A->rows * width, "ELL column indices"));
-  MSP_TRY(MSP_ALLOC(e->val, A->rows * width, "ELL values"));
+  e->stride = msp__col_stride(A->rows);
+  // Zeroed: the stride's rows past A->rows hold value 0, column 0.
+  MSP_TRY(MSP_ALLOC_ZERO(e->col, e->stride * width, "ELL column indices"));
+  MSP_TRY(MSP_ALLOC_ZERO(e->val, e->stride * width, "ELL values"));
   MSP_TRY(MSP_ALLOC(e->rowlen, A->rows, "ELL row lengths"));
-  msp__ell_fill_rows(A, 0, A->rows, width, A->rows, e->col, e->val, e->rowlen);
+  msp__ell_fill_rows(A, 0, A->rows, width, e->stride, e->col, e->val, e->rowlen);
   *out = e;
   e = NULL;
 exit:
@@ -91,12 +93,13 @@ static msp_status ell_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colin
   }
   for (int64_t i = 0; i < rows; i++)
     for (int64_t k = 0; k < e->rowlen[i]; k++) {
-      colind[rowptr[i] + k] = e->col[k * rows + i];
-      val[rowptr[i] + k] = e->val[k * rows + i];
+      colind[rowptr[i] + k] = e->col[k * e->stride + i];
+      val[rowptr[i] + k] = e->val[k * e->stride + i];
     }
   return MSP_SUCCESS;
 }
 
+// The bytes a product reads: the stride's padded rows are never read.
 static size_t ell_bytes(const msp_matrix A) {
   return msp__ell_bytes(A->rows, ((const msp__ell *)A->fmt)->width, A->precision);
 }
@@ -105,7 +108,7 @@ static int ell_values(const msp_matrix A, const double *val[MSP__FORMAT_VALUE_PA
                       int64_t n[MSP__FORMAT_VALUE_PARTS]) {
   const msp__ell *e = (const msp__ell *)A->fmt;
   val[0] = e->val;
-  n[0] = A->rows * e->width;
+  n[0] = e->stride * e->width;
   return 1;
 }
 

@@ -38,7 +38,7 @@ static msp_status hyb_plan(const msp_matrix A, msp_convert_options *o, double *b
                            size_t n) {
   int64_t slots, k = o->hyb_k >= 0 ? o->hyb_k : msp__hyb_rule_k(A);
   size_t vb = msp__value_bytes(o->precision);
-  if (!msp__mul64(A->rows, k, &slots) || !msp__mul64(slots, 12, &slots))
+  if (!msp__mul64(msp__col_stride(A->rows), k, &slots) || !msp__mul64(slots, 12, &slots))
     return msp__error(MSP_ERR_OUT_OF_MEMORY,
                       "msp_matrix_convert: HYB ELL part of %lld rows x K = %lld overflows 64-bit "
                       "sizes",
@@ -71,14 +71,16 @@ static msp_status hyb_build(const msp_matrix A, const msp_convert_options *o, vo
   *out = NULL;
   MSP_TRY(MSP_ALLOC_ZERO(H, 1, "HYB header"));
   H->ell.width = k;
+  H->ell.stride = msp__col_stride(A->rows);
   H->coo_nnz = msp__hyb_coo_nnz(A, k);
-  MSP_TRY(MSP_ALLOC(H->ell.col, A->rows * k, "HYB ELL column indices"));
-  MSP_TRY(MSP_ALLOC(H->ell.val, A->rows * k, "HYB ELL values"));
+  // Zeroed: the stride's rows past A->rows hold value 0, column 0.
+  MSP_TRY(MSP_ALLOC_ZERO(H->ell.col, H->ell.stride * k, "HYB ELL column indices"));
+  MSP_TRY(MSP_ALLOC_ZERO(H->ell.val, H->ell.stride * k, "HYB ELL values"));
   MSP_TRY(MSP_ALLOC(H->ell.rowlen, A->rows, "HYB ELL row lengths"));
   MSP_TRY(MSP_ALLOC(H->coo.row, H->coo_nnz, "HYB COO row indices"));
   MSP_TRY(MSP_ALLOC(H->coo.col, H->coo_nnz, "HYB COO column indices"));
   MSP_TRY(MSP_ALLOC(H->coo.val, H->coo_nnz, "HYB COO values"));
-  msp__ell_fill_rows(A, 0, A->rows, k, A->rows, H->ell.col, H->ell.val, H->ell.rowlen);
+  msp__ell_fill_rows(A, 0, A->rows, k, H->ell.stride, H->ell.col, H->ell.val, H->ell.rowlen);
   int64_t n = 0;
   for (int64_t i = 0; i < A->rows; i++)
     for (int64_t p = A->rowptr[i] + k; p < A->rowptr[i + 1]; p++) {
@@ -110,8 +112,8 @@ static msp_status hyb_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colin
   // A row's ELL entries come first (its first K columns), then its COO entries in order.
   for (int64_t i = 0; i < rows; i++)
     for (int64_t k = 0; k < H->ell.rowlen[i]; k++) {
-      colind[rowptr[i] + k] = H->ell.col[k * rows + i];
-      val[rowptr[i] + k] = H->ell.val[k * rows + i];
+      colind[rowptr[i] + k] = H->ell.col[k * H->ell.stride + i];
+      val[rowptr[i] + k] = H->ell.val[k * H->ell.stride + i];
     }
   int64_t p = 0;
   for (int64_t i = 0; i < rows; i++)
@@ -128,12 +130,12 @@ static size_t hyb_bytes(const msp_matrix A) {
          msp__coo_bytes(h->coo_nnz, A->precision);
 }
 
-// The ELL part (rows * K, column-major), then the COO part: two arrays, encoded as one.
+// The ELL part (stride * K, column-major), then the COO part: two arrays, encoded as one.
 static int hyb_values(const msp_matrix A, const double *val[MSP__FORMAT_VALUE_PARTS],
                       int64_t n[MSP__FORMAT_VALUE_PARTS]) {
   const msp__hyb *h = (const msp__hyb *)A->fmt;
   val[0] = h->ell.val;
-  n[0] = A->rows * h->ell.width;
+  n[0] = h->ell.stride * h->ell.width;
   val[1] = h->coo.val;
   n[1] = h->coo_nnz;
   return 2;

@@ -64,11 +64,28 @@ typedef struct {
   double *val;
 } msp__coo;
 
-// ELL: `width` slots per row, column-major (slot k of row i at k * rows + i) so consecutive
-// threads read consecutive memory. Padding: value 0, column = the row's last valid column (or 0
-// for an empty row), as PSBLAS does, so padded reads of x stay in cache.
+// The column length (stride) of the column-major formats, ELL and DIA: `rows` rounded up to a
+// multiple of MSP__STRIDE_ALIGN (256) values from MSP__STRIDE_MIN_ROWS rows on (at most 25% more
+// memory; the padded rows are never read by a product). A stride that is a multiple of 256 makes
+// the encodings of the value array line up with the columns: a fixed-point scale block (256
+// values) and a CPMS-i group (32 or 64 values) never straddle two slots, so the GPU kernels walk
+// the scales and the segments with one pointer step per slot (src/cuda/formats.cuh,
+// msp__cursor). Smaller matrices keep stride = rows.
+#define MSP__STRIDE_ALIGN 256
+#define MSP__STRIDE_MIN_ROWS 1024
+static inline int64_t msp__col_stride(int64_t rows) {
+  return rows < MSP__STRIDE_MIN_ROWS
+             ? rows
+             : (rows + MSP__STRIDE_ALIGN - 1) / MSP__STRIDE_ALIGN * MSP__STRIDE_ALIGN;
+}
+
+// ELL: `width` slots per row, column-major (slot k of row i at k * stride + i, stride =
+// msp__col_stride(rows)) so consecutive threads read consecutive memory. Padding: value 0,
+// column = the row's last valid column (or 0 for an empty row), as PSBLAS does, so padded reads
+// of x stay in cache; rows past `rows` (up to stride) hold value 0 and column 0.
 typedef struct {
   int64_t width;
+  int64_t stride; // msp__col_stride(rows)
   int32_t *col;
   double *val;
   // Host only (never uploaded, not in the footprint): real entries of each row (rows values),
@@ -89,10 +106,12 @@ typedef struct {
   int32_t *rowlen; // host only, as in msp__ell: real entries of each row (rows values)
 } msp__hll;
 
-// DIA: ndiag occupied diagonals, offsets[d] = j - i ascending; val[d * rows + i] = A(i, i +
-// offsets[d]) or 0 where outside the matrix or not stored.
+// DIA: ndiag occupied diagonals, offsets[d] = j - i ascending; val[d * stride + i] = A(i, i +
+// offsets[d]) or 0 where outside the matrix, not stored, or i >= rows (stride =
+// msp__col_stride(rows)).
 typedef struct {
   int64_t ndiag;
+  int64_t stride; // msp__col_stride(rows)
   int64_t *offsets;
   double *val;
 } msp__dia;

@@ -6,11 +6,11 @@
 // multiple of MSP_VEC_FX_BLOCK, so a fixed-point y gets whole blocks.
 #define DIA_BLOCK 2048
 // Values per cache line of fp64 values: the pass over a diagonal prefetches the next pass's
-// values one line per line it reads (the diagonals lie rows * 8 bytes apart, a stride the
+// values one line per line it reads (the diagonals lie stride * 8 bytes apart, a stride the
 // hardware prefetchers do not follow from one pass to the next).
 #define DIA_LINE 8
 
-// y_i = alpha * sum_d val[d * rows + i] * x[i + off[d]] (+ beta y_i), d ascending, over the
+// y_i = alpha * sum_d val[d * stride + i] * x[i + off[d]] (+ beta y_i), d ascending, over the
 // diagonals that meet row i inside the matrix. No column indices are read (PSBLAS Alg. 2).
 // One thread sums each row in a fixed order: the bits do not depend on the thread count.
 MSP__CPU_INLINE void dia_kernel(msp_precision PA, msp_precision PX, msp__cpu_spmv_args *s) {
@@ -27,10 +27,10 @@ MSP__CPU_INLINE void dia_kernel(msp_precision PA, msp_precision PX, msp__cpu_spm
     for (int64_t i = i0; i < i1; i++)
       t[i - i0] = 0.0;
     for (int64_t d = 0; d < ndiag; d++) {
-      const int64_t o = D->offsets[d], v0 = d * rows;
+      const int64_t o = D->offsets[d], v0 = d * D->stride;
       // Where the next pass reads: the next diagonal's values of these rows, or after the last
       // diagonal the first diagonal's values of the next block.
-      const int64_t vn = d + 1 < ndiag ? v0 + rows : DIA_BLOCK;
+      const int64_t vn = d + 1 < ndiag ? v0 + D->stride : DIA_BLOCK;
       // Rows where column i + o lies in 0..cols-1.
       const int64_t lo = -o > i0 ? -o : i0, hi = cols - o < i1 ? cols - o : i1;
       for (int64_t c0 = lo; c0 < hi; c0 += DIA_LINE) {
@@ -54,7 +54,7 @@ msp_status msp__cpu_dia_spmv(msp_context ctx, double alpha, const msp_matrix A, 
                              double beta, msp_vector y) {
   const msp__dia *D = (const msp__dia *)A->fmt;
   msp__cpu_spmv_args s;
-  msp_status st = msp__cpu_spmv_setup(&s, alpha, A, D->val, A->rows * D->ndiag, x, beta, y);
+  msp_status st = msp__cpu_spmv_setup(&s, alpha, A, D->val, D->stride * D->ndiag, x, beta, y);
   if (st != MSP_SUCCESS) return st;
 #pragma omp parallel
   dia_kernel_dispatch(A->precision, x->prec, &s);

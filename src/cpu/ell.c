@@ -6,7 +6,7 @@
 // multiple of MSP_VEC_FX_BLOCK, so a fixed-point y gets whole blocks.
 #define ELL_BLOCK 64
 
-// y_i = alpha * sum_k val[k * rows + i] * x[col[k * rows + i]] (+ beta y_i), k ascending: one
+// y_i = alpha * sum_k val[k * stride + i] * x[col[k * stride + i]] (+ beta y_i), k ascending: one
 // thread sums each row in a fixed order, so the bits do not depend on the thread count.
 // Padding slots add 0 * x[a valid column].
 MSP__CPU_INLINE void ell_kernel(msp_precision PA, msp_precision PX, msp__cpu_spmv_args *s) {
@@ -20,7 +20,7 @@ MSP__CPU_INLINE void ell_kernel(msp_precision PA, msp_precision PX, msp__cpu_spm
   for (int64_t b = 0; b < nblocks; b++) {
     const int64_t r0 = b * ELL_BLOCK, n = rows - r0 < ELL_BLOCK ? rows - r0 : ELL_BLOCK;
     double t[ELL_BLOCK];
-    msp__cpu_ell_rows(PA, PX, &va, r0, e->col + r0, rows, width, n, &xa, t);
+    msp__cpu_ell_rows(PA, PX, &va, r0, e->col + r0, e->stride, width, n, &xa, t);
     over += msp__cpu_store_rows(&ya, r0, t, n, alpha, beta);
   }
   msp__cpu_add_over(&s->over, over);
@@ -34,7 +34,7 @@ msp_status msp__cpu_ell_spmv(msp_context ctx, double alpha, const msp_matrix A, 
                              double beta, msp_vector y) {
   const msp__ell *e = (const msp__ell *)A->fmt;
   msp__cpu_spmv_args s;
-  msp_status st = msp__cpu_spmv_setup(&s, alpha, A, e->val, A->rows * e->width, x, beta, y);
+  msp_status st = msp__cpu_spmv_setup(&s, alpha, A, e->val, e->stride * e->width, x, beta, y);
   if (st != MSP_SUCCESS) return st;
 #pragma omp parallel
   ell_kernel_dispatch(A->precision, x->prec, &s);

@@ -50,7 +50,7 @@ MSP__CPU_INLINE void hyb_kernel(msp_precision PA, msp_precision PX, msp__cpu_spm
     for (int64_t b = b0; b < b1; b++) {
       const int64_t r0 = b * HYB_BLOCK, n = rows - r0 < HYB_BLOCK ? rows - r0 : HYB_BLOCK;
       double t[HYB_BLOCK];
-      msp__cpu_ell_rows(PA, PX, &va, r0, H->ell.col + r0, rows, width, n, &xa, t);
+      msp__cpu_ell_rows(PA, PX, &va, r0, H->ell.col + r0, H->ell.stride, width, n, &xa, t);
       for (int64_t p = coo_lower_bound(crow, cn, r0); p < cn && crow[p] < r0 + n; p++)
         t[crow[p] - r0] += msp_acc_load_p(PA, &vb, cb + p) * msp_acc_load_p(PX, &xa, ccol[p]);
       over += msp__cpu_store_rows(&ya, r0, t, n, alpha, beta);
@@ -67,14 +67,15 @@ msp_status msp__cpu_hyb_spmv(msp_context ctx, double alpha, const msp_matrix A, 
                              double beta, msp_vector y) {
   const msp__hyb *H = (const msp__hyb *)A->fmt;
   msp__cpu_spmv_args s;
-  msp_status st = msp__cpu_spmv_setup(&s, alpha, A, H->ell.val, A->rows * H->ell.width, x, beta, y);
+  msp_status st =
+      msp__cpu_spmv_setup(&s, alpha, A, H->ell.val, H->ell.stride * H->ell.width, x, beta, y);
   if (st != MSP_SUCCESS) return st;
   // fp64: the COO values are their own array; encoded: one array, the ELL part then the COO part
-  // (msp__matrix_encode_values), so COO entry p is value rows * K + p.
+  // (msp__matrix_encode_values), so COO entry p is value stride * K + p.
   if (A->precision == MSP_PRECISION_F64)
     s.vb = msp__cpu_f64_view(H->coo.val, H->coo_nnz);
   else
-    s.vb_off = A->rows * H->ell.width;
+    s.vb_off = H->ell.stride * H->ell.width;
 #pragma omp parallel
   hyb_kernel_dispatch(A->precision, x->prec, &s);
   y->range_count += s.over;

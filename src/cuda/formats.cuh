@@ -25,6 +25,9 @@
 // kernel needs several independent loads in flight per thread to cover HBM latency
 // (/work/.library/device/HOPPER.md, "several independent loads in flight").
 #define MSP__FMT_UNROLL 8
+// The same for a loader: 4 for cpms4, whose four segment loads per value (and their addresses)
+// would not fit eight values in 64 registers (ptxas: spills), 8 for the others.
+template <class L> constexpr int msp__fmt_unroll = L::prec == MSP_PRECISION_CPMS4 ? 4 : 8;
 
 // ---- device helpers -----------------------------------------------------------------------------
 // Index arrays read by many threads (hack and diagonal offsets): the read-only cache.
@@ -40,96 +43,199 @@ __device__ __forceinline__ int32_t msp__ld_once(const int32_t *p) {
   return __ldcs(p);
 }
 
-// A cursor over a loader's array that moves by a fixed stride (ELL slots, diagonals): the
-// row kernels keep eight loads in flight, and addresses formed from an index each time (a 64-bit
-// multiply-add per slot and array) overflow their 64 registers into spills, where a walking
-// pointer costs one add. load() returns what a register holds until the value's use: f32, f16
-// and bf16 as a float (exact: one register instead of two), the others as the loader's double.
-// Fixed point walks the pointer too (its scale index is the pointer's offset); CPMS reads through
-// the loader at the index (its banks depend on it). Decoded exactly as the loader decodes.
-template <class L> struct msp__cursor {
+// A cursor over a loader's array that moves by a fixed stride (ELL slots, diagonals, a hack's
+// slots): the row kernels keep eight loads in flight, and addresses formed from an index each
+// time (a 64-bit multiply-add per slot and array) overflow their 64 registers into spills, where a
+// walking pointer costs one add. load() returns what a register holds until the value's use: f32,
+// f16 and bf16 as a float (exact: one register instead of two), the others as the loader's
+// double. Decoded exactly as the loader decodes.
+//
+// ALIGNED (msp__stride_aligned: the stride is a multiple of the fixed-point scale block and of the
+// CPMS group, and the groups the cursor visits are whole, as in ELL and DIA from
+// MSP__STRIDE_MIN_ROWS rows, internal.h): fixed point walks its scale pointer too (one scale
+// block per stride step), and CPMS walks the address of its first segment, the others at a fixed
+// distance (the bank, or the array length for separate segment arrays). Otherwise (small
+// matrices, other bank sizes) fixed point finds its scale from the pointer and CPMS reads through
+// the loader at the index, as the loader does.
+template <class L, bool ALIGNED = false> struct msp__cursor {
   const L &l;
-  int64_t j;
-  __device__ __forceinline__ msp__cursor(const L &l_, int64_t j_) : l(l_), j(j_) {}
+  int64_t j, s;
+  __device__ __forceinline__ msp__cursor(const L &l_, int64_t j_, int64_t s_)
+      : l(l_), j(j_), s(s_) {}
   __device__ __forceinline__ double load() const { return l.stream(j); }
-  __device__ __forceinline__ void step(int64_t s) { j += s; }
+  __device__ __forceinline__ void step() { j += s; }
 };
-template <> struct msp__cursor<loader<MSP_PRECISION_F64>> {
-  const double *p;
-  __device__ __forceinline__ msp__cursor(const loader<MSP_PRECISION_F64> &l, int64_t j)
-      : p((const double *)l.a.data + j) {}
+template <class T> struct msp__ptr_cursor {
+  const T *p;
+  int64_t s;
+  __device__ __forceinline__ msp__ptr_cursor(const void *data, int64_t j, int64_t s_)
+      : p((const T *)data + j), s(s_) {}
+  __device__ __forceinline__ void step() { p += s; }
+};
+template <bool A> struct msp__cursor<loader<MSP_PRECISION_F64>, A> : msp__ptr_cursor<double> {
+  __device__ __forceinline__ msp__cursor(const loader<MSP_PRECISION_F64> &l, int64_t j, int64_t s)
+      : msp__ptr_cursor(l.a.data, j, s) {}
   __device__ __forceinline__ double load() const { return __ldcs(p); }
-  __device__ __forceinline__ void step(int64_t s) { p += s; }
 };
-template <> struct msp__cursor<loader<MSP_PRECISION_F32>> {
-  const float *p;
-  __device__ __forceinline__ msp__cursor(const loader<MSP_PRECISION_F32> &l, int64_t j)
-      : p((const float *)l.a.data + j) {}
+template <bool A> struct msp__cursor<loader<MSP_PRECISION_F32>, A> : msp__ptr_cursor<float> {
+  __device__ __forceinline__ msp__cursor(const loader<MSP_PRECISION_F32> &l, int64_t j, int64_t s)
+      : msp__ptr_cursor(l.a.data, j, s) {}
   __device__ __forceinline__ float load() const { return __ldcs(p); }
-  __device__ __forceinline__ void step(int64_t s) { p += s; }
 };
-template <> struct msp__cursor<loader<MSP_PRECISION_F16>> {
-  const unsigned short *p;
-  __device__ __forceinline__ msp__cursor(const loader<MSP_PRECISION_F16> &l, int64_t j)
-      : p((const unsigned short *)l.a.data + j) {}
+template <bool A>
+struct msp__cursor<loader<MSP_PRECISION_F16>, A> : msp__ptr_cursor<unsigned short> {
+  __device__ __forceinline__ msp__cursor(const loader<MSP_PRECISION_F16> &l, int64_t j, int64_t s)
+      : msp__ptr_cursor(l.a.data, j, s) {}
   __device__ __forceinline__ float load() const { return (float)msp_f16_to_double(__ldcs(p)); }
-  __device__ __forceinline__ void step(int64_t s) { p += s; }
 };
-template <> struct msp__cursor<loader<MSP_PRECISION_BF16>> {
-  const unsigned short *p;
-  __device__ __forceinline__ msp__cursor(const loader<MSP_PRECISION_BF16> &l, int64_t j)
-      : p((const unsigned short *)l.a.data + j) {}
+template <bool A>
+struct msp__cursor<loader<MSP_PRECISION_BF16>, A> : msp__ptr_cursor<unsigned short> {
+  __device__ __forceinline__ msp__cursor(const loader<MSP_PRECISION_BF16> &l, int64_t j, int64_t s)
+      : msp__ptr_cursor(l.a.data, j, s) {}
   __device__ __forceinline__ float load() const { return (float)msp_bf16_to_double(__ldcs(p)); }
-  __device__ __forceinline__ void step(int64_t s) { p += s; }
 };
-template <class Q, msp_precision P> struct msp__fx_cursor {
+template <class Q, msp_precision P, bool ALIGNED> struct msp__fx_cursor {
   const loader<P> &l; // the kernel's parameter: its fields are read in place, not held
   const Q *p;
-  __device__ __forceinline__ msp__fx_cursor(const loader<P> &l_, int64_t j)
-      : l(l_), p((const Q *)l_.a.data + j) {}
+  int64_t s;
+  __device__ __forceinline__ msp__fx_cursor(const loader<P> &l_, int64_t j, int64_t s_)
+      : l(l_), p((const Q *)l_.a.data + j), s(s_) {}
   // The index for the scale comes back from the pointer: no second walking register.
   __device__ __forceinline__ double load() const {
     return (double)__ldcs(p) * __ldg(l.a.scales + ((p - (const Q *)l.a.data) >> l.a.scale_shift));
   }
-  __device__ __forceinline__ void step(int64_t s) { p += s; }
+  __device__ __forceinline__ void step() { p += s; }
+};
+template <class Q, msp_precision P> struct msp__fx_cursor<Q, P, true> {
+  const Q *p;
+  const double *sp; // the scale of the value at p
+  int64_t s, ss;    // steps of p and of sp
+  __device__ __forceinline__ msp__fx_cursor(const loader<P> &l, int64_t j, int64_t s_)
+      : p((const Q *)l.a.data + j), sp(l.a.scales + (j >> l.a.scale_shift)), s(s_),
+        ss(s_ >> l.a.scale_shift) {}
+  __device__ __forceinline__ double load() const { return (double)__ldcs(p) * __ldg(sp); }
+  __device__ __forceinline__ void step() {
+    p += s;
+    sp += ss;
+  }
+};
+template <bool A>
+struct msp__cursor<loader<MSP_PRECISION_FX32>, A> : msp__fx_cursor<int, MSP_PRECISION_FX32, A> {
+  using msp__fx_cursor<int, MSP_PRECISION_FX32, A>::msp__fx_cursor;
+};
+template <bool A>
+struct msp__cursor<loader<MSP_PRECISION_FX16>, A> : msp__fx_cursor<short, MSP_PRECISION_FX16, A> {
+  using msp__fx_cursor<short, MSP_PRECISION_FX16, A>::msp__fx_cursor;
+};
+// CPMS with whole groups: segment t of value j sits at j + (S - 1) g0 + t m, with g0 = j rounded
+// down to the group and m the bank (CPMS-i) or the array length (CPMS-s, whose one group is the
+// array: g0 = 0), so a step of s values moves the first segment by s + (S - 1) (s rounded down to
+// the group) and the others follow at multiples of m.
+template <class T, int S> struct msp__cpms_cursor {
+  const T *p;
+  int64_t m, dp;
+  int k; // segments read
+  template <class L> __device__ __forceinline__ msp__cpms_cursor(const L &l, int64_t j, int64_t s) {
+    const int sep = l.a.bank_shift >= MSP_CPMS_SEPARATE;
+    const int64_t group = sep ? 0 : ~(((int64_t)1 << l.a.bank_shift) - 1);
+    p = (const T *)l.a.data + j + (S - 1) * (j & group);
+    m = sep ? l.a.n : (int64_t)1 << l.a.bank_shift;
+    dp = s + (S - 1) * (s & group);
+    k = l.a.read_segments;
+  }
+  __device__ __forceinline__ double load() const {
+    uint64_t bits = (uint64_t)__ldcs(p) << (64 - 64 / S);
+#pragma unroll
+    for (int t = 1; t < S; t++)
+      if (t < k) bits |= (uint64_t)__ldcs(p + t * m) << (64 - 64 / S * (t + 1));
+    return msp_bits_f64(bits);
+  }
+  __device__ __forceinline__ void step() {
+    p += dp;
+  }
+};
+template <> struct msp__cursor<loader<MSP_PRECISION_CPMS2>, true> : msp__cpms_cursor<unsigned, 2> {
+  using msp__cpms_cursor<unsigned, 2>::msp__cpms_cursor;
 };
 template <>
-struct msp__cursor<loader<MSP_PRECISION_FX32>> : msp__fx_cursor<int, MSP_PRECISION_FX32> {
-  using msp__fx_cursor::msp__fx_cursor;
+struct msp__cursor<loader<MSP_PRECISION_CPMS4>, true> : msp__cpms_cursor<unsigned short, 4> {
+  using msp__cpms_cursor<unsigned short, 4>::msp__cpms_cursor;
 };
-template <>
-struct msp__cursor<loader<MSP_PRECISION_FX16>> : msp__fx_cursor<short, MSP_PRECISION_FX16> {
-  using msp__fx_cursor::msp__fx_cursor;
-};
+
+// Whether the aligned cursor applies to a view of stride `stride` (host side): fixed point when
+// the stride is a whole number of scale blocks, CPMS when it is a whole number of groups (CPMS-s
+// always), every other precision always (their cursors do not depend on it). The array must
+// also hold whole groups where the cursor walks (the formats' strides make it so).
+static inline bool msp__stride_aligned(const msp_acc &a, int64_t stride) {
+  if (msp_prec_is_fixed(a.prec))
+    return a.scale_shift >= MSP_CPMS_SEPARATE ||
+           (stride & (((int64_t)1 << a.scale_shift) - 1)) == 0;
+  if (a.prec == MSP_PRECISION_CPMS2 || a.prec == MSP_PRECISION_CPMS4)
+    return a.bank_shift >= MSP_CPMS_SEPARATE || (stride & (((int64_t)1 << a.bank_shift) - 1)) == 0;
+  return true;
+}
+// Whether a loader's cursor has an aligned form (the kernels are instantiated twice only then).
+template <class L>
+constexpr bool msp__has_aligned_cursor =
+    L::prec == MSP_PRECISION_FX32 || L::prec == MSP_PRECISION_FX16 ||
+    L::prec == MSP_PRECISION_CPMS2 || L::prec == MSP_PRECISION_CPMS4;
+// f(std::bool_constant<ALIGNED>) for the view la.a walked with `stride`.
+template <class L, class F> static msp_status msp__with_cursor(const L &la, int64_t stride, F &&f) {
+  if constexpr (msp__has_aligned_cursor<L>) {
+    if (!msp__stride_aligned(la.a, stride)) return f(std::false_type{});
+  }
+  return f(std::true_type{});
+}
 
 // Sum of len slots of an ELL-like row: slot k holds value va[j0 + k * stride] and column
 // col[j0 + k * stride] (column-major: consecutive threads read consecutive memory). Loads of
-// MSP__FMT_UNROLL slots are issued before their products; slots past len are predicated off, so
-// a short row still has all of its loads in flight at once. Sums in slot order.
-template <class LA, class LX>
+// msp__fmt_unroll slots are issued before their products: whole groups of them without tests,
+// then the last slots predicated (slots past len issue no loads), so a short row still has all of
+// its loads in flight at once. Sums in slot order.
+template <class LA, class LX, bool ALIGNED>
 __device__ __forceinline__ double msp__ell_row_sum(const int32_t *__restrict__ col, const LA &va,
                                                    int64_t j0, int64_t stride, int64_t len,
                                                    const LX &x) {
+  constexpr int U = msp__fmt_unroll<LA>;
   double sum = 0.0;
-  msp__cursor<LA> vc(va, j0);
+  msp__cursor<LA, ALIGNED> vc(va, j0, stride);
   const int32_t *__restrict__ cp = col + j0;
-  for (int64_t k = 0; k < len; k += MSP__FMT_UNROLL) {
-    decltype(vc.load()) v[MSP__FMT_UNROLL];
-    int32_t c[MSP__FMT_UNROLL];
+  int64_t k = 0;
+  for (; k + U <= len; k += U) {
+    decltype(vc.load()) v[U];
+    int32_t c[U];
 #pragma unroll
-    for (int u = 0; u < MSP__FMT_UNROLL; u++) {
+    for (int u = 0; u < U; u++) {
+      v[u] = vc.load();
+      c[u] = msp__ld_once(cp);
+      vc.step();
+      cp += stride;
+    }
+    double xv[U];
+#pragma unroll
+    for (int u = 0; u < U; u++)
+      xv[u] = x(c[u]);
+#pragma unroll
+    for (int u = 0; u < U; u++)
+      sum += (double)v[u] * xv[u];
+  }
+  if (k < len) {
+    decltype(vc.load()) v[U];
+    int32_t c[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
       const bool ok = k + u < len;
       v[u] = ok ? vc.load() : 0;
       c[u] = ok ? msp__ld_once(cp) : -1;
-      vc.step(stride);
+      vc.step();
       cp += stride;
     }
-    double xv[MSP__FMT_UNROLL];
+    double xv[U];
 #pragma unroll
-    for (int u = 0; u < MSP__FMT_UNROLL; u++)
+    for (int u = 0; u < U; u++)
       xv[u] = c[u] >= 0 ? x(c[u]) : 0.0;
 #pragma unroll
-    for (int u = 0; u < MSP__FMT_UNROLL; u++)
+    for (int u = 0; u < U; u++)
       sum += (double)v[u] * xv[u];
   }
   return sum;
@@ -304,10 +410,11 @@ static inline int msp__fmt_use_rowlen(int64_t rows, int64_t slots, int64_t nnz) 
 }
 
 // ---- parts shared with HYB ----------------------------------------------------------------------
-// An ELL part: `rows` x `width`, column-major with leading dimension rows (the host layout: one
-// index addresses a slot's column and its value), and per-row lengths when use_rowlen. Fills
+// An ELL part: `rows` x `width`, column-major with leading dimension e->stride (the host layout:
+// one index addresses a slot's column and its value), and per-row lengths when use_rowlen. Fills
 // slots s0 (col, int32), s0+1 (rowlen, int32, only when used) and the scalars i64[q0] = width,
-// i64[q0+1] = use_rowlen. Its values are the first rows * width of the caller's value array.
+// i64[q0+1] = use_rowlen, i64[q0+2] = stride. Its values are the first stride * width of the
+// caller's value array.
 msp_status msp__cuda_ell_part_upload(msp_context ctx, msp__cuda_matrix *m, int s0, int q0,
                                      int64_t rows, const msp__ell *e, int64_t stored_nnz);
 // y = alpha * ELL * x + beta * y over all rows, from the slots written above, values va (from

@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(BLOCK, MSP__FMT_MIN_BLOCKS)
   const int64_t d0 = msp__ld(doff + h), nd = valid ? msp__ld(doff + h + 1) - d0 : 0;
   const int32_t *__restrict__ op = off + d0;
   // walking pointers keep few 64-bit values live (no spills at 64 registers)
-  msp__cursor<LA> vc(va, msp__ld(voff + h) + r);
+  msp__cursor<LA> vc(va, msp__ld(voff + h) + r, hack);
   double sum = 0.0;
   for (int64_t d = 0; d < nd; d += MSP__FMT_UNROLL) {
     int32_t o[MSP__FMT_UNROLL];
@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(BLOCK, MSP__FMT_MIN_BLOCKS)
       const bool ok = d + u < nd;
       o[u] = ok ? msp__ld(op + u) : 0;
       v[u] = ok ? vc.load() : 0;
-      vc.step(hack);
+      vc.step();
     }
     op += MSP__FMT_UNROLL;
 #pragma unroll

@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(BLOCK, MSP__FMT_MIN_BLOCKS)
   const int64_t len = !valid   ? 0
                       : ROWLEN ? (int64_t)msp__ld_once(rowlen + i)
                                : (msp__ld(off + h + 1) - o0) / hack;
-  const double sum = msp__ell_row_sum(col, va, o0 + r, hack, len, x);
+  const double sum = msp__ell_row_sum<LA, LX, false>(col, va, o0 + r, hack, len, x);
   ystore_thread_row(y, gi, valid, alpha, sum, beta);
 }
 

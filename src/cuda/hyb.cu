@@ -10,20 +10,20 @@
 // and in f64 the same bits as adding the tail to the ELL pass's y. Both parts are the ELL and
 // COO kernels, one template each over the loaders of the values and of x.
 //
-// One value array for both parts, as A->pval holds it in every precision (the ELL part's rows * K
-// values, then the COO part's): the f64 upload joins the two host arrays the same way, so the
-// kernels have one addressing (the COO part's triple k is value rows * K + k). A fixed-point y is
+// One value array for both parts, as A->pval holds it in every precision (the ELL part's stride *
+// K values, then the COO part's): the f64 upload joins the two host arrays the same way, so the
+// kernels have one addressing (the COO part's triple k is value stride * K + k). A fixed-point y is
 // not supported (MSP_ERR_NOT_SUPPORTED): the COO part finishes rows one at a time (coo.cu).
 //
 // Device slots of a HYB matrix:
 //   0 .. 1  the ELL part, as in ell.cu (col, rowlen when used)
 //   2 .. 6  the COO part, as in coo.cu (row, col, head, tail, fix)
-//   7       the values [rows * K + coo_nnz] in the matrix's precision
-//   8       fixed point: the scales, f64 [ceil((rows * K + coo_nnz) / 256)]
+//   7       the values [stride * K + coo_nnz] in the matrix's precision
+//   8       fixed point: the scales, f64 [ceil((stride * K + coo_nnz) / 256)]
 //   9       uint32 [ceil(rows / 32)]  bit i: row i has a COO tail
 //   10      f64 [rows]                scratch: the ELL partial of the rows with a tail
-// Scalars: i64[0 .. 1] the ELL part's (width, rowlen used), i64[2 .. 5] the COO part's (tiles,
-// short fix-ups, long fix-ups, nnz).
+// Scalars: i64[0 .. 2] the ELL part's (width, rowlen used, stride), i64[3 .. 6] the COO part's
+// (tiles, short fix-ups, long fix-ups, nnz).
 #include "formats.cuh"
 
 enum {
@@ -34,7 +34,7 @@ enum {
   HYB_TAIL_SLOT,
   HYB_PART_SLOT
 };
-enum { HYB_ELL_Q = 0, HYB_COO_Q = 2 };
+enum { HYB_ELL_Q = 0, HYB_COO_Q = 3 }; // the ELL part's 3 scalars, then the COO part's 4
 
 extern "C" msp_status msp__cuda_hyb_upload(msp_context ctx, msp_matrix A) {
   msp_status st = MSP_SUCCESS;
@@ -51,7 +51,7 @@ extern "C" msp_status msp__cuda_hyb_upload(msp_context ctx, msp_matrix A) {
     MSP_TRY(msp__cuda_coo_part_upload(ctx, m, HYB_COO_SLOT, HYB_COO_Q, H->coo_nnz, H->coo.row,
                                       H->coo.col));
     MSP_TRY(msp__fmt_put_values(ctx, m, A, HYB_VAL_SLOT, HYB_SCALES_SLOT, H->ell.val,
-                                A->rows * H->ell.width, H->coo.val, H->coo_nnz));
+                                H->ell.stride * H->ell.width, H->coo.val, H->coo_nnz));
     if (H->coo_nnz > 0) {
       MSP_TRY(MSP_ALLOC_ZERO(mask, words, "HYB tail mask"));
       for (int64_t k = 0; k < H->coo_nnz; k++)
@@ -82,8 +82,9 @@ extern "C" msp_status msp__cuda_hyb_spmv(msp_context ctx, double alpha, const ms
   // Same stream: the COO pass sees the ELL pass's partials.
   if (tail)
     MSP_TRY(msp__cuda_coo_part_spmv(s, m, HYB_COO_SLOT, HYB_COO_Q, va,
-                                    A->rows * ((const msp__hyb *)A->fmt)->ell.width, xa, ys, alpha,
-                                    beta, part));
+                                    ((const msp__hyb *)A->fmt)->ell.stride *
+                                        ((const msp__hyb *)A->fmt)->ell.width,
+                                    xa, ys, alpha, beta, part));
 exit:
   return st;
 }
