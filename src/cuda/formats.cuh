@@ -246,7 +246,7 @@ __device__ __forceinline__ double msp__ell_row_sum(const int32_t *__restrict__ c
 // 16-byte evict-first loads (cudaMalloc aligns the array to 256 bytes, so 8 values from a multiple
 // of 8 are 16-byte aligned for every width of 2 bytes or more) and are decoded as the loader
 // decodes them; fixed point: the 8 share one scale (a scale block, 256 values, is a multiple of
-// 8). Otherwise, and for CPMS, one load per value.
+// 8); CPMS where the 8 values lie in one whole group (below). Otherwise one load per value.
 template <msp_precision P>
 __device__ __forceinline__ void msp__load8(const loader<P> &l, int64_t j, int64_t end,
                                            double (&v)[8]) {
@@ -308,6 +308,53 @@ __device__ __forceinline__ void msp__load8(const loader<P> &l, int64_t j, int64_
             v[k] = (double)(int16_t)h[k] * s;
         }
       }
+      return;
+    }
+  }
+  if constexpr (P == MSP_PRECISION_CPMS2 || P == MSP_PRECISION_CPMS4) {
+    // CPMS: where the 8 values lie in one whole group whose segment banks hold them 16-byte
+    // aligned (a bank of a multiple of 8 values; CPMS-s with a length that is a multiple of 8),
+    // each segment read comes in 16-byte loads (cpms2: 2, cpms4: 1), only for the segments read.
+    constexpr int S = P == MSP_PRECISION_CPMS2 ? 2 : 4;
+    using T = typename std::conditional<S == 2, uint32_t, uint16_t>::type;
+    const int sep = l.a.bank_shift >= MSP_CPMS_SEPARATE;
+    const int64_t bank = sep ? 0 : (int64_t)1 << l.a.bank_shift;
+    const int64_t g0 = sep ? 0 : (j >> l.a.bank_shift) << l.a.bank_shift;
+    const bool whole = sep ? (l.a.n & 7) == 0 : bank >= 8 && g0 + bank <= l.a.n;
+    if ((j & 7) == 0 && j + 8 <= end && whole) {
+      const int64_t m = sep ? l.a.n : bank; // from one segment to the next
+      const T *q = (const T *)l.a.data + j + (S - 1) * g0;
+      uint64_t bits[8];
+#pragma unroll
+      for (int k = 0; k < 8; k++)
+        bits[k] = 0;
+#pragma unroll
+      for (int t = 0; t < S; t++) {
+        if (t >= l.a.read_segments) break;
+        const uint4 *w = reinterpret_cast<const uint4 *>(q + t * m);
+        T seg[8];
+        if constexpr (S == 2) {
+          const uint4 u0 = __ldcs(w), u1 = __ldcs(w + 1);
+          const uint32_t h[8] = {u0.x, u0.y, u0.z, u0.w, u1.x, u1.y, u1.z, u1.w};
+#pragma unroll
+          for (int k = 0; k < 8; k++)
+            seg[k] = h[k];
+        } else {
+          const uint4 u = __ldcs(w);
+          const uint32_t h[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+          for (int c = 0; c < 4; c++) { // little endian: the lower half is the lower index
+            seg[2 * c] = (uint16_t)(h[c] & 0xffffu);
+            seg[2 * c + 1] = (uint16_t)(h[c] >> 16);
+          }
+        }
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+          bits[k] |= (uint64_t)seg[k] << (64 - 64 / S * (t + 1));
+      }
+#pragma unroll
+      for (int k = 0; k < 8; k++)
+        v[k] = msp_bits_f64(bits[k]);
       return;
     }
   }
