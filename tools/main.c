@@ -31,6 +31,12 @@ int main(int argc, char **argv) {
     printf("mixsparse %d.%d.%d\n", MSP_VERSION_MAJOR, MSP_VERSION_MINOR, MSP_VERSION_PATCH);
     return EXIT_OK;
   }
+#ifdef MSP_HAVE_MPI
+  // started by mpirun with more than one rank: the distributed commands (tools/cmd_mpi.c)
+  if ((!strcmp(cmd, "spmv") || !strcmp(cmd, "solve") || !strcmp(cmd, "pagerank")) &&
+      cmd_mpi_ranks() > 1)
+    return cmd_mpi(argc - 1, argv + 1);
+#endif
   if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
   if (!strcmp(cmd, "spmv") || !strcmp(cmd, "run")) return cmd_spmv(argc - 1, argv + 1);
   if (!strcmp(cmd, "devices")) return cmd_devices(argc - 1, argv + 1);

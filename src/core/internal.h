@@ -327,6 +327,8 @@ struct msp__backend {
   // form's graph made on the backend from G itself, g->n, g->nnz and g->outdeg (in the internal
   // numbering) set by the core, inv[i] the internal number of G's node i (NULL: the same);
   // G^T's structure stays in g->dev (g->rowptr and g->colind are not made).
+  // A distributed backend (src/dist) sets g->outdeg and g->nnz itself: there G's handle holds a
+  // rank's rows, and its host CSR only their own columns.
   msp_status (*pr_transpose)(msp_context ctx, const msp_matrix G, const int32_t *inv,
                              msp__prgraph *g);
   // One power iteration over the vectors of a (made current on the backend's side by the core),
@@ -338,6 +340,12 @@ struct msp__backend {
   // fixed order (the same bits for any thread count). Synchronises to hand back the sums.
   msp_status (*pr_step)(msp_context ctx, const msp__prgraph *g, const msp__pr_step *a,
                         double sums[3]);
+  // Optional (NULL on one process; src/dist): a sequential fold of host values (PageRank's Kahan
+  // sums and counts) continued across the ranks of a distributed context, in rank order. Phase
+  // 0: state (n values) becomes what the previous rank left (kept on the first rank); the caller
+  // folds its own values in; phase 1: the state goes to the next rank and every rank gets the
+  // last rank's.
+  msp_status (*host_fold)(msp_context ctx, double *state, int n, int phase);
   // device queries
   msp_status (*device_count)(int *count);
   msp_status (*device_info)(int ordinal, msp_device_props *props);
@@ -484,6 +492,9 @@ void msp__vector_written(msp_vector v);
 // summed in index order, then the chunk sums are added pairwise in a fixed tree. Results do
 // not depend on the thread count.
 #define MSP__RED_CHUNK 4096
+// The CPU vector reductions (src/cpu/blas1.c, and src/dist/reduce.c, which must match them bit for
+// bit) add the chunk sums pairwise in groups of MSP__RED_GROUP chunks, the groups in order.
+#define MSP__RED_GROUP 1024
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,7 @@
 // Reductions: chunks of MSP__RED_CHUNK entries are summed in index order (in parallel over
 // chunks); up to GROUP chunk sums are combined pairwise in a fixed tree; groups are added in
 // order. No allocation: the partials live on the stack. Arithmetic is fp64 whatever the storage.
-#define GROUP 1024
+#define GROUP MSP__RED_GROUP
 // Writes: blocks of WBLOCK entries (a multiple of MSP_VEC_FX_BLOCK, so the block scales of a
 // fixed-point result are set from whole blocks) computed into a stack buffer, then stored.
 #define WBLOCK 1024

@@ -72,15 +72,45 @@ static int read_bits(int S, int K) {
   return 64 * K / S;
 }
 
-// Kahan-compensated sum of h[0..n) in index order.
-static double ksum(const double *h, int64_t n) {
-  double s = 0.0, c = 0.0;
+// A sequential fold over host values continued across the ranks of a distributed context
+// (backend host_fold; nothing on one process): fold_begin gives the state the previous rank left,
+// fold_end passes it on and gives every rank the final state.
+static msp_status fold_begin(msp_context ctx, double *state, int n) {
+  return ctx->backend->host_fold ? ctx->backend->host_fold(ctx, state, n, 0) : MSP_SUCCESS;
+}
+static msp_status fold_end(msp_context ctx, double *state, int n) {
+  return ctx->backend->host_fold ? ctx->backend->host_fold(ctx, state, n, 1) : MSP_SUCCESS;
+}
+
+// Kahan-compensated sum of h[0..n) in index order (over every rank's values, in rank order).
+static msp_status ksum(msp_context ctx, const double *h, int64_t n, double *sum) {
+  msp_status st = MSP_SUCCESS;
+  double f[2] = {0.0, 0.0}; // the sum and its compensation
+  MSP_TRY(fold_begin(ctx, f, 2));
+  double s = f[0], c = f[1];
   for (int64_t i = 0; i < n; i++) {
     const double y = h[i] - c, t = s + y;
     c = (t - s) - y;
     s = t;
   }
-  return s;
+  f[0] = s;
+  f[1] = c;
+  MSP_TRY(fold_end(ctx, f, 2));
+  *sum = f[0];
+exit:
+  return st;
+}
+
+// The plain sum of one value per rank, in rank order (the value itself on one process).
+static msp_status rank_sum(msp_context ctx, double v, double *sum) {
+  msp_status st = MSP_SUCCESS;
+  double f = 0.0;
+  MSP_TRY(fold_begin(ctx, &f, 1));
+  f += v;
+  MSP_TRY(fold_end(ctx, &f, 1));
+  *sum = f;
+exit:
+  return st;
 }
 
 // ---- the graph: out-degrees, the node order and the structure of G^T --------------------------
@@ -387,13 +417,15 @@ exit:
 // Read a caller's vector (start or personalisation) into h, check it and normalise it to sum 1.
 static msp_status read_distribution(msp_vector x, double *h, const char *what) {
   msp_status st = msp_vector_get(x, h);
+  double s = 0.0;
   if (st != MSP_SUCCESS) return st;
   for (int64_t i = 0; i < x->n; i++)
     if (!isfinite(h[i]) || h[i] < 0.0)
       return msp__error(MSP_ERR_INVALID_ARGUMENT,
                         "msp_pagerank: %s entry %lld is %g (entries must be finite and >= 0)", what,
                         (long long)i + 1, h[i]);
-  const double s = ksum(h, x->n);
+  st = ksum(x->ctx, h, x->n, &s);
+  if (st != MSP_SUCCESS) return st;
   if (!(s > 0.0) || !isfinite(s))
     return msp__error(MSP_ERR_INVALID_ARGUMENT, "msp_pagerank: the %s sums to %g (must be > 0)",
                       what, s);
@@ -453,10 +485,12 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
   MSP_TRY(check_args(ctx, G, &S.o, p));
   S.ctx = ctx;
   S.be = ctx->backend;
-  S.n = G->rows;
+  S.n = G->rows;   // this rank's nodes (all of them on one process)
+  double gn = 0.0; // every rank's
+  MSP_TRY(rank_sum(ctx, (double)S.n, &gn));
   R.storage = MSP_PRECISION_F64;
   R.order = MSP_PAGERANK_ORDER_NATURAL;
-  if (S.n == 0) {
+  if (gn == 0.0) {
     R.converged = 1;
     goto exit;
   }
@@ -464,8 +498,7 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
   // the working precision and its layout
   msp_pagerank_precision mode = S.o.precision;
   if (mode == MSP_PAGERANK_AUTO)
-    mode =
-        (double)S.n * 8.0 > (double)MSP_PAGERANK_AUTO_BYTES ? MSP_PAGERANK_CPMS2 : MSP_PAGERANK_F64;
+    mode = gn * 8.0 > (double)MSP_PAGERANK_AUTO_BYTES ? MSP_PAGERANK_CPMS2 : MSP_PAGERANK_F64;
   S.prec = mode == MSP_PAGERANK_CPMS2   ? MSP_PRECISION_CPMS2
            : mode == MSP_PAGERANK_CPMS4 ? MSP_PRECISION_CPMS4
                                         : MSP_PRECISION_F64;
@@ -480,13 +513,11 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
   {
     msp_pagerank_order order = S.o.order;
     if (order == MSP_PAGERANK_ORDER_AUTO)
-      order = (double)S.n * 8.0 > (double)MSP_PAGERANK_AUTO_BYTES ? MSP_PAGERANK_ORDER_DEGREE
-                                                                  : MSP_PAGERANK_ORDER_NATURAL;
+      order = gn * 8.0 > (double)MSP_PAGERANK_AUTO_BYTES ? MSP_PAGERANK_ORDER_DEGREE
+                                                         : MSP_PAGERANK_ORDER_NATURAL;
     R.order = order;
     MSP_TRY(build_degrees(&S, G, order == MSP_PAGERANK_ORDER_DEGREE));
   }
-  for (int64_t i = 0; i < S.n; i++)
-    R.dangling += S.g.outdeg[i] == 0;
   if (!values && S.be->pr_transpose) {
     // G^T made on the backend (CUDA: a radix sort on the device; with the host's counting sort
     // the set-up took 11 s on rmat:24:16's 263 M edges, H100 job of 24 Nov)
@@ -498,6 +529,14 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
       MSP_TRY(msp_vector_create(ctx, S.n, &S.y));
     }
     MSP_TRY(S.be->pr_upload(ctx, &S.g));
+  }
+  { // after the graph is made: a distributed backend's pr_transpose sets the out-degrees
+    int64_t nd = 0;
+    for (int64_t i = 0; i < S.n; i++)
+      nd += S.g.outdeg[i] == 0;
+    double all = 0.0;
+    MSP_TRY(rank_sum(ctx, (double)nd, &all));
+    R.dangling = (int64_t)all;
   }
   MSP_TRY(make_vector(&S, S.prec, &S.p));
   MSP_TRY(make_vector(&S, S.prec, &S.pn));
@@ -522,11 +561,13 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
     to_internal(&S, S.h, hp);
   } else {
     for (int64_t i = 0; i < S.n; i++)
-      hp[i] = 1.0 / (double)S.n;
+      hp[i] = 1.0 / gn;
   }
   double dangling = 0.0; // mass of p on dangling nodes, in node order
+  MSP_TRY(fold_begin(ctx, &dangling, 1));
   for (int64_t i = 0; i < S.n; i++)
     if (!S.g.outdeg[i]) dangling += hp[i];
+  MSP_TRY(fold_end(ctx, &dangling, 1));
   MSP_TRY(load_start(&S, hp));
   MSP_TRY(set_reads(&S));
   {
@@ -545,7 +586,7 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
   msp__pr_step a;
   memset(&a, 0, sizeof a);
   a.alpha = S.o.alpha;
-  a.vconst = 1.0 / (double)S.n;
+  a.vconst = 1.0 / gn;
   a.v = S.v;
   R.change = INFINITY;
   while (R.iterations < S.o.max_iters) {
@@ -616,7 +657,8 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
   for (int64_t i = 0; i < S.n; i++)
     hp[i] = S.h[node_of(&S, i)];
   {
-    const double s = ksum(hp, S.n);
+    double s = 0.0;
+    MSP_TRY(ksum(ctx, hp, S.n, &s));
     for (int64_t i = 0; i < S.n; i++)
       hp[i] /= s;
   }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh MODE BUILD SOURCE LIBDIR VERSION CC CMAKE: install the built tree into a temporary
+# run.sh MODE BUILD SOURCE LIBDIR VERSION CC CMAKE [MPI MPIEXEC]: install the built tree into a temporary
 # prefix (cmake --install) and build the README's C example against it, as a user would.
 #   MODE pkgconfig: `cc $(pkg-config --cflags --libs mixsparse)` (shared library), and with
 #                   `pkg-config --static` and -l:libmixsparse.a (static library); exit 77 when
@@ -11,6 +11,10 @@
 # msp_* symbols only. Each program is run and must print the README's result; the shared ones
 # must need libmixsparse.so.MAJOR.MINOR, the static ones must not need libmixsparse at all.
 # pkgconfig mode also checks that DESTDIR stages the tree under another root.
+# MPI ON (the library was built with its distributed layer): mixsparse_mpi.h, libmixsparse_mpi.a
+# and mixsparse-mpi.pc must be installed, and tests/install/mpi_example.c is built with
+# `pkg-config --cflags --libs mixsparse-mpi` / linked to mixsparse::mixsparse_mpi and run under
+# MPIEXEC -n 1 (it must not need libmixsparse.so). MPI OFF: those checks say SKIPPED.
 mode=$1
 build=$2
 src=$3
@@ -18,6 +22,8 @@ libdir=$4
 version=$5
 cc=$6
 cmake=$7
+mpi=${8:-OFF}
+mpiexec=$9
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
@@ -38,12 +44,15 @@ needs() {
   fi
 }
 
-# check PROGRAM: runs and prints the README example's result (y = A x for x = 1 2 3).
+# check PROGRAM [LAUNCHER...]: runs (under the launcher) and prints the README example's result
+# (y = A x for x = 1 2 3).
 check() {
-  LD_LIBRARY_PATH=$prefix/$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$1" >"$tmp/out" 2>&1 ||
-    fail "$1 exited with $?: $(cat "$tmp/out")"
+  prog=$1
+  shift
+  LD_LIBRARY_PATH=$prefix/$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$@" "$prog" >"$tmp/out" 2>&1 ||
+    fail "$prog exited with $?: $(cat "$tmp/out")"
   grep -q '^y = 0 0 4 on ' "$tmp/out" || fail "$1 printed: $(cat "$tmp/out")"
-  echo "install_$mode: $(basename "$1"): $(cat "$tmp/out")"
+  echo "install_$mode: $(basename "$prog"): $(cat "$tmp/out")"
 }
 
 if [ "$mode" = pkgconfig ] && ! command -v pkg-config >/dev/null 2>&1; then
@@ -59,6 +68,17 @@ for f in include/mixsparse.h "$libdir/libmixsparse.a" "$libdir/libmixsparse.so" 
   "$libdir/cmake/mixsparse/mixsparseConfigVersion.cmake"; do
   [ -e "$prefix/$f" ] || fail "$f not installed"
 done
+if [ "$mpi" = ON ]; then
+  for f in include/mixsparse_mpi.h "$libdir/libmixsparse_mpi.a" "$libdir/pkgconfig/mixsparse-mpi.pc"; do
+    [ -e "$prefix/$f" ] || fail "$f not installed (built with MPI)"
+  done
+  # (no mpiexec found at configure time: the example runs as a singleton, without a launcher)
+  launch=${mpiexec:+$mpiexec -n 1}
+  mpi_example=$src/tests/install/mpi_example.c
+else
+  echo "install_$mode: SKIPPED the distributed layer's checks: built without MPI"
+  [ ! -e "$prefix/include/mixsparse_mpi.h" ] || fail "mixsparse_mpi.h installed without MPI"
+fi
 readelf -d "$prefix/$libdir/libmixsparse.so" | grep -q "SONAME.*\[$soname\]" ||
   fail "libmixsparse.so has no soname $soname"
 # Only the public API is exported: msp_ followed by a letter (msp__ are internals).
@@ -88,6 +108,16 @@ pkgconfig)
     fail "cc \$(pkg-config --static --libs mixsparse): $static_libs"
   needs "$tmp/ex_static" no
   check "$tmp/ex_static"
+  # The distributed layer: its own file, everything in Libs (the static library).
+  if [ "$mpi" = ON ]; then
+    mpi_flags=$(pkg-config --cflags --libs mixsparse-mpi) || fail "pkg-config does not find mixsparse-mpi"
+    # shellcheck disable=SC2086
+    "$cc" -o "$tmp/ex_mpi" "$mpi_example" $mpi_flags ||
+      fail "cc \$(pkg-config --cflags --libs mixsparse-mpi): $mpi_flags"
+    needs "$tmp/ex_mpi" no
+    # shellcheck disable=SC2086
+    check "$tmp/ex_mpi" $launch
+  fi
   # DESTDIR stages the same tree under another root.
   DESTDIR=$tmp/stage "$cmake" --install "$build" --prefix /opt/msp >/dev/null 2>&1 ||
     fail "DESTDIR=... cmake --install"
@@ -105,6 +135,16 @@ target_link_libraries(ex_shared PRIVATE mixsparse::mixsparse)
 add_executable(ex_static ex.c)
 target_link_libraries(ex_static PRIVATE mixsparse::static)
 EOF
+  if [ "$mpi" = ON ]; then
+    cp "$mpi_example" "$tmp/proj/ex_mpi.c"
+    cat >>"$tmp/proj/CMakeLists.txt" <<EOF
+if(NOT mixsparse_HAVE_MPI OR NOT TARGET mixsparse::mixsparse_mpi)
+  message(FATAL_ERROR "the package has no mixsparse::mixsparse_mpi")
+endif()
+add_executable(ex_mpi ex_mpi.c)
+target_link_libraries(ex_mpi PRIVATE mixsparse::mixsparse_mpi)
+EOF
+  fi
   "$cmake" -S "$tmp/proj" -B "$tmp/proj/build" -DCMAKE_C_COMPILER="$cc" \
     -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cmake.log" 2>&1 || fail "configure: $(cat "$tmp/cmake.log")"
   "$cmake" --build "$tmp/proj/build" >"$tmp/build.log" 2>&1 || fail "build: $(cat "$tmp/build.log")"
@@ -112,6 +152,11 @@ EOF
   check "$tmp/proj/build/ex_shared"
   needs "$tmp/proj/build/ex_static" no
   check "$tmp/proj/build/ex_static"
+  if [ "$mpi" = ON ]; then
+    needs "$tmp/proj/build/ex_mpi" no
+    # shellcheck disable=SC2086
+    check "$tmp/proj/build/ex_mpi" $launch
+  fi
   # MIXSPARSE_USE_STATIC_LIBS turns mixsparse::mixsparse into the static library.
   "$cmake" -S "$tmp/proj" -B "$tmp/proj/build" -DMIXSPARSE_USE_STATIC_LIBS=ON >"$tmp/cmake.log" 2>&1 ||
     fail "configure with MIXSPARSE_USE_STATIC_LIBS: $(cat "$tmp/cmake.log")"

@@ -1,0 +1,133 @@
+// mixsparse_mpi.h: the distributed layer (libmixsparse_mpi): matrices whose rows are spread over
+// the ranks of an MPI communicator, and the same products and solvers as on one process.
+//
+// A distributed context (msp_dist) is a CPU context whose operations are the CPU backend's, with
+// these rerouted: the product of a distributed matrix (halo exchange overlapped with the interior
+// rows); the reductions (dot products, norms, GMRES's projections), where each rank sends the
+// nodes of the CPU backend's summation tree of MSP_DIST_CHUNK-row chunks that its chunks hold and
+// every rank adds them up in the order one process does; and PageRank's graph, step and host sums
+// (the pull form in the natural node order). (CUDA ranks, msp_dist_create_backend, reroute the
+// product and reduce on the GPU instead: within rounding of one process, not its bits.)
+// Rows are cut at multiples of MSP_DIST_CHUNK, so a rank owns whole chunks, and the results (SpMV
+// values, norms, GMRES's iterations and residual history, PageRank's iterations, changes and ranks)
+// have the same bits for any number of ranks as on one process, for IEEE and CPMS value precisions
+// (fixed-point matrix values take a scale per block of stored values, which a rank's share of the
+// matrix cuts differently: close, not bit-identical). msp_gmres and msp_pagerank are called as on
+// one process, with the distributed context, a distributed matrix and this rank's vector parts (see
+// msp_dist_gmres for GMRES's conditions; msp_pagerank refuses the values form, weighted graphs
+// and the degree order with MSP_ERR_NOT_SUPPORTED on every rank).
+//
+// Every function here is collective over the context's communicator unless it says otherwise:
+// every rank calls it, in the same order. Errors found on one rank (bad input on the root) are
+// sent to every rank, which all return the same status; the message on the other ranks names the
+// rank that found it.
+#ifndef MIXSPARSE_MPI_H
+#define MIXSPARSE_MPI_H
+
+#include "mixsparse.h"
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
+// Rows per reduction chunk: every rank's first row is a multiple of it.
+#define MSP_DIST_CHUNK 4096
+
+typedef struct msp_dist_s *msp_dist;
+
+// Make a distributed context on comm (duplicated; MPI must be initialised). Its msp_context
+// (msp_dist_context) makes vectors (each rank's part of a distributed vector) and is passed to
+// msp_spmv, msp_dot, msp_nrm2, msp_gmres, ... like any other context. MSP_ERR_INVALID_ARGUMENT
+// (NULL out, MPI not initialised), MSP_ERR_OUT_OF_MEMORY. Its ranks are CPU ranks:
+// msp_dist_create_backend(comm, MSP_BACKEND_CPU, 0, out).
+msp_status msp_dist_create(MPI_Comm comm, msp_dist *out);
+// The same with every rank on `backend` (every rank names the same): MSP_BACKEND_CPU, or
+// MSP_BACKEND_CUDA on GPU `device` of the rank's node (ranks may share a GPU: under mpirun
+// --oversubscribe two ranks on one GPU both pass device 0). On CUDA ranks the vectors and the
+// parts of the distributed matrices live on the GPU; a product stages the halo through the host
+// (x's sent and own entries come down, the extended x and the assembled rows go up: no
+// CUDA-aware MPI needed), and the reductions are the GPU's own, each rank's value gathered and
+// the values added in rank order: every rank has the same bits, the same for the same number of
+// ranks, and results within rounding of one GPU process (not its bits; the CPU ranks keep the
+// one-process bits). On CUDA ranks msp_pagerank and a fixed-point GMRES basis are refused
+// (MSP_ERR_NOT_SUPPORTED on every rank). MSP_ERR_INVALID_ARGUMENT (another backend),
+// MSP_ERR_NOT_BUILT (no CUDA in this build), MSP_ERR_NO_DEVICE, MSP_ERR_DEVICE (on every rank, the
+// failing rank named).
+msp_status msp_dist_create_backend(MPI_Comm comm, msp_backend backend, int device, msp_dist *out);
+// Destroy (NULL accepted; *d set to NULL). The matrices and vectors made with its context must be
+// destroyed first (MSP_ERR_INVALID_ARGUMENT otherwise, as msp_context_destroy).
+msp_status msp_dist_destroy(msp_dist *d);
+// The context of d (NULL for NULL). Not collective.
+msp_context msp_dist_context(const msp_dist d);
+// The products of distributed matrices run with d's context so far (those inside msp_pagerank
+// and msp_gmres included) and the bytes of x this rank sent for them. Not collective.
+// MSP_ERR_INVALID_ARGUMENT (d not a distributed context, NULL results).
+msp_status msp_dist_traffic(const msp_dist d, int64_t *products, double *bytes_sent);
+// This rank and the number of ranks (-1 / 0 for NULL). Not collective.
+int msp_dist_rank(const msp_dist d);
+int msp_dist_size(const msp_dist d);
+
+// Spread the rows of G, which the root rank holds (the other ranks pass NULL; G may belong to
+// any context), over the ranks: contiguous blocks balanced by nonzeros, each boundary a multiple
+// of MSP_DIST_CHUNK rows, every rank at least one chunk. The first distributed matrix of a
+// context fixes its row layout; a later one must have as many rows and gets the same blocks. Each
+// rank converts its rows with opts (NULL: defaults; the format and precision of both its parts:
+// interior rows, whose columns it owns, and boundary rows, which read entries of x owned by other
+// ranks) and builds its communication descriptor (per neighbour rank: the entries of x it sends
+// and how many it receives). *A (out) is this rank's handle: rows = cols = this rank's rows;
+// msp_spmv(msp_dist_context(d), alpha, *A, x, beta, y) with x and y this rank's parts computes
+// this rank's rows of the global product. Destroy with msp_matrix_destroy.
+// MSP_ERR_INVALID_ARGUMENT (G NULL on the root, root out of range), MSP_ERR_INVALID_MATRIX (G not
+// square, no rows, more ranks than chunks of MSP_DIST_CHUNK rows), MSP_ERR_DIMENSION_MISMATCH
+// (rows differ from the context's layout), MSP_ERR_OUT_OF_MEMORY, the conversion's statuses.
+msp_status msp_dist_matrix_scatter(msp_dist d, int root, const msp_matrix G,
+                                   const msp_convert_options *opts, msp_matrix *A);
+
+// What a rank holds of a distributed matrix and what its products have cost so far. Not
+// collective.
+typedef struct {
+  int rank, size;
+  int64_t global_rows, global_nnz;
+  int64_t row0, rows, nnz;              // this rank's rows [row0, row0 + rows) and their entries
+  int64_t interior_rows, boundary_rows; // rows reading only own entries of x / reading the halo
+  int64_t halo;                         // entries of x received per product
+  int64_t send_entries;                 // entries of x sent per product
+  int neighbours;                       // ranks exchanged with (sent to or received from)
+  msp_format format;                    // the parts' format and precision (interior, or boundary
+  msp_precision precision;              // when there are no interior rows)
+  int64_t products;                     // products so far
+  double bytes_sent;                    // bytes of x sent by this rank over all products
+  double spmv_s;                        // seconds in the products (wall, this rank)
+  double wait_s;                        // of which waiting for the halo after the interior rows
+} msp_dist_matrix_info;
+msp_status msp_dist_matrix_info_get(const msp_matrix A, msp_dist_matrix_info *info);
+
+// Copy the root's global array (rows of A values; NULL on the other ranks) into each rank's part
+// x (A's rows on this rank, rounded by x's precision) / gather every rank's part into the root's
+// global array (NULL on the other ranks). MSP_ERR_INVALID_ARGUMENT (A not distributed, NULL
+// array on the root), MSP_ERR_DIMENSION_MISMATCH (x not of A's rows on this rank).
+msp_status msp_dist_vector_scatter(const msp_matrix A, int root, const double *global,
+                                   msp_vector x);
+msp_status msp_dist_vector_gather(const msp_matrix A, int root, msp_vector x, double *global);
+
+// msp_gmres on a distributed matrix, after the checks that keep it the one-process iteration:
+// the restart at most every rank's rows (GMRES caps it at the rows it sees), and no ILU(0)
+// (the factorisation of a rank's diagonal block is another preconditioner). Then the iteration
+// counts, residual history and solution bits are those of one process. Collective.
+msp_status msp_dist_gmres(msp_dist d, const msp_matrix A, msp_vector b, msp_vector x,
+                          const msp_solver_options *opts, msp_solver_report *rep);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,937 @@
+// dist.c: distributed contexts and matrices over MPI: the row layout, the scatter of a matrix
+// from the root, the communication descriptor, the product with its halo exchange overlapped
+// with the interior rows, and the vectors' scatter and gather.
+//
+// papers/psblas-ext-gpu-formats-reference.txt 1.1: as PSBLAS's descriptors, each rank keeps, per
+// neighbour, the list of its entries of x that the neighbour reads (sent) and how many entries it
+// reads from the neighbour (received into the halo); the descriptor is built once, when the
+// matrix is distributed, and each product only packs, sends and receives.
+//
+// Bits: a rank's rows are renumbered into an extended x = [halo below row0, own entries, halo
+// above], a monotonic renumbering of the columns, so every row keeps its entries in their order
+// and the CPU kernel sums it as one process does; the row sums are written in fp64 (exact), then
+// y = alpha t + beta y is stored by the CPU backend's axpby, the store of every CPU kernel, in
+// blocks aligned as on one process (row0 is a multiple of MSP_DIST_CHUNK).
+#include "dist.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define TAG_ROWPTR 101
+#define TAG_COLIND 102
+#define TAG_VAL 103
+#define TAG_HALO 104
+// Point-to-point messages in pieces of at most this many elements (MPI counts are int).
+#define PIECE ((int64_t)1 << 28)
+
+static msp_status mpi_fail(const char *fn, const char *call) {
+  return msp__error(MSP_ERR_INTERNAL, "%s: %s failed", fn, call);
+}
+
+msp_status msp__dist_agree(msp_dist d, msp_status st) {
+  struct {
+    int failed, rank;
+  } mine = {st != MSP_SUCCESS, d->rank}, first;
+  if (MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MAXLOC, d->comm) != MPI_SUCCESS)
+    return mpi_fail("msp_dist", "MPI_Allreduce");
+  if (!first.failed) return MSP_SUCCESS;
+  int code = (int)st;
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s", msp_last_error());
+  if (MPI_Bcast(&code, 1, MPI_INT, first.rank, d->comm) != MPI_SUCCESS ||
+      MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first.rank, d->comm) != MPI_SUCCESS)
+    return mpi_fail("msp_dist", "MPI_Bcast");
+  msg[sizeof msg - 1] = '\0';
+  if (d->rank == first.rank) return st;
+  return msp__error((msp_status)code, "rank %d: %s", first.rank, msg);
+}
+
+// ---- context ------------------------------------------------------------------------------------
+static msp_status dist_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                            double beta, msp_vector y);
+static void dist_matrix_free(msp_matrix A);
+
+// PageRank's slots on ranks that are not CPU ranks (the distributed pull form is the CPU's).
+static msp_status pr_refused(void) {
+  return msp__error(
+      MSP_ERR_NOT_SUPPORTED,
+      "msp_pagerank: the distributed PageRank runs on CPU ranks only (msp_dist_create "
+      "or MSP_BACKEND_CPU), not on CUDA ranks");
+}
+static msp_status pr_upload_refused(msp_context ctx, msp__prgraph *g) {
+  (void)ctx, (void)g;
+  return pr_refused();
+}
+static msp_status pr_transpose_refused(msp_context ctx, const msp_matrix G, const int32_t *inv,
+                                       msp__prgraph *g) {
+  (void)ctx, (void)G, (void)inv, (void)g;
+  return pr_refused();
+}
+
+msp_status msp__dist_set_exact(msp_dist d, int exact) {
+  if (exact && d->base->kind != MSP_BACKEND_CPU)
+    return msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "distributed context: the exact reductions are the CPU backend's (%s ranks)",
+                      d->base->name);
+  d->exact = exact != 0;
+  if (d->exact) {
+    d->table.dot = msp__dist_dot;
+    d->table.nrm1 = msp__dist_nrm1;
+    d->table.nrm2 = msp__dist_nrm2;
+    d->table.basis_store = msp__dist_basis_store;
+    d->table.basis_project = msp__dist_basis_project;
+    d->table.basis_subtract = msp__dist_basis_subtract;
+  } else {
+    d->table.dot = msp__dist_sum_dot;
+    d->table.nrm1 = msp__dist_sum_nrm1;
+    d->table.nrm2 = msp__dist_sum_nrm2;
+    d->table.basis_store = msp__dist_sum_basis_store;
+    d->table.basis_project = msp__dist_sum_basis_project;
+    d->table.basis_subtract = msp__dist_sum_basis_subtract;
+  }
+  return MSP_SUCCESS;
+}
+
+msp_status msp_dist_create(MPI_Comm comm, msp_dist *out) {
+  return msp_dist_create_backend(comm, MSP_BACKEND_CPU, 0, out);
+}
+
+msp_status msp_dist_create_backend(MPI_Comm comm, msp_backend backend, int device, msp_dist *out) {
+  msp_status st = MSP_SUCCESS;
+  msp_dist d = NULL;
+  int inited = 0;
+  MSP_CHECK_ARG(out, "msp_dist_create: out is NULL");
+  *out = NULL;
+  MPI_Initialized(&inited);
+  MSP_CHECK_ARG(inited, "msp_dist_create: MPI is not initialised (call MPI_Init first)");
+  MSP_CHECK_ARG(backend == MSP_BACKEND_CPU || backend == MSP_BACKEND_CUDA,
+                "msp_dist_create_backend: backend %d is neither MSP_BACKEND_CPU nor "
+                "MSP_BACKEND_CUDA (every rank names its backend)",
+                (int)backend);
+  {
+    // every rank has its object or none goes on (a rank that gave up would leave the others
+    // waiting in the collective calls that follow)
+    int failed = MSP_ALLOC_ZERO(d, 1, "distributed context") != MSP_SUCCESS, any = 0;
+    if (d) d->comm = MPI_COMM_NULL;
+    if (MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS) {
+      st = mpi_fail("msp_dist_create", "MPI_Allreduce");
+      goto exit;
+    }
+    if (any) {
+      st = failed ? MSP_ERR_OUT_OF_MEMORY
+                  : msp__error(MSP_ERR_OUT_OF_MEMORY,
+                               "msp_dist_create: another rank could not allocate its context");
+      goto exit;
+    }
+  }
+  if (MPI_Comm_dup(comm, &d->comm) != MPI_SUCCESS) {
+    d->comm = MPI_COMM_NULL;
+    st = mpi_fail("msp_dist_create", "MPI_Comm_dup");
+    goto exit;
+  }
+  MPI_Comm_rank(d->comm, &d->rank);
+  MPI_Comm_size(d->comm, &d->size);
+  {
+    // one backend for all (the two kinds of reductions are different collectives)
+    int kinds[2] = {(int)backend, -(int)backend};
+    if (MPI_Allreduce(MPI_IN_PLACE, kinds, 2, MPI_INT, MPI_MAX, d->comm) != MPI_SUCCESS) {
+      st = mpi_fail("msp_dist_create", "MPI_Allreduce");
+      goto exit;
+    }
+    if (kinds[0] != -kinds[1]) {
+      st = msp__error(MSP_ERR_INVALID_ARGUMENT,
+                      "msp_dist_create_backend: the ranks name different backends (rank %d: %s)",
+                      d->rank, msp_backend_name(backend));
+      goto exit;
+    }
+  }
+  st = MSP_ALLOC_ZERO(d->counts, d->size, "distributed context");
+  if (st == MSP_SUCCESS) st = MSP_ALLOC_ZERO(d->displs, d->size, "distributed context");
+  if (st == MSP_SUCCESS) st = MSP_ALLOC_ZERO(d->chunks, d->size, "distributed context");
+  // (a CUDA rank's contexts: the named device; ranks sharing a GPU share device 0 alike)
+  if (st == MSP_SUCCESS) st = msp_context_create(backend, device, &d->inner);
+  if (st == MSP_SUCCESS) st = msp_context_create(backend, device, &d->ctx);
+  if (st == MSP_SUCCESS && backend != MSP_BACKEND_CPU)
+    st = msp_context_create(MSP_BACKEND_CPU, 0, &d->host);
+  MSP_TRY(msp__dist_agree(d, st));
+  if (!d->host) d->host = d->inner;
+  d->base = d->ctx->backend;
+  // The rank's table with the product of distributed matrices and the reductions rerouted: the
+  // solvers call these slots and never know (STYLE.md 6: one dispatch table).
+  d->table = *d->base;
+  d->table.name = backend == MSP_BACKEND_CPU ? "cpu+mpi" : "cuda+mpi";
+  for (int f = 0; f < MSP_FORMAT_COUNT; f++)
+    d->table.spmv[f] = dist_spmv;
+  d->table.matrix_free = dist_matrix_free;
+  MSP_TRY(msp__dist_set_exact(d, backend == MSP_BACKEND_CPU));
+  if (backend == MSP_BACKEND_CPU) {
+    // PageRank (pagerank.c): the pull form's graph, step and host sums over the ranks
+    d->table.pr_upload = msp__dist_pr_upload;
+    d->table.pr_transpose = msp__dist_pr_transpose;
+    d->table.pr_free = msp__dist_pr_free;
+    d->table.pr_step = msp__dist_pr_step;
+  } else {
+    d->table.pr_upload = pr_upload_refused;
+    d->table.pr_transpose = pr_transpose_refused;
+  }
+  d->table.host_fold = msp__dist_host_fold;
+  d->ctx->backend = &d->table;
+  d->magic = MSP__MAGIC_DIST;
+  *out = d;
+  d = NULL;
+exit:
+  if (d) {
+    msp_context_destroy(&d->ctx);
+    if (d->host != d->inner) msp_context_destroy(&d->host);
+    msp_context_destroy(&d->inner);
+    if (d->comm != MPI_COMM_NULL) MPI_Comm_free(&d->comm);
+    msp__free(d->counts);
+    msp__free(d->displs);
+    msp__free(d->chunks);
+    msp__free(d);
+  }
+  return st;
+}
+
+static int dist_ok(const msp_dist d) {
+  return d && d->magic == MSP__MAGIC_DIST;
+}
+
+msp_status msp_dist_destroy(msp_dist *pd) {
+  msp_status st = MSP_SUCCESS;
+  if (!pd || !*pd) return MSP_SUCCESS;
+  msp_dist d = *pd;
+  MSP_CHECK_ARG(dist_ok(d), "msp_dist_destroy: not a distributed context");
+  d->ctx->backend = d->base; // the context's own table, for its destroy
+  st = msp_context_destroy(&d->ctx);
+  if (st != MSP_SUCCESS) {
+    d->ctx->backend = &d->table;
+    return st;
+  }
+  if (d->host != d->inner) MSP_TRY(msp_context_destroy(&d->host));
+  d->host = NULL;
+  MSP_TRY(msp_context_destroy(&d->inner));
+  MPI_Comm_free(&d->comm);
+  msp__dist_reduce_free(d);
+  msp__free(d->off);
+  msp__free(d->counts);
+  msp__free(d->displs);
+  msp__free(d->chunks);
+  d->magic = MSP__MAGIC_FREED;
+  msp__free(d);
+  *pd = NULL;
+exit:
+  return st;
+}
+
+msp_status msp_dist_traffic(const msp_dist d, int64_t *products, double *bytes_sent) {
+  MSP_CHECK_ARG(dist_ok(d) && products && bytes_sent,
+                "msp_dist_traffic: d is not a distributed context, or NULL results");
+  *products = d->products;
+  *bytes_sent = d->bytes_sent;
+  return MSP_SUCCESS;
+}
+
+msp_context msp_dist_context(const msp_dist d) {
+  return dist_ok(d) ? d->ctx : NULL;
+}
+int msp_dist_rank(const msp_dist d) {
+  return dist_ok(d) ? d->rank : -1;
+}
+int msp_dist_size(const msp_dist d) {
+  return dist_ok(d) ? d->size : 0;
+}
+
+// ---- the matrix
+// -----------------------------------------------------------------------------------
+// The distributed matrix in A->dev when A is a handle (another matrix of a distributed context
+// on a device backend holds the backend's data there: its first word is no MSP__MAGIC_DIST_MAT,
+// and a distributed matrix names its handle).
+static msp__dist_mat *dist_mat_of_dev(const msp_matrix A) {
+  if (!A->dev || *(const uint32_t *)A->dev != MSP__MAGIC_DIST_MAT) return NULL;
+  msp__dist_mat *m = (msp__dist_mat *)A->dev;
+  return m->handle == A ? m : NULL;
+}
+
+msp__dist_mat *msp__dist_mat_of(const msp_matrix A) {
+  if (!msp__matrix_ok(A) || !A->dev || A->ctx->backend->spmv[0] != dist_spmv) return NULL;
+  return dist_mat_of_dev(A);
+}
+
+void msp__dist_mat_free(msp__dist_mat *m) {
+  if (!m) return;
+  msp_matrix_destroy(&m->Ai);
+  msp_matrix_destroy(&m->Ab);
+  msp_vector_destroy(&m->xext);
+  msp_vector_destroy(&m->yi);
+  msp_vector_destroy(&m->yb);
+  msp_vector_destroy(&m->yt);
+  msp__free(m->irow);
+  msp__free(m->brow);
+  msp__free(m->rrank);
+  msp__free(m->srank);
+  msp__free(m->roff);
+  msp__free(m->rcnt);
+  msp__free(m->soff);
+  msp__free(m->sidx);
+  msp__free(m->sbuf);
+  msp__free(m->req);
+  msp__free(m->halo);
+  m->magic = MSP__MAGIC_FREED;
+  msp__free(m);
+}
+
+static void dist_matrix_free(msp_matrix A) {
+  msp__dist_mat *m = dist_mat_of_dev(A);
+  if (m)
+    msp__dist_mat_free(m);
+  else if (A->dev)
+    msp__dist_of(A->ctx)->base->matrix_free(A); // a local matrix of a device rank's context
+  A->dev = NULL;
+}
+
+// The row layout: boundaries at chunk multiples, rank r's first chunk the one whose prefix of
+// nonzeros is nearest r / size of them, each rank at least one chunk.
+static void partition(int64_t rows, const int64_t *rowptr, int size, int64_t *off) {
+  const int64_t chunks = (rows + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK, nnz = rowptr[rows];
+  off[0] = 0;
+  int64_t prev = 0;
+  for (int r = 1; r < size; r++) {
+    const double target = (double)nnz * r / size;
+    int64_t lo = prev + 1, hi = chunks - (size - r); // chunk index range for rank r's start
+    // first chunk boundary whose prefix reaches the target, then the nearer of it and the one
+    // before
+    int64_t a = lo, b = hi;
+    while (a < b) {
+      const int64_t mid = a + (b - a) / 2;
+      if ((double)rowptr[mid * MSP__RED_CHUNK] < target)
+        a = mid + 1;
+      else
+        b = mid;
+    }
+    if (a > lo && target - (double)rowptr[(a - 1) * MSP__RED_CHUNK] <
+                      (double)rowptr[a * MSP__RED_CHUNK] - target)
+      a--;
+    off[r] = a * MSP__RED_CHUNK;
+    prev = a;
+  }
+  off[size] = rows;
+}
+
+static msp_status send_big(const void *buf, int64_t n, MPI_Datatype t, size_t esize, int to,
+                           int tag, MPI_Comm comm) {
+  for (int64_t o = 0; o < n || (n == 0 && o == 0); o += PIECE) {
+    const int64_t c = n - o < PIECE ? n - o : PIECE;
+    if (MPI_Send((const char *)buf + (size_t)o * esize, (int)c, t, to, tag, comm) != MPI_SUCCESS)
+      return mpi_fail("msp_dist_matrix_scatter", "MPI_Send");
+    if (n == 0) break;
+  }
+  return MSP_SUCCESS;
+}
+
+static msp_status recv_big(void *buf, int64_t n, MPI_Datatype t, size_t esize, int from, int tag,
+                           MPI_Comm comm) {
+  for (int64_t o = 0; o < n || (n == 0 && o == 0); o += PIECE) {
+    const int64_t c = n - o < PIECE ? n - o : PIECE;
+    if (MPI_Recv((char *)buf + (size_t)o * esize, (int)c, t, from, tag, comm, MPI_STATUS_IGNORE) !=
+        MPI_SUCCESS)
+      return mpi_fail("msp_dist_matrix_scatter", "MPI_Recv");
+    if (n == 0) break;
+  }
+  return MSP_SUCCESS;
+}
+
+static int cmp_i32(const void *a, const void *b) {
+  const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+// Index of the last off[r] <= j (the owner of global row / column j).
+static int owner_of(const int64_t *off, int size, int64_t j) {
+  int a = 0, b = size - 1;
+  while (a < b) {
+    const int mid = (a + b + 1) / 2;
+    if (off[mid] <= j)
+      a = mid;
+    else
+      b = mid - 1;
+  }
+  return a;
+}
+
+// Position of j in the sorted array h[0..n) (present).
+static int64_t find_i32(const int32_t *h, int64_t n, int32_t j) {
+  int64_t a = 0, b = n - 1;
+  while (a < b) {
+    const int64_t mid = a + (b - a) / 2;
+    if (h[mid] < j)
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  return a;
+}
+
+// Root: check G and the layout; every rank: the same status.
+static msp_status root_checks(msp_dist d, int root, const msp_matrix G) {
+  if (d->rank != root) return MSP_SUCCESS;
+  msp_status st = msp__check_matrix(G, "msp_dist_matrix_scatter", "G");
+  if (st != MSP_SUCCESS) return st;
+  if (G->rows != G->cols)
+    return msp__error(MSP_ERR_INVALID_MATRIX,
+                      "msp_dist_matrix_scatter: G is %lld x %lld, not square (the rows of x and y "
+                      "are laid out alike)",
+                      (long long)G->rows, (long long)G->cols);
+  if (G->rows == 0)
+    return msp__error(MSP_ERR_INVALID_MATRIX,
+                      "msp_dist_matrix_scatter: G has no rows: nothing to distribute");
+  const int64_t chunks = (G->rows + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
+  if (chunks < d->size)
+    return msp__error(MSP_ERR_INVALID_MATRIX,
+                      "msp_dist_matrix_scatter: %d ranks but G has %lld rows, %lld chunk%s of %d "
+                      "rows; each rank needs at least one chunk: run at most %lld rank%s",
+                      d->size, (long long)G->rows, (long long)chunks, chunks == 1 ? "" : "s",
+                      MSP__RED_CHUNK, (long long)chunks, chunks == 1 ? "" : "s");
+  if (d->off && G->rows != d->grows)
+    return msp__error(MSP_ERR_DIMENSION_MISMATCH,
+                      "msp_dist_matrix_scatter: G has %lld rows but the context's layout %lld "
+                      "(fixed by its first matrix)",
+                      (long long)G->rows, (long long)d->grows);
+  return MSP_SUCCESS;
+}
+
+// The parts' matrix (rows of the local CSR listed in `which`, columns mapped by cmap) converted
+// with opts, in the inner context.
+static msp_status make_part(msp_dist d, const int64_t *rp, const int32_t *cmap, const double *val,
+                            const int64_t *which, int64_t nrows, int64_t cols,
+                            const msp_convert_options *opts, msp_matrix *out) {
+  msp_status st = MSP_SUCCESS;
+  int64_t *prp = NULL;
+  int32_t *pci = NULL;
+  double *pv = NULL;
+  msp_matrix M = NULL;
+  *out = NULL;
+  if (nrows == 0) return MSP_SUCCESS;
+  int64_t nnz = 0;
+  for (int64_t k = 0; k < nrows; k++)
+    nnz += rp[which[k] + 1] - rp[which[k]];
+  MSP_TRY(MSP_ALLOC(prp, nrows + 1, "distributed matrix part"));
+  MSP_TRY(MSP_ALLOC(pci, nnz > 0 ? nnz : 1, "distributed matrix part"));
+  MSP_TRY(MSP_ALLOC(pv, nnz > 0 ? nnz : 1, "distributed matrix part"));
+  prp[0] = 0;
+  for (int64_t k = 0, p = 0; k < nrows; k++) {
+    for (int64_t q = rp[which[k]]; q < rp[which[k] + 1]; q++, p++) {
+      pci[p] = cmap[q];
+      pv[p] = val[q];
+    }
+    prp[k + 1] = p;
+  }
+  MSP_TRY(msp_matrix_from_csr(d->inner, nrows, cols, prp, pci, pv, MSP_READ_ALLOW_NONFINITE, &M));
+  MSP_TRY(msp_matrix_convert(d->inner, M, opts, out));
+exit:
+  msp_matrix_destroy(&M);
+  msp__free(prp);
+  msp__free(pci);
+  msp__free(pv);
+  return st;
+}
+
+// Build this rank's share from its rows (rp rebased to 0, global columns): the halo, the
+// descriptor (with the other ranks), the parts, the work vectors.
+msp_status msp__dist_build(msp_dist d, const int64_t *rp, const int32_t *ci, const double *val,
+                           const msp_convert_options *opts, msp__dist_mat *m) {
+  msp_status st = MSP_SUCCESS, lst = MSP_SUCCESS;
+  const int P = d->size;
+  const int64_t lo = m->row0, hi = m->row0 + m->rows, rows = m->rows, nnz = rp[rows];
+  int32_t *halo = NULL, *cmap = NULL;
+  int64_t nh = 0;
+  int *ncnt = NULL, *gcnt = NULL, *ndsp = NULL, *gdsp = NULL;
+  // the halo: columns outside [lo, hi), sorted, unique
+  for (int64_t p = 0; p < nnz; p++)
+    nh += ci[p] < lo || ci[p] >= hi;
+  lst = MSP_ALLOC(halo, nh > 0 ? nh : 1, "distributed matrix halo");
+  m->halo = halo; // kept (freed with m): the global columns of the extended x's halo
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(cmap, nnz > 0 ? nnz : 1, "distributed matrix columns");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC_ZERO(ncnt, 4 * (int64_t)P, "distributed matrix counts");
+  MSP_TRY(msp__dist_agree(d, lst));
+  gcnt = ncnt + P;
+  ndsp = ncnt + 2 * P;
+  gdsp = ncnt + 3 * P;
+  nh = 0;
+  for (int64_t p = 0; p < nnz; p++)
+    if (ci[p] < lo || ci[p] >= hi) halo[nh++] = ci[p];
+  qsort(halo, (size_t)nh, sizeof *halo, cmp_i32);
+  {
+    int64_t u = 0;
+    for (int64_t i = 0; i < nh; i++)
+      if (u == 0 || halo[i] != halo[u - 1]) halo[u++] = halo[i];
+    nh = u;
+  }
+  m->nb = 0;
+  while (m->nb < nh && halo[m->nb] < lo)
+    m->nb++;
+  m->na = nh - m->nb;
+  // the extended numbering: [halo below, own, halo above]
+  for (int64_t p = 0; p < nnz; p++) {
+    const int32_t j = ci[p];
+    if (j >= lo && j < hi) {
+      cmap[p] = (int32_t)(m->nb + (j - lo));
+    } else {
+      const int64_t k = find_i32(halo, nh, j);
+      cmap[p] = (int32_t)(k < m->nb ? k : k + rows);
+    }
+  }
+  // the descriptor: what each owner sends me (my halo, grouped by owner: sorted columns make
+  // each owner's entries contiguous), and what I send (asked by each rank)
+  for (int64_t i = 0; i < nh; i++)
+    ncnt[owner_of(d->off, P, halo[i])]++;
+  if (MPI_Alltoall(ncnt, 1, MPI_INT, gcnt, 1, MPI_INT, d->comm) != MPI_SUCCESS) {
+    st = mpi_fail("msp_dist_matrix_scatter", "MPI_Alltoall");
+    goto exit;
+  }
+  int64_t ns = 0;
+  for (int q = 0; q < P; q++) {
+    ndsp[q] = q ? ndsp[q - 1] + ncnt[q - 1] : 0;
+    gdsp[q] = q ? gdsp[q - 1] + gcnt[q - 1] : 0;
+    ns += gcnt[q];
+    m->nrecv += ncnt[q] > 0;
+    m->nsend += gcnt[q] > 0;
+  }
+  lst = MSP_ALLOC(m->sidx, ns > 0 ? ns : 1, "distributed matrix send list");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(m->sbuf, ns > 0 ? ns : 1, "distributed matrix send");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(m->rrank, m->nrecv + 1, "distributed matrix descriptor");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(m->srank, m->nsend + 1, "distributed matrix descriptor");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(m->roff, m->nrecv + 1, "distributed matrix descriptor");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(m->rcnt, m->nrecv + 1, "distributed matrix descriptor");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(m->soff, m->nsend + 1, "distributed matrix descriptor");
+  if (lst == MSP_SUCCESS)
+    lst = MSP_ALLOC(m->req, m->nrecv + m->nsend + 1, "distributed matrix requests");
+  MSP_TRY(msp__dist_agree(d, lst));
+  if (MPI_Alltoallv(halo, ncnt, ndsp, MPI_INT32_T, m->sidx, gcnt, gdsp, MPI_INT32_T, d->comm) !=
+      MPI_SUCCESS) {
+    st = mpi_fail("msp_dist_matrix_scatter", "MPI_Alltoallv");
+    goto exit;
+  }
+  for (int64_t i = 0; i < ns; i++)
+    m->sidx[i] = (int32_t)(m->sidx[i] - lo);
+  {
+    int kr = 0, ks = 0;
+    m->soff[0] = 0;
+    for (int q = 0; q < P; q++) {
+      if (ncnt[q]) {
+        m->rrank[kr] = q;
+        m->rcnt[kr] = ncnt[q];
+        m->roff[kr] = ndsp[q] < m->nb ? ndsp[q] : ndsp[q] + rows;
+        kr++;
+      }
+      if (gcnt[q]) {
+        m->srank[ks] = q;
+        m->soff[ks + 1] = gdsp[q] + gcnt[q];
+        ks++;
+      }
+    }
+    for (int q = 0; q < P; q++)
+      m->neighbours += ncnt[q] > 0 || gcnt[q] > 0;
+  }
+  // interior and boundary rows
+  int64_t ni = 0, nbnd = 0;
+  for (int64_t i = 0; i < rows; i++) {
+    int inside = 1;
+    for (int64_t p = rp[i]; p < rp[i + 1] && inside; p++)
+      inside = ci[p] >= lo && ci[p] < hi;
+    ni += inside;
+  }
+  nbnd = rows - ni;
+  const int64_t next = m->nb + rows + m->na;
+  lst = MSP_ALLOC(m->irow, ni > 0 ? ni : 1, "distributed matrix rows");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(m->brow, nbnd > 0 ? nbnd : 1, "distributed matrix rows");
+  if (lst == MSP_SUCCESS) lst = msp_vector_create(d->inner, next, &m->xext);
+  if (lst == MSP_SUCCESS) lst = msp_vector_create(d->inner, ni, &m->yi);
+  if (lst == MSP_SUCCESS) lst = msp_vector_create(d->inner, nbnd, &m->yb);
+  if (lst == MSP_SUCCESS) lst = msp_vector_create(d->ctx, rows, &m->yt);
+  MSP_TRY(msp__dist_agree(d, lst));
+  for (int64_t i = 0, a = 0, b = 0; i < rows; i++) {
+    int inside = 1;
+    for (int64_t p = rp[i]; p < rp[i + 1] && inside; p++)
+      inside = ci[p] >= lo && ci[p] < hi;
+    if (inside)
+      m->irow[a++] = i;
+    else
+      m->brow[b++] = i;
+  }
+  lst = make_part(d, rp, cmap, val, m->irow, ni, next, opts, &m->Ai);
+  if (lst == MSP_SUCCESS) lst = make_part(d, rp, cmap, val, m->brow, nbnd, next, opts, &m->Ab);
+  for (int k = 0; k < 2 && lst == MSP_SUCCESS; k++) {
+    const msp_matrix part = k ? m->Ab : m->Ai;
+    if (part && !d->base->spmv[part->format])
+      lst = msp__error(MSP_ERR_NOT_SUPPORTED,
+                       "msp_dist_matrix_scatter: format %s with %s values has no kernel on the "
+                       "%s backend",
+                       msp_format_name(part->format), msp_precision_name(part->precision),
+                       d->base->name);
+  }
+  MSP_TRY(msp__dist_agree(d, lst));
+exit:
+  msp__free(cmap);
+  msp__free(ncnt);
+  return st;
+}
+
+// The handle: this rank's diagonal block (own columns, local numbering) as a CSR matrix of the
+// distributed context (what a preconditioner built from A's rows sees: Jacobi's diagonal), with
+// the distributed matrix in A->dev. Made on the host context and handed to the distributed one:
+// its CSR stays on the host (a device backend's data would take A->dev).
+static msp_status make_handle(msp_dist d, const int64_t *rp, const int32_t *ci, const double *val,
+                              msp__dist_mat *m, msp_matrix *out) {
+  msp_status st = MSP_SUCCESS;
+  const int64_t rows = m->rows, lo = m->row0, hi = lo + rows;
+  int64_t *brp = NULL;
+  int32_t *bci = NULL;
+  double *bv = NULL;
+  int64_t nnz = 0;
+  for (int64_t p = 0; p < rp[rows]; p++)
+    nnz += ci[p] >= lo && ci[p] < hi;
+  MSP_TRY(MSP_ALLOC(brp, rows + 1, "distributed matrix diagonal block"));
+  MSP_TRY(MSP_ALLOC(bci, nnz > 0 ? nnz : 1, "distributed matrix diagonal block"));
+  MSP_TRY(MSP_ALLOC(bv, nnz > 0 ? nnz : 1, "distributed matrix diagonal block"));
+  brp[0] = 0;
+  for (int64_t i = 0, k = 0; i < rows; i++) {
+    for (int64_t p = rp[i]; p < rp[i + 1]; p++)
+      if (ci[p] >= lo && ci[p] < hi) {
+        bci[k] = (int32_t)(ci[p] - lo);
+        bv[k++] = val[p];
+      }
+    brp[i + 1] = k;
+  }
+  MSP_TRY(msp_matrix_from_csr(d->host, rows, rows, brp, bci, bv, MSP_READ_ALLOW_NONFINITE, out));
+  msp__context_detach(d->host);
+  (*out)->ctx = d->ctx;
+  msp__context_attach(d->ctx);
+  (*out)->dev = m;
+  m->handle = *out;
+exit:
+  msp__free(brp);
+  msp__free(bci);
+  msp__free(bv);
+  return st;
+}
+
+msp_status msp_dist_matrix_scatter(msp_dist d, int root, const msp_matrix G,
+                                   const msp_convert_options *opts, msp_matrix *A) {
+  msp_status st = MSP_SUCCESS, lst = MSP_SUCCESS;
+  msp__dist_mat *m = NULL;
+  int64_t *rp = NULL;
+  int32_t *ci = NULL;
+  double *val = NULL;
+  int64_t *newoff = NULL;
+  MSP_CHECK_ARG(dist_ok(d), "msp_dist_matrix_scatter: d is not a distributed context");
+  MSP_CHECK_ARG(A, "msp_dist_matrix_scatter: A is NULL");
+  *A = NULL;
+  MSP_CHECK_ARG(root >= 0 && root < d->size,
+                "msp_dist_matrix_scatter: root %d outside the %d ranks", root, d->size);
+  MSP_TRY(msp__dist_agree(d, root_checks(d, root, G)));
+  // the layout (root's partition of the first matrix), and the global sizes
+  int64_t sizes[2] = {0, 0};
+  if (d->rank == root) {
+    sizes[0] = G->rows;
+    sizes[1] = G->nnz;
+  }
+  if (MPI_Bcast(sizes, 2, MPI_INT64_T, root, d->comm) != MPI_SUCCESS) {
+    st = mpi_fail("msp_dist_matrix_scatter", "MPI_Bcast");
+    goto exit;
+  }
+  if (!d->off) {
+    lst = MSP_ALLOC(newoff, d->size + 1, "distributed row layout");
+    MSP_TRY(msp__dist_agree(d, lst));
+    if (d->rank == root) partition(G->rows, G->rowptr, d->size, newoff);
+    if (MPI_Bcast(newoff, d->size + 1, MPI_INT64_T, root, d->comm) != MPI_SUCCESS) {
+      st = mpi_fail("msp_dist_matrix_scatter", "MPI_Bcast");
+      goto exit;
+    }
+    d->off = newoff;
+    d->grows = sizes[0];
+    newoff = NULL;
+  }
+  lst = MSP_ALLOC_ZERO(m, 1, "distributed matrix");
+  MSP_TRY(msp__dist_agree(d, lst));
+  m->magic = MSP__MAGIC_DIST_MAT;
+  m->d = d;
+  m->grows = sizes[0];
+  m->gnnz = sizes[1];
+  m->row0 = d->off[d->rank];
+  m->rows = d->off[d->rank + 1] - m->row0;
+  // rows: the root sends each rank its rows' CSR, the row pointers first, then (once every rank
+  // has room for them) the columns and values; the root's own rows are rebased copies
+  {
+    const int64_t p0 = d->rank == root ? G->rowptr[m->row0] : 0;
+    lst = MSP_ALLOC(rp, m->rows + 1, "distributed matrix rows");
+    MSP_TRY(msp__dist_agree(d, lst));
+    if (d->rank == root) {
+      for (int r = 0; r < d->size; r++)
+        if (r != root)
+          MSP_TRY(send_big(G->rowptr + d->off[r], d->off[r + 1] - d->off[r] + 1, MPI_INT64_T,
+                           sizeof(int64_t), r, TAG_ROWPTR, d->comm));
+      for (int64_t i = 0; i <= m->rows; i++)
+        rp[i] = G->rowptr[m->row0 + i] - p0;
+    } else {
+      MSP_TRY(recv_big(rp, m->rows + 1, MPI_INT64_T, sizeof(int64_t), root, TAG_ROWPTR, d->comm));
+      for (int64_t i = m->rows; i >= 0; i--)
+        rp[i] -= rp[0];
+    }
+    const int64_t nnz = rp[m->rows];
+    lst = MSP_ALLOC(ci, nnz > 0 ? nnz : 1, "distributed matrix rows");
+    if (lst == MSP_SUCCESS) lst = MSP_ALLOC(val, nnz > 0 ? nnz : 1, "distributed matrix rows");
+    MSP_TRY(msp__dist_agree(d, lst));
+    if (d->rank == root) {
+      for (int r = 0; r < d->size; r++) {
+        if (r == root) continue;
+        const int64_t q0 = G->rowptr[d->off[r]], q1 = G->rowptr[d->off[r + 1]];
+        MSP_TRY(send_big(G->colind + q0, q1 - q0, MPI_INT32_T, sizeof(int32_t), r, TAG_COLIND,
+                         d->comm));
+        MSP_TRY(send_big(G->val + q0, q1 - q0, MPI_DOUBLE, sizeof(double), r, TAG_VAL, d->comm));
+      }
+      if (nnz) {
+        memcpy(ci, G->colind + p0, (size_t)nnz * sizeof *ci);
+        memcpy(val, G->val + p0, (size_t)nnz * sizeof *val);
+      }
+    } else {
+      MSP_TRY(recv_big(ci, nnz, MPI_INT32_T, sizeof(int32_t), root, TAG_COLIND, d->comm));
+      MSP_TRY(recv_big(val, nnz, MPI_DOUBLE, sizeof(double), root, TAG_VAL, d->comm));
+    }
+  }
+  m->nnz = rp[m->rows];
+  MSP_TRY(msp__dist_build(d, rp, ci, val, opts, m));
+  lst = make_handle(d, rp, ci, val, m, A);
+  if (lst == MSP_SUCCESS) m = NULL; // *A owns it now
+  st = msp__dist_agree(d, lst);
+  if (st != MSP_SUCCESS) msp_matrix_destroy(A); // another rank failed: this one's too
+exit:
+  msp__dist_mat_free(m);
+  msp__free(rp);
+  msp__free(ci);
+  msp__free(val);
+  msp__free(newoff);
+  return st;
+}
+
+// ---- the product
+// ---------------------------------------------------------------------------------- y = alpha A x
+// + beta y for this rank's rows: post the halo's receives, send the entries the neighbours read,
+// copy the own entries into the extended x, sum the interior rows, wait, sum the boundary rows,
+// store alpha t + beta y.
+static msp_status dist_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                            double beta, msp_vector y) {
+  msp_dist d = msp__dist_of(ctx);
+  msp__dist_mat *m = msp__dist_mat_of(A);
+  if (!m) return d->base->spmv[A->format](ctx, alpha, A, x, beta, y); // a local matrix
+  return msp__dist_mat_spmv(ctx, m, alpha, x, beta, y);
+}
+
+msp_status msp__dist_mat_spmv(msp_context ctx, msp__dist_mat *m, double alpha, msp_vector x,
+                              double beta, msp_vector y) {
+  msp_status st = MSP_SUCCESS;
+  msp_dist d = m->d;
+  const msp__backend *base = d->base;
+  const double t0 = MPI_Wtime();
+  double *xe = (double *)m->xext->h_data;
+  int nreq = 0;
+  // A device rank stages through the host: x comes down once (its sent and own entries), the
+  // extended x goes up (own entries before the interior rows, the whole after the halo), the
+  // parts' row sums come down and the assembled rows go up for the store (no-ops on the CPU).
+  MSP_TRY(msp__vector_on_host(x));
+  const msp_acc xa = msp__vector_acc(x, 0);
+  // (MPI's default error handler aborts the job on a failed call; these checks matter only
+  // under MPI_ERRORS_RETURN, and then the requests posted so far are completed first)
+  for (int k = 0; k < m->nrecv && st == MSP_SUCCESS; k++)
+    if (MPI_Irecv(xe + m->roff[k], (int)m->rcnt[k], MPI_DOUBLE, m->rrank[k], TAG_HALO, d->comm,
+                  &m->req[nreq++]) != MPI_SUCCESS)
+      st = mpi_fail("msp_spmv", "MPI_Irecv");
+  const int64_t ns = m->soff[m->nsend];
+#pragma omp parallel for schedule(static) if (ns > 65536)
+  for (int64_t i = 0; i < ns; i++)
+    m->sbuf[i] = msp_acc_load(&xa, m->sidx[i]);
+  for (int k = 0; k < m->nsend && st == MSP_SUCCESS; k++)
+    if (MPI_Isend(m->sbuf + m->soff[k], (int)(m->soff[k + 1] - m->soff[k]), MPI_DOUBLE, m->srank[k],
+                  TAG_HALO, d->comm, &m->req[nreq++]) != MPI_SUCCESS)
+      st = mpi_fail("msp_spmv", "MPI_Isend");
+  // own entries: the bytes themselves when x is f64 (decoding would give the same doubles)
+  const int64_t rows = m->rows, nb = m->nb;
+  if (x->prec == MSP_PRECISION_F64) {
+    if (rows) memcpy(xe + nb, x->h_data, (size_t)rows * sizeof(double));
+  } else {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < rows; i++)
+      xe[nb + i] = msp_acc_load(&xa, i);
+  }
+  msp__vector_host_written(m->xext);
+  if (m->Ai && st == MSP_SUCCESS) {
+    // (on a device the halo entries go up stale: the interior rows do not read them)
+    st = msp__vector_current(m->xext);
+    if (st == MSP_SUCCESS)
+      st = base->spmv[m->Ai->format](d->inner, 1.0, m->Ai, m->xext, 0.0, m->yi);
+    if (st == MSP_SUCCESS) msp__vector_written(m->yi);
+  }
+  const double t1 = MPI_Wtime();
+  if (MPI_Waitall(nreq, m->req, MPI_STATUSES_IGNORE) != MPI_SUCCESS && st == MSP_SUCCESS)
+    st = mpi_fail("msp_spmv", "MPI_Waitall");
+  const double t2 = MPI_Wtime();
+  if (st != MSP_SUCCESS) goto exit;
+  if (m->Ab) {
+    msp__vector_host_written(m->xext); // the halo arrived on the host
+    MSP_TRY(msp__vector_current(m->xext));
+    MSP_TRY(base->spmv[m->Ab->format](d->inner, 1.0, m->Ab, m->xext, 0.0, m->yb));
+    msp__vector_written(m->yb);
+    MSP_TRY(msp__vector_on_host(m->yb));
+  }
+  if (m->Ai) MSP_TRY(msp__vector_on_host(m->yi));
+  double *yt = (double *)m->yt->h_data;
+  const double *yi = (const double *)m->yi->h_data, *yb = (const double *)m->yb->h_data;
+  const int64_t ni = m->Ai ? m->Ai->rows : 0, nbd = m->Ab ? m->Ab->rows : 0;
+#pragma omp parallel for schedule(static)
+  for (int64_t k = 0; k < ni; k++)
+    yt[m->irow[k]] = yi[k];
+#pragma omp parallel for schedule(static)
+  for (int64_t k = 0; k < nbd; k++)
+    yt[m->brow[k]] = yb[k];
+  msp__vector_host_written(m->yt);
+  MSP_TRY(msp__vector_current(m->yt));
+  MSP_TRY(base->axpby(ctx, alpha, m->yt, beta, y));
+  m->products++;
+  m->bytes_sent += (double)ns * sizeof(double);
+  d->products++;
+  d->bytes_sent += (double)ns * sizeof(double);
+  m->wait_s += t2 - t1;
+  m->spmv_s += MPI_Wtime() - t0;
+exit:
+  return st;
+}
+
+// ---- queries and vectors
+// --------------------------------------------------------------------------
+msp_status msp_dist_matrix_info_get(const msp_matrix A, msp_dist_matrix_info *info) {
+  MSP_CHECK_ARG(info, "msp_dist_matrix_info_get: info is NULL");
+  const msp__dist_mat *m = msp__dist_mat_of(A);
+  MSP_CHECK_ARG(m, "msp_dist_matrix_info_get: A is not a distributed matrix");
+  memset(info, 0, sizeof *info);
+  info->rank = m->d->rank;
+  info->size = m->d->size;
+  info->global_rows = m->grows;
+  info->global_nnz = m->gnnz;
+  info->row0 = m->row0;
+  info->rows = m->rows;
+  info->nnz = m->nnz;
+  info->interior_rows = m->Ai ? m->Ai->rows : 0;
+  info->boundary_rows = m->Ab ? m->Ab->rows : 0;
+  info->halo = m->nb + m->na;
+  info->send_entries = m->soff[m->nsend];
+  info->neighbours = m->neighbours;
+  const msp_matrix P = m->Ai ? m->Ai : m->Ab;
+  info->format = P ? P->format : MSP_FORMAT_CSR;
+  info->precision = P ? P->precision : MSP_PRECISION_F64;
+  info->products = m->products;
+  info->bytes_sent = m->bytes_sent;
+  info->spmv_s = m->spmv_s;
+  info->wait_s = m->wait_s;
+  return MSP_SUCCESS;
+}
+
+// Counts and displacements of the rows of every rank (MPI int counts).
+static msp_status row_counts(const msp__dist_mat *m, const char *fn) {
+  msp_dist d = m->d;
+  for (int r = 0; r < d->size; r++) {
+    if (d->off[r + 1] > INT_MAX)
+      return msp__error(MSP_ERR_NOT_SUPPORTED, "%s: %lld rows exceed MPI's int counts", fn,
+                        (long long)d->off[r + 1]);
+    d->counts[r] = (int)(d->off[r + 1] - d->off[r]);
+    d->displs[r] = (int)d->off[r];
+  }
+  return MSP_SUCCESS;
+}
+
+static msp_status vector_checks(const msp__dist_mat *m, int root, const double *global,
+                                msp_vector x, const char *fn) {
+  MSP_CHECK_ARG(m, "%s: A is not a distributed matrix", fn);
+  MSP_CHECK_ARG(root >= 0 && root < m->d->size, "%s: root %d outside the %d ranks", fn, root,
+                m->d->size);
+  MSP_CHECK_ARG(m->d->rank != root || global, "%s: the root's global array is NULL", fn);
+  msp_status st = msp__check_vector(x, fn, "x");
+  if (st != MSP_SUCCESS) return st;
+  if (x->n != m->rows)
+    return msp__error(MSP_ERR_DIMENSION_MISMATCH,
+                      "%s: x has %lld entries but A has %lld rows on rank %d", fn, (long long)x->n,
+                      (long long)m->rows, m->d->rank);
+  return row_counts(m, fn);
+}
+
+msp_status msp_dist_vector_scatter(const msp_matrix A, int root, const double *global,
+                                   msp_vector x) {
+  const char *fn = "msp_dist_vector_scatter";
+  msp_status st = MSP_SUCCESS;
+  const msp__dist_mat *m = msp__dist_mat_of(A);
+  double *buf = NULL;
+  MSP_CHECK_ARG(m, "%s: A is not a distributed matrix", fn);
+  msp_dist d = m->d;
+  st = vector_checks(m, root, global, x, fn);
+  if (st == MSP_SUCCESS) st = MSP_ALLOC(buf, m->rows > 0 ? m->rows : 1, "vector part");
+  MSP_TRY(msp__dist_agree(d, st));
+  if (MPI_Scatterv(global, d->counts, d->displs, MPI_DOUBLE, buf, (int)m->rows, MPI_DOUBLE, root,
+                   d->comm) != MPI_SUCCESS) {
+    st = mpi_fail(fn, "MPI_Scatterv");
+    goto exit;
+  }
+  MSP_TRY(msp__dist_agree(d, msp_vector_set(x, buf)));
+exit:
+  msp__free(buf);
+  return st;
+}
+
+msp_status msp_dist_vector_gather(const msp_matrix A, int root, msp_vector x, double *global) {
+  const char *fn = "msp_dist_vector_gather";
+  msp_status st = MSP_SUCCESS;
+  const msp__dist_mat *m = msp__dist_mat_of(A);
+  double *buf = NULL;
+  MSP_CHECK_ARG(m, "%s: A is not a distributed matrix", fn);
+  msp_dist d = m->d;
+  st = vector_checks(m, root, global, x, fn);
+  if (st == MSP_SUCCESS) st = MSP_ALLOC(buf, m->rows > 0 ? m->rows : 1, "vector part");
+  if (st == MSP_SUCCESS) st = msp_vector_get(x, buf);
+  MSP_TRY(msp__dist_agree(d, st));
+  if (MPI_Gatherv(buf, (int)m->rows, MPI_DOUBLE, global, d->counts, d->displs, MPI_DOUBLE, root,
+                  d->comm) != MPI_SUCCESS) {
+    st = mpi_fail(fn, "MPI_Gatherv");
+    goto exit;
+  }
+exit:
+  msp__free(buf);
+  return st;
+}
+
+msp_status msp_dist_gmres(msp_dist d, const msp_matrix A, msp_vector b, msp_vector x,
+                          const msp_solver_options *opts, msp_solver_report *rep) {
+  MSP_CHECK_ARG(dist_ok(d), "msp_dist_gmres: d is not a distributed context");
+  const msp__dist_mat *m = msp__dist_mat_of(A);
+  msp_status st = m && m->d == d ? MSP_SUCCESS
+                                 : msp__error(MSP_ERR_INVALID_ARGUMENT,
+                                              "msp_dist_gmres: A is not a distributed matrix of d");
+  const msp_solver_options o = opts ? *opts : msp_solver_options_default();
+  if (st == MSP_SUCCESS && o.precond == MSP_PRECOND_ILU0)
+    st = msp__error(MSP_ERR_NOT_SUPPORTED,
+                    "msp_dist_gmres: ILU(0) of each rank's diagonal block is another "
+                    "preconditioner than one process's ILU(0): use none or jacobi");
+  if (st == MSP_SUCCESS) {
+    int64_t least = INT64_MAX;
+    for (int r = 0; r < d->size; r++)
+      if (d->off[r + 1] - d->off[r] < least) least = d->off[r + 1] - d->off[r];
+    const int64_t mcap = o.restart < m->grows ? o.restart : m->grows;
+    if (mcap > least)
+      st = msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "msp_dist_gmres: restart %d exceeds the %lld rows of the smallest rank "
+                      "(GMRES caps it at the rows it sees): use fewer ranks or restart <= %lld",
+                      o.restart, (long long)least, (long long)least);
+  }
+  MSP_TRY(msp__dist_agree(d, st));
+  st = msp_gmres(d->ctx, A, b, x, opts, rep);
+exit:
+  return st;
+}

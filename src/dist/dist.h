@@ -1,0 +1,153 @@
+// dist.h: the distributed layer's objects (src/dist): the context on a communicator, the
+// distributed matrix with its communication descriptor, and the deterministic reductions.
+#ifndef MSP_DIST_H
+#define MSP_DIST_H
+
+#include "internal.h"
+#include "mixsparse_mpi.h"
+
+#include <stddef.h>
+
+#define MSP__MAGIC_DIST 0x6d737064u     // "mspd"
+#define MSP__MAGIC_DIST_MAT 0x6d73704du // "mspM"
+
+#if MSP_DIST_CHUNK != MSP__RED_CHUNK
+#error "a rank's rows must be whole chunks of the CPU reductions"
+#endif
+
+// A node of a summation tree of chunk partials (tree.c).
+typedef struct {
+  int64_t pos, s; // the tree node of s chunks (a power of two) from global chunk pos
+} msp__dist_block;
+
+struct msp_dist_s {
+  uint32_t magic;
+  MPI_Comm comm; // duplicated from the caller's
+  int rank, size;
+  msp_context ctx;          // the distributed context: backend = &table (msp__dist_of)
+  msp_context inner;        // a plain context of the rank's backend for the distributed parts
+  msp_context host;         // a CPU context (inner itself on CPU ranks): the handles' host CSR
+  const msp__backend *base; // the rank's backend (CPU or CUDA), whose operations table reroutes
+  msp__backend table;
+  // 1: the reductions are the CPU backend's trees over the ranks (one process's bits; CPU ranks);
+  // 0: each rank's backend reduces its part, the ranks' values are added in rank order (CUDA
+  // ranks: within rounding of one process, the same bits for the same number of ranks)
+  int exact;
+  // The row layout, fixed by the first distributed matrix: rank r owns [off[r], off[r + 1]).
+  int64_t grows;
+  int64_t *off; // size + 1 (NULL before the first matrix)
+  // Reduction workspace, grown when a reduction needs more (then kept).
+  int *counts, *displs; // size each
+  int64_t *chunks;      // size: every rank's chunk count
+  double *part, *all, *col, *vals;
+  size_t part_cap, all_cap, col_cap, vals_cap;
+  msp__dist_block *blk; // every rank's tree nodes
+  size_t blk_cap;
+  int64_t products;  // products of distributed matrices made with this context (all of them)
+  double bytes_sent; // and the bytes of x this rank sent for them
+};
+
+// A rank's share of a distributed matrix (the handle's A->dev).
+typedef struct {
+  uint32_t magic;
+  msp_matrix handle; // the handle whose dev this is (set once the handle is made)
+  msp_dist d;
+  int64_t grows, gnnz, row0, rows, nnz;
+  int64_t nb, na;        // halo entries below row0 and above row0 + rows in the extended x
+  msp_matrix Ai, Ab;     // interior and boundary rows (NULL when none), columns in the extended x
+  int64_t *irow, *brow;  // this rank's row of each row of Ai / Ab
+  msp_vector xext;       // f64: [halo below, own entries, halo above] (inner)
+  msp_vector yi, yb, yt; // f64 row sums of Ai, Ab (inner); all rows in order (the context's)
+  int nrecv, nsend;
+  int *rrank, *srank;
+  int64_t *roff, *rcnt; // receive rcnt[k] values from rrank[k] into xext at roff[k]
+  int64_t *soff;        // send sidx[soff[k] .. soff[k + 1]) to srank[k]
+  int32_t *halo;        // the global columns of the halo (nb + na, increasing)
+  int32_t *sidx;        // this rank's rows of the entries sent
+  double *sbuf;
+  MPI_Request *req; // nrecv + nsend
+  int neighbours;
+  int64_t products;
+  double bytes_sent, spmv_s, wait_s;
+} msp__dist_mat;
+
+// Build m's halo, descriptor, parts and work vectors from its rows (m->row0, m->rows set; rp
+// rebased to 0, global columns) converted with opts. Collective (errors agreed).
+msp_status msp__dist_build(msp_dist d, const int64_t *rp, const int32_t *ci, const double *val,
+                           const msp_convert_options *opts, msp__dist_mat *m);
+void msp__dist_mat_free(msp__dist_mat *m); // NULL accepted
+// y = alpha M x + beta y for this rank's rows of m (x, y this rank's parts, current on the
+// backend's side; on a device backend x and the parts' results are staged through the host).
+msp_status msp__dist_mat_spmv(msp_context ctx, msp__dist_mat *m, double alpha, msp_vector x,
+                              double beta, msp_vector y);
+
+// The distributed matrix behind a handle of a distributed context (NULL for any other matrix).
+msp__dist_mat *msp__dist_mat_of(const msp_matrix A);
+
+// The distributed context whose table ctx uses (ctx made by msp_dist_create*): the context's
+// impl stays its backend's (CUDA: stream and handles).
+static inline msp_dist msp__dist_of(msp_context ctx) {
+  return (msp_dist)(void *)((char *)(void *)(uintptr_t)ctx->backend -
+                            offsetof(struct msp_dist_s, table));
+}
+// Set the table's reductions: exact (the CPU trees, CPU ranks only) or the backend's own, summed
+// in rank order (what CUDA ranks use; tests call it with 0 on CPU ranks to run that path).
+// MSP_ERR_NOT_SUPPORTED for exact on another backend than the CPU. Not collective.
+msp_status msp__dist_set_exact(msp_dist d, int exact);
+
+// Agree on a status across the ranks: every rank returns the first failing rank's status and
+// message (the message prefixed with that rank's number on the others). Collective.
+msp_status msp__dist_agree(msp_dist d, msp_status st);
+
+// ---- summation trees cut along the ranks (tree.c) ----------------------------------------------
+// The chunk partials of [0, total) are summed as the CPU backend does: in consecutive trees of
+// `group` chunks (blas1.c: MSP__RED_GROUP, the trees' sums then added in order from 0.0:
+// `grouped`), or in one tree (basis.c, pagerank.c: group = total, its sum the result). The nodes
+// that tile chunks [a, b) (the largest each time), written to out unless NULL; returns their count.
+int64_t msp__dist_tree_blocks(int64_t a, int64_t b, int64_t total, int64_t group,
+                              msp__dist_block *out);
+// The value of each of the nblk nodes of chunks [a, b): out[j * m + k] from part[(c - a) * m + k]
+// (m values per chunk); work holds b - a values.
+void msp__dist_tree_local(const msp__dist_block *blk, int64_t nblk, int64_t a, int64_t total,
+                          int64_t group, const double *part, int m, double *work, double *out);
+// The sum of value k from the nodes of every rank (all nblk of them, in order, values
+// vals[j * m + k]) into *result; 0 when the nodes do not tile [0, total) (a bug).
+int msp__dist_tree_sum(const msp__dist_block *blk, int64_t nblk, int64_t total, int64_t group,
+                       int grouped, const double *vals, int m, int k, double *result);
+
+// The table's rerouted operations (reduce.c): reductions through the deterministic gather.
+msp_status msp__dist_dot(msp_context, msp_vector, msp_vector, double *);
+msp_status msp__dist_nrm1(msp_context, msp_vector, double *);
+msp_status msp__dist_nrm2(msp_context, msp_vector, double *);
+msp_status msp__dist_basis_project(msp_context, const msp__basis *, int, int, msp_vector, double *,
+                                   double *);
+msp_status msp__dist_basis_subtract(msp_context, const msp__basis *, int, int, const double *,
+                                    msp_vector, double *, double *);
+msp_status msp__dist_basis_store(msp_context, msp__basis *, int, msp_vector);
+void msp__dist_reduce_free(msp_dist d);
+// The same slots for ranks that reduce on their own backend (exact 0): the backend's result per
+// rank, the ranks' values gathered and added in rank order.
+msp_status msp__dist_sum_dot(msp_context, msp_vector, msp_vector, double *);
+msp_status msp__dist_sum_nrm1(msp_context, msp_vector, double *);
+msp_status msp__dist_sum_nrm2(msp_context, msp_vector, double *);
+msp_status msp__dist_sum_basis_project(msp_context, const msp__basis *, int, int, msp_vector,
+                                       double *, double *);
+msp_status msp__dist_sum_basis_subtract(msp_context, const msp__basis *, int, int, const double *,
+                                        msp_vector, double *, double *);
+msp_status msp__dist_sum_basis_store(msp_context, msp__basis *, int, msp_vector);
+// The partials buffer for nchunks chunks of m values ([chunk][value], d->part), and their sums
+// over every rank's chunks in the CPU backend's trees (see msp__dist_tree_sum; group 0: one
+// tree): (*out)[0..m), valid until the next reduction. Collective.
+msp_status msp__dist_partials(msp_dist d, int64_t nchunks, int m, double **out);
+msp_status msp__dist_tree_reduce(msp_dist d, int64_t nchunks, int m, int64_t group, int grouped,
+                                 double **out);
+// PageRank's slots (pagerank.c).
+msp_status msp__dist_host_fold(msp_context ctx, double *state, int n, int phase);
+msp_status msp__dist_pr_upload(msp_context ctx, msp__prgraph *g);
+msp_status msp__dist_pr_transpose(msp_context ctx, const msp_matrix G, const int32_t *inv,
+                                  msp__prgraph *g);
+void msp__dist_pr_free(msp_context ctx, msp__prgraph *g);
+msp_status msp__dist_pr_step(msp_context ctx, const msp__prgraph *g, const msp__pr_step *a,
+                             double sums[3]);
+
+#endif

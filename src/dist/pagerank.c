@@ -1,0 +1,286 @@
+// pagerank.c: PageRank's backend slots for a distributed context, so that msp_pagerank (the one
+// solver, src/solvers/pagerank.c) runs over the ranks: the pull form's graph G^T distributed by
+// rows as G is (each rank the in-edges of its nodes, from an exchange of the edges), the pull as
+// a distributed product of G^T's pattern with q, the update and its sums over the ranks.
+//
+// Bits: the CPU pull sums each row of G^T as the CSR kernel sums a row (even and odd entries
+// apart, then added, then an odd last entry: src/cpu/pagerank.c, src/cpu/dispatch.h), each
+// product 1.0 * q_j is q_j, and both multiply the row sum by alpha once: the CSR product of the
+// pattern (values 1.0) is the pull, bit for bit. The update is the CPU's, node by node, its
+// chunk sums added in the CPU's tree over every rank's chunks (tree.c); the solver's host sums
+// (the start, the dangling mass, the final normalisation) continue from rank to rank
+// (msp__dist_host_fold). So iterations, change history and ranks have one process's bits in the
+// natural node order; the degree order (a renumbering of all nodes) and the values form are
+// refused.
+#include "dispatch.h"
+#include "dist.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define TAG_FOLD 201
+
+typedef struct {
+  msp__dist_mat *gt; // G^T's rows of this rank's nodes
+  msp_vector y;      // f64: alpha G^T q
+} dist_pr;
+
+msp_status msp__dist_host_fold(msp_context ctx, double *state, int n, int phase) {
+  msp_dist d = msp__dist_of(ctx);
+  if (phase == 0) {
+    if (d->rank > 0 && MPI_Recv(state, n, MPI_DOUBLE, d->rank - 1, TAG_FOLD, d->comm,
+                                MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      return msp__error(MSP_ERR_INTERNAL, "msp_pagerank: MPI_Recv failed");
+    return MSP_SUCCESS;
+  }
+  if (d->rank + 1 < d->size &&
+      MPI_Send(state, n, MPI_DOUBLE, d->rank + 1, TAG_FOLD, d->comm) != MPI_SUCCESS)
+    return msp__error(MSP_ERR_INTERNAL, "msp_pagerank: MPI_Send failed");
+  if (MPI_Bcast(state, n, MPI_DOUBLE, d->size - 1, d->comm) != MPI_SUCCESS)
+    return msp__error(MSP_ERR_INTERNAL, "msp_pagerank: MPI_Bcast failed");
+  return MSP_SUCCESS;
+}
+
+// The values form builds G^T's values from the whole graph on one process.
+msp_status msp__dist_pr_upload(msp_context ctx, msp__prgraph *g) {
+  (void)ctx;
+  (void)g;
+  return msp__error(MSP_ERR_NOT_SUPPORTED,
+                    "msp_pagerank: the values form (values, weighted) is not distributed: use the "
+                    "pull form");
+}
+
+void msp__dist_pr_free(msp_context ctx, msp__prgraph *g) {
+  (void)ctx;
+  if (!g || !g->dev) return;
+  dist_pr *w = (dist_pr *)g->dev;
+  msp__dist_mat_free(w->gt);
+  msp_vector_destroy(&w->y);
+  msp__free(w);
+  g->dev = NULL;
+}
+
+// The global column of entry p of a part (extended numbering) of m.
+static int32_t global_col(const msp__dist_mat *m, int32_t c) {
+  if (c < m->nb) return m->halo[c];
+  if (c < m->nb + m->rows) return (int32_t)(m->row0 + c - m->nb);
+  return m->halo[c - m->rows];
+}
+
+// Rank owning global row j (off: size + 1 boundaries).
+static int owner(const int64_t *off, int size, int64_t j) {
+  int a = 0, b = size - 1;
+  while (a < b) {
+    const int mid = (a + b + 1) / 2;
+    if (off[mid] <= j)
+      a = mid;
+    else
+      b = mid - 1;
+  }
+  return a;
+}
+
+msp_status msp__dist_pr_transpose(msp_context ctx, const msp_matrix G, const int32_t *inv,
+                                  msp__prgraph *g) {
+  msp_status st = MSP_SUCCESS, lst = MSP_SUCCESS;
+  msp_dist d = msp__dist_of(ctx);
+  const msp__dist_mat *m = msp__dist_mat_of(G);
+  const int P = d->size;
+  int *scnt = NULL, *rcnt = NULL, *sdsp = NULL, *rdsp = NULL;
+  int32_t *sbuf = NULL, *rbuf = NULL, *ci = NULL;
+  int64_t *rp = NULL, *fill = NULL;
+  double *val = NULL;
+  dist_pr *w = NULL;
+  if (!m)
+    lst = msp__error(MSP_ERR_INVALID_ARGUMENT,
+                     "msp_pagerank: G is not a distributed matrix (msp_dist_matrix_scatter)");
+  else if (inv)
+    lst = msp__error(MSP_ERR_NOT_SUPPORTED,
+                     "msp_pagerank: the degree order renumbers every node: not distributed (use "
+                     "the natural order)");
+  MSP_TRY(msp__dist_agree(d, lst));
+  const msp_matrix parts[2] = {m->Ai, m->Ab};
+  const int64_t *prow[2] = {m->irow, m->brow};
+  // out-degrees of this rank's nodes (G's rows), and the edges to send: (destination, source)
+  // pairs grouped by the destination's owner, in row order
+  int64_t nnz = 0;
+  for (int k = 0; k < 2; k++)
+    if (parts[k])
+      for (int64_t r = 0; r < parts[k]->rows; r++) {
+        const int64_t len = parts[k]->rowptr[r + 1] - parts[k]->rowptr[r];
+        g->outdeg[prow[k][r]] = (int32_t)len;
+        nnz += len;
+      }
+  if (2 * nnz > INT32_MAX)
+    lst = msp__error(MSP_ERR_NOT_SUPPORTED,
+                     "msp_pagerank: %lld edges on rank %d exceed MPI's int counts of the exchange",
+                     (long long)nnz, d->rank);
+  MSP_TRY(msp__dist_agree(d, lst));
+  lst = MSP_ALLOC_ZERO(scnt, 4 * (int64_t)P, "PageRank: edge counts");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(sbuf, 2 * (nnz > 0 ? nnz : 1), "PageRank: edges sent");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(fill, P, "PageRank: edge cursors");
+  MSP_TRY(msp__dist_agree(d, lst));
+  rcnt = scnt + P;
+  sdsp = scnt + 2 * P;
+  rdsp = scnt + 3 * P;
+  for (int k = 0; k < 2; k++)
+    if (parts[k])
+      for (int64_t p = 0; p < parts[k]->nnz; p++)
+        scnt[owner(d->off, P, global_col(m, parts[k]->colind[p]))] += 2;
+  for (int q = 0; q < P; q++)
+    fill[q] = sdsp[q] = q ? sdsp[q - 1] + scnt[q - 1] : 0;
+  // rows in increasing order: each part lists its rows increasingly, so merge the two parts
+  for (int64_t i = 0, a = 0, b = 0; i < m->rows; i++) {
+    const int k = a < (m->Ai ? m->Ai->rows : 0) && m->irow[a] == i ? 0 : 1;
+    const int64_t r = k == 0 ? a++ : b++;
+    for (int64_t p = parts[k]->rowptr[r]; p < parts[k]->rowptr[r + 1]; p++) {
+      const int32_t j = global_col(m, parts[k]->colind[p]);
+      const int q = owner(d->off, P, j);
+      sbuf[fill[q]++] = j;
+      sbuf[fill[q]++] = (int32_t)(m->row0 + i);
+    }
+  }
+  if (MPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, d->comm) != MPI_SUCCESS) {
+    st = msp__error(MSP_ERR_INTERNAL, "msp_pagerank: MPI_Alltoall failed");
+    goto exit;
+  }
+  int64_t nr = 0;
+  for (int q = 0; q < P; q++)
+    nr += rcnt[q];
+  for (int q = 0; q < P && nr <= INT32_MAX; q++)
+    rdsp[q] = q ? rdsp[q - 1] + rcnt[q - 1] : 0;
+  lst = nr > INT32_MAX ? msp__error(MSP_ERR_NOT_SUPPORTED,
+                                    "msp_pagerank: %lld in-edges of rank %d's nodes exceed MPI's "
+                                    "int counts of the exchange",
+                                    (long long)(nr / 2), d->rank)
+                       : MSP_ALLOC(rbuf, nr > 0 ? nr : 1, "PageRank: edges received");
+  MSP_TRY(msp__dist_agree(d, lst));
+  if (MPI_Alltoallv(sbuf, scnt, sdsp, MPI_INT32_T, rbuf, rcnt, rdsp, MPI_INT32_T, d->comm) !=
+      MPI_SUCCESS) {
+    st = msp__error(MSP_ERR_INTERNAL, "msp_pagerank: MPI_Alltoallv failed");
+    goto exit;
+  }
+  // G^T's rows of this rank's nodes: a stable counting sort by destination; the sources arrive
+  // in increasing order (ranks in order, each rank's rows in order), as the one-process
+  // transpose lists them
+  const int64_t ne = nr / 2;
+  lst = MSP_ALLOC_ZERO(rp, m->rows + 1, "PageRank: rows of the transpose");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(ci, ne > 0 ? ne : 1, "PageRank: transpose");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(val, ne > 0 ? ne : 1, "PageRank: transpose");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC_ZERO(w, 1, "PageRank: distributed graph");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC_ZERO(w->gt, 1, "PageRank: distributed graph");
+  MSP_TRY(msp__dist_agree(d, lst));
+  for (int64_t e = 0; e < ne; e++)
+    rp[rbuf[2 * e] - m->row0 + 1]++;
+  for (int64_t i = 0; i < m->rows; i++)
+    rp[i + 1] += rp[i];
+  msp__free(fill);
+  fill = NULL;
+  lst = MSP_ALLOC(fill, m->rows > 0 ? m->rows : 1, "PageRank: transpose cursors");
+  MSP_TRY(msp__dist_agree(d, lst));
+  memcpy(fill, rp, (size_t)m->rows * sizeof *fill);
+  for (int64_t e = 0; e < ne; e++) {
+    const int64_t at = fill[rbuf[2 * e] - m->row0]++;
+    ci[at] = rbuf[2 * e + 1];
+    val[at] = 1.0;
+  }
+  w->gt->magic = MSP__MAGIC_DIST_MAT;
+  w->gt->d = d;
+  w->gt->grows = m->grows;
+  w->gt->gnnz = m->gnnz;
+  w->gt->row0 = m->row0;
+  w->gt->rows = m->rows;
+  w->gt->nnz = ne;
+  {
+    msp_convert_options co = msp_convert_options_default();
+    co.format = MSP_FORMAT_CSR;
+    co.precision = MSP_PRECISION_F64;
+    MSP_TRY(msp__dist_build(d, rp, ci, val, &co, w->gt));
+  }
+  MSP_TRY(msp__dist_agree(d, msp_vector_create(d->inner, m->rows, &w->y)));
+  g->nnz = ne;
+  g->dev = w;
+  w = NULL;
+exit:
+  if (w) {
+    msp__dist_mat_free(w->gt);
+    msp_vector_destroy(&w->y);
+    msp__free(w);
+  }
+  msp__free(scnt);
+  msp__free(sbuf);
+  msp__free(rbuf);
+  msp__free(fill);
+  msp__free(rp);
+  msp__free(ci);
+  msp__free(val);
+  return st;
+}
+
+// ---- the update (src/cpu/pagerank.c's, node by node), partials [chunk][3]
+typedef struct {
+  const msp__prgraph *g;
+  const msp__pr_step *a;
+  msp_acc p, pn, qn;
+  const double *y, *v;
+  double *part;
+  int64_t nchunks;
+} upd_args;
+
+MSP__CPU_INLINE void upd_kernel(msp_precision PV, upd_args *A) {
+  const int32_t *deg = A->g->outdeg;
+  const int64_t n = A->g->n;
+  const double c = A->a->c, vconst = A->a->vconst;
+  const msp_acc p = A->p, pn = A->pn, qn = A->qn;
+  const int want_q = A->a->qn != NULL;
+#pragma omp for schedule(static)
+  for (int64_t ch = 0; ch < A->nchunks; ch++) {
+    const int64_t b = ch * MSP__RED_CHUNK, e = b + MSP__RED_CHUNK < n ? b + MSP__RED_CHUNK : n;
+    double gam = 0.0, dang = 0.0, tot = 0.0;
+    for (int64_t i = b; i < e; i++) {
+      const double x = A->y[i] + c * (A->v ? A->v[i] : vconst);
+      const double old = msp_acc_load_p(PV, &p, i);
+      msp_acc_store_p(PV, &pn, i, x);
+      if (want_q) msp_acc_store_p(PV, &qn, i, deg[i] ? x / (double)deg[i] : 0.0);
+      gam += fabs(x - old);
+      if (!deg[i]) dang += x;
+      tot += x;
+    }
+    A->part[ch * 3] = gam;
+    A->part[ch * 3 + 1] = dang;
+    A->part[ch * 3 + 2] = tot;
+  }
+}
+#define MSP__CPU_KERNEL upd_kernel
+MSP__CPU_INSTANTIATE1(upd_args *)
+#undef MSP__CPU_KERNEL
+
+msp_status msp__dist_pr_step(msp_context ctx, const msp__prgraph *g, const msp__pr_step *a,
+                             double sums[3]) {
+  msp_status st = MSP_SUCCESS;
+  msp_dist d = msp__dist_of(ctx);
+  dist_pr *w = (dist_pr *)g->dev;
+  const msp_vector y = a->y ? a->y : w->y;
+  if (!a->y) { // the pull: y = alpha G^T q, G^T's pattern times q
+    MSP_TRY(msp__dist_mat_spmv(ctx, w->gt, a->alpha, a->q, 0.0, w->y));
+  }
+  upd_args A;
+  memset(&A, 0, sizeof A);
+  A.g = g;
+  A.a = a;
+  A.p = msp__vector_acc(a->p, 0);
+  A.pn = msp__vector_store_acc(a->pn, 0);
+  if (a->qn) A.qn = msp__vector_store_acc(a->qn, 0);
+  A.y = (const double *)y->h_data;
+  if (a->v) A.v = (const double *)a->v->h_data;
+  A.nchunks = (g->n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
+  MSP_TRY(msp__dist_partials(d, A.nchunks, 3, &A.part));
+#pragma omp parallel
+  upd_kernel_dispatch(a->p->prec, &A);
+  double *res = NULL;
+  MSP_TRY(msp__dist_tree_reduce(d, A.nchunks, 3, 0, 0, &res));
+  for (int r = 0; r < 3; r++)
+    sums[r] = res[r];
+exit:
+  return st;
+}

@@ -1,0 +1,415 @@
+// test_dist_cuda.c: distributed contexts whose ranks reduce on their own backend, under mpirun.
+//   --backend cuda: CUDA ranks (msp_dist_create_backend, device 0 on every rank: two ranks share
+//                   one GPU under --oversubscribe); SKIPPED (exit 77 on every rank) when CUDA is
+//                   not built or no GPU is usable.
+//   --backend cpu:  CPU ranks switched to the same reductions (msp__dist_set_exact(d, 0)): the
+//                   path of the CUDA ranks that is not CUDA code, run on any machine.
+// The reference is one process on the same backend (every rank computes it). The ranks' results
+// are not one process's bits there: each is checked against the rounding-error bound of the two
+// summation orders, from the data (products: 2 (k + 4) u (|alpha| |A| |x| + |beta| |y|) per row
+// of k entries; dot: 2 (n + 2 P + 4) u sum |x_i y_i|; norms likewise, u = 2^-53), and every rank
+// must hold the same bits (one gather, added in rank order). GMRES must converge on every rank
+// alike with a true residual within twice the tolerance (as one process's); a local matrix of
+// the distributed context multiplies as on one process; PageRank and a fixed-point basis are
+// refused on CUDA ranks with the same status everywhere, as are ranks naming different backends;
+// no library block is left allocated.
+#include "dist.h" // msp__dist_set_exact
+#include "mixsparse_mpi.h"
+#include "testlib.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank_, size_;
+static msp_backend backend_ = MSP_BACKEND_CPU;
+static msp_context ref; // one process on the ranks' backend (every rank has one)
+static const double U = 0x1p-53;
+
+static void fill(int64_t n, uint64_t seed, double *v) {
+  msp_rng r = {seed};
+  for (int64_t i = 0; i < n; i++)
+    v[i] = 2.0 * msp_rng_uniform(&r) - 1.0;
+}
+
+static msp_status make_dist(msp_dist *d) {
+  msp_status st = msp_dist_create_backend(MPI_COMM_WORLD, backend_, 0, d);
+  if (st == MSP_SUCCESS && backend_ == MSP_BACKEND_CPU) st = msp__dist_set_exact(*d, 0);
+  return st;
+}
+
+// 1 when every rank holds the same bits of v (n values).
+static int same_everywhere(const double *v, int n) {
+  double *all = malloc((size_t)n * (size_t)size_ * sizeof *all);
+  int ok = all != NULL;
+  if (ok) {
+    MPI_Allgather(v, n, MPI_DOUBLE, all, n, MPI_DOUBLE, MPI_COMM_WORLD);
+    for (int q = 1; q < size_ && ok; q++)
+      ok = memcmp(all, all + (size_t)q * (size_t)n, (size_t)n * sizeof *all) == 0;
+  }
+  free(all);
+  int every = ok;
+  MPI_Allreduce(&ok, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return every;
+}
+
+// A local vector part of precision f64 with the root's global values g (NULL: zeros).
+static msp_vector part(msp_dist d, msp_matrix A, const double *g) {
+  msp_dist_matrix_info in;
+  msp_vector v = NULL;
+  CHECK_OK(msp_dist_matrix_info_get(A, &in));
+  CHECK_OK(msp_vector_create(msp_dist_context(d), in.rows, &v));
+  if (g && v) CHECK_OK(msp_dist_vector_scatter(A, 0, rank_ == 0 ? g : NULL, v));
+  return v;
+}
+
+// got against want within 2 (k_i + 4) u (|alpha| (|G| |x|)_i + |beta| |y0_i|) for each row i.
+static int64_t outside_bound(const test_csr *c, const double *x, const double *y0, double alpha,
+                             double beta, const double *want, const double *got, int64_t *same) {
+  int64_t bad = 0;
+  *same = 0;
+  for (int64_t i = 0; i < c->rows; i++) {
+    double ax = 0.0;
+    for (int64_t p = c->rowptr[i]; p < c->rowptr[i + 1]; p++)
+      ax += fabs(c->val[p] * x[c->colind[p]]);
+    const double k = (double)(c->rowptr[i + 1] - c->rowptr[i]);
+    const double bound = 2.0 * (k + 4.0) * U * (fabs(alpha) * ax + fabs(beta) * fabs(y0[i])) *
+                         (1.0 + 1e-12); // (the bound's own rounding)
+    *same += memcmp(&want[i], &got[i], sizeof(double)) == 0;
+    if (!(fabs(got[i] - want[i]) <= bound)) {
+      if (bad++ < 3)
+        fprintf(stderr, "row %lld: %.17g (one process) vs %.17g, bound %.3g\n", (long long)i,
+                want[i], got[i], bound);
+    }
+  }
+  return bad;
+}
+
+// Products (y = 1.5 G x - 0.5 y0, then y = G x again into the same vector), the dot product and
+// both norms, distributed against one process, for G converted to format f.
+static void spmv_case(msp_matrix G, const char *name, msp_format f) {
+  const int64_t n = msp_matrix_rows(G);
+  char label[160];
+  snprintf(label, sizeof label, "%s %s", name, msp_format_name(f));
+  double *x = malloc((size_t)n * sizeof *x), *y0 = malloc((size_t)n * sizeof *y0);
+  double *want = malloc((size_t)n * sizeof *want), *got = malloc((size_t)n * sizeof *got);
+  double *zero = calloc((size_t)n, sizeof *zero);
+  test_csr c = {0};
+  msp_dist d = NULL;
+  msp_matrix A = NULL, B = NULL;
+  msp_vector xv = NULL, yv = NULL, xl = NULL, yl = NULL;
+  CHECK(x && y0 && want && got && zero && test_csr_from_matrix(&c, G) == 0, "out of memory");
+  if (!x || !y0 || !want || !got || !zero || !c.rowptr) goto exit;
+  fill(n, 7, x);
+  fill(n, 8, y0);
+  msp_convert_options o = msp_convert_options_default();
+  o.format = f;
+  o.max_fill = 1e9; // each rank's part pads differently: no refusal on one rank only
+  CHECK_OK(msp_matrix_convert(ref, G, &o, &B));
+  CHECK_OK(msp_vector_create(ref, n, &xv));
+  CHECK_OK(msp_vector_create(ref, n, &yv));
+  CHECK_OK(msp_vector_set(xv, x));
+  CHECK_OK(msp_vector_set(yv, y0));
+  CHECK_OK(msp_spmv(ref, 1.5, B, xv, -0.5, yv));
+  CHECK_OK(msp_vector_get(yv, want));
+  CHECK_OK(make_dist(&d));
+  CHECK_OK(msp_dist_matrix_scatter(d, 0, rank_ == 0 ? G : NULL, &o, &A));
+  if (!A) goto exit;
+  xl = part(d, A, x);
+  yl = part(d, A, y0);
+  CHECK_OK(msp_spmv(msp_dist_context(d), 1.5, A, xl, -0.5, yl));
+  CHECK_OK(msp_dist_vector_gather(A, 0, yl, rank_ == 0 ? got : NULL));
+  int64_t same = 0, bad = 0;
+  if (rank_ == 0) {
+    bad = outside_bound(&c, x, y0, 1.5, -0.5, want, got, &same);
+    CHECK(bad == 0, "%s: %lld of %lld rows outside the rounding bound", label, (long long)bad,
+          (long long)n);
+    printf("%s: y = 1.5 A x - 0.5 y: %lld of %lld rows with one process's bits\n", label,
+           (long long)same, (long long)n);
+  }
+  // the reductions of the parts (yl holds the ranks' product) against one process's of the
+  // same values (the ranks' y, gathered, on every rank)
+  MPI_Bcast(got, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  CHECK_OK(msp_vector_set(yv, got));
+  double r1 = 0, r2 = 0, sxy = 0, sx = 0;
+  for (int64_t i = 0; i < n; i++) {
+    sxy += fabs(x[i] * got[i]);
+    sx += fabs(x[i]);
+  }
+  const double gn = 2.0 * ((double)n + 2.0 * size_ + 4.0) * U;
+  CHECK_OK(msp_dot(ref, xv, yv, &r1));
+  CHECK_OK(msp_dot(msp_dist_context(d), xl, yl, &r2));
+  CHECK(fabs(r1 - r2) <= gn * sxy * (1 + 1e-6), "%s: dot %.17g vs %.17g (bound %.3g)", label, r1,
+        r2, gn * sxy);
+  CHECK(same_everywhere(&r2, 1), "%s: the ranks' dot products differ", label);
+  CHECK_OK(msp_nrm1(ref, xv, &r1));
+  CHECK_OK(msp_nrm1(msp_dist_context(d), xl, &r2));
+  CHECK(fabs(r1 - r2) <= gn * sx, "%s: nrm1 %.17g vs %.17g", label, r1, r2);
+  CHECK(same_everywhere(&r2, 1), "%s: the ranks' 1-norms differ", label);
+  CHECK_OK(msp_nrm2(ref, yv, &r1));
+  CHECK_OK(msp_nrm2(msp_dist_context(d), yl, &r2));
+  CHECK(fabs(r1 - r2) <= gn * r1, "%s: nrm2 %.17g vs %.17g", label, r1, r2);
+  CHECK(same_everywhere(&r2, 1), "%s: the ranks' 2-norms differ", label);
+  // y = A x again (beta 0: y's old values not read), the descriptor reused
+  CHECK_OK(msp_vector_set(yv, zero));
+  CHECK_OK(msp_spmv(ref, 1.0, B, xv, 0.0, yv));
+  CHECK_OK(msp_vector_get(yv, want));
+  CHECK_OK(msp_spmv(msp_dist_context(d), 1.0, A, xl, 0.0, yl));
+  CHECK_OK(msp_dist_vector_gather(A, 0, yl, rank_ == 0 ? got : NULL));
+  if (rank_ == 0) {
+    bad = outside_bound(&c, x, zero, 1.0, 0.0, want, got, &same);
+    CHECK(bad == 0, "%s: y = A x: %lld rows outside the rounding bound", label, (long long)bad);
+  }
+  msp_dist_matrix_info in;
+  CHECK(msp_dist_matrix_info_get(A, &in) == MSP_SUCCESS && in.products == 2, "products %lld",
+        (long long)in.products);
+exit:
+  msp_vector_destroy(&xv);
+  msp_vector_destroy(&yv);
+  msp_vector_destroy(&xl);
+  msp_vector_destroy(&yl);
+  msp_matrix_destroy(&A);
+  msp_matrix_destroy(&B);
+  CHECK_OK(msp_dist_destroy(&d));
+  test_csr_free(&c);
+  free(x);
+  free(y0);
+  free(want);
+  free(got);
+  free(zero);
+}
+
+// ||b - G x|| / ||b|| on the reference context.
+static double true_residual(msp_matrix G, const double *b, const double *x) {
+  const int64_t n = msp_matrix_rows(G);
+  msp_vector xv = NULL, rv = NULL;
+  double rn = NAN, bn = NAN;
+  CHECK_OK(msp_vector_create(ref, n, &xv));
+  CHECK_OK(msp_vector_create(ref, n, &rv));
+  if (xv && rv) {
+    CHECK_OK(msp_vector_set(xv, x));
+    CHECK_OK(msp_vector_set(rv, b));
+    CHECK_OK(msp_spmv(ref, -1.0, G, xv, 1.0, rv));
+    CHECK_OK(msp_nrm2(ref, rv, &rn));
+    CHECK_OK(msp_vector_set(rv, b));
+    CHECK_OK(msp_nrm2(ref, rv, &bn));
+  }
+  msp_vector_destroy(&xv);
+  msp_vector_destroy(&rv);
+  return rn / bn;
+}
+
+// GMRES: one process and distributed both converge, every rank alike, true residuals within
+// twice the tolerance (the recursive residual's gap is eps times the condition number).
+static void gmres_case(msp_matrix G, const char *name, msp_precision basis, msp_precond pc) {
+  const int64_t n = msp_matrix_rows(G);
+  char label[160];
+  snprintf(label, sizeof label, "gmres %s basis %s precond %d", name, msp_precision_name(basis),
+           (int)pc);
+  msp_solver_options o = msp_solver_options_default();
+  o.restart = 25;
+  o.rtol = 1e-10;
+  o.max_iters = 600;
+  o.basis_precision = basis;
+  o.precond = pc;
+  double *b = malloc((size_t)n * sizeof *b), *want = malloc((size_t)n * sizeof *want);
+  double *got = malloc((size_t)n * sizeof *got);
+  msp_solver_report r1, r2;
+  memset(&r1, 0, sizeof r1);
+  memset(&r2, 0, sizeof r2);
+  msp_vector bv = NULL, xv = NULL, bl = NULL, xl = NULL;
+  msp_dist d = NULL;
+  msp_matrix A = NULL, B = NULL;
+  CHECK(b && want && got, "out of memory");
+  if (!b || !want || !got) goto exit;
+  fill(n, 11, b);
+  CHECK_OK(msp_matrix_convert(ref, G, NULL, &B));
+  CHECK_OK(msp_vector_create(ref, n, &bv));
+  CHECK_OK(msp_vector_create(ref, n, &xv));
+  CHECK_OK(msp_vector_set(bv, b));
+  CHECK_OK(msp_gmres(ref, B, bv, xv, &o, &r1));
+  CHECK_OK(msp_vector_get(xv, want));
+  CHECK(r1.converged, "%s: one process did not converge", label);
+  const double t1 = true_residual(B, b, want);
+  CHECK(t1 <= 2.0 * o.rtol, "%s: one process's true residual %.3e", label, t1);
+  CHECK_OK(make_dist(&d));
+  CHECK_OK(msp_dist_matrix_scatter(d, 0, rank_ == 0 ? G : NULL, NULL, &A));
+  if (!A) goto exit;
+  bl = part(d, A, b);
+  xl = part(d, A, NULL);
+  CHECK_OK(msp_dist_gmres(d, A, bl, xl, &o, &r2));
+  CHECK_OK(msp_dist_vector_gather(A, 0, xl, rank_ == 0 ? got : NULL));
+  double facts[3] = {(double)r2.iterations, (double)r2.converged, r2.rel_residual};
+  CHECK(same_everywhere(facts, 3), "%s: the ranks' iterations or residuals differ", label);
+  CHECK(r2.converged && r2.rel_residual <= o.rtol, "%s: converged %d, residual %.3e", label,
+        r2.converged, r2.rel_residual);
+  if (rank_ == 0) {
+    const double t2 = true_residual(B, b, got);
+    CHECK(t2 <= 2.0 * o.rtol, "%s: distributed true residual %.3e", label, t2);
+    printf("%s: %lld iterations (one process %lld), true residual %.3e (one process %.3e) on %d "
+           "rank%s\n",
+           label, (long long)r2.iterations, (long long)r1.iterations, t2, t1, size_,
+           size_ > 1 ? "s" : "");
+  }
+exit:
+  msp_matrix_destroy(&A);
+  msp_matrix_destroy(&B);
+  msp_vector_destroy(&bl);
+  msp_vector_destroy(&xl);
+  CHECK_OK(msp_dist_destroy(&d));
+  msp_vector_destroy(&bv);
+  msp_vector_destroy(&xv);
+  free(b);
+  free(want);
+  free(got);
+}
+
+// One status on every rank (-1 when they differ).
+static int agreed(msp_status st) {
+  int lo = (int)st, hi = (int)st;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return lo == hi ? lo : -1;
+}
+
+// A local matrix of the distributed context (each rank's own, no halo) multiplies on the rank's
+// backend as on one process; what these ranks refuse is refused on every rank alike.
+static void local_and_refused(msp_matrix G) {
+  msp_dist d = NULL;
+  msp_matrix L = NULL, A = NULL;
+  msp_vector x = NULL, y = NULL, y2 = NULL;
+  const int64_t n = 3;
+  int64_t rp[] = {0, 2, 5, 7};
+  int32_t ci[] = {0, 1, 0, 1, 2, 1, 2};
+  double v[] = {2, -1, -1, 2, -1, -1, 2}, hx[] = {1, 2, 3}, hy[3] = {0, 0, 0};
+  CHECK_OK(make_dist(&d));
+  if (!d) return;
+  msp_context c = msp_dist_context(d);
+  CHECK_OK(msp_matrix_from_csr(c, n, n, rp, ci, v, 0, &L));
+  CHECK_OK(msp_vector_create(c, n, &x));
+  CHECK_OK(msp_vector_create(c, n, &y));
+  if (L && x && y) {
+    CHECK_OK(msp_vector_set(x, hx));
+    CHECK_OK(msp_spmv(c, 1.0, L, x, 0.0, y));
+    CHECK_OK(msp_vector_get(y, hy));
+    CHECK(hy[0] == 0 && hy[1] == 0 && hy[2] == 4, "local product %g %g %g", hy[0], hy[1], hy[2]);
+  }
+  CHECK_OK(msp_matrix_destroy(&L));
+  // a fixed-point basis: refused on ranks that reduce on their backend
+  CHECK_OK(msp_dist_matrix_scatter(d, 0, rank_ == 0 ? G : NULL, NULL, &A));
+  if (A) {
+    msp_dist_matrix_info in;
+    CHECK_OK(msp_dist_matrix_info_get(A, &in));
+    msp_vector_destroy(&x);
+    msp_vector_destroy(&y);
+    CHECK_OK(msp_vector_create(c, in.rows, &x));
+    CHECK_OK(msp_vector_create(c, in.rows, &y));
+    CHECK_OK(msp_vector_create(c, in.rows, &y2));
+    CHECK_OK(msp_vector_fill(x, 1.0));
+    msp_solver_options o = msp_solver_options_default();
+    o.basis_precision = MSP_PRECISION_FX16;
+    o.restart = 10;
+    msp_status st = msp_dist_gmres(d, A, x, y, &o, NULL);
+    CHECK(agreed(st) == MSP_ERR_NOT_SUPPORTED, "fixed-point basis: %s (%s)", msp_status_name(st),
+          msp_last_error());
+    if (backend_ == MSP_BACKEND_CUDA) {
+      msp_pagerank_options po = msp_pagerank_options_default();
+      po.order = MSP_PAGERANK_ORDER_NATURAL;
+      st = msp_pagerank(c, A, &po, y2, NULL);
+      CHECK(agreed(st) == MSP_ERR_NOT_SUPPORTED, "pagerank on CUDA ranks: %s (%s)",
+            msp_status_name(st), msp_last_error());
+    }
+  }
+  msp_vector_destroy(&x);
+  msp_vector_destroy(&y);
+  msp_vector_destroy(&y2);
+  msp_matrix_destroy(&A);
+  CHECK_OK(msp_dist_destroy(&d));
+  // ranks naming different backends, or no backend: refused on every rank, nothing made
+  msp_dist e = NULL;
+  if (size_ > 1) {
+    msp_status st =
+        msp_dist_create_backend(MPI_COMM_WORLD, rank_ ? MSP_BACKEND_CUDA : MSP_BACKEND_CPU, 0, &e);
+    CHECK(agreed(st) == MSP_ERR_INVALID_ARGUMENT && !e, "mixed backends: %s (%s)",
+          msp_status_name(st), msp_last_error());
+  }
+  CHECK_STATUS(msp_dist_create_backend(MPI_COMM_WORLD, MSP_BACKEND_AUTO, 0, &e),
+               MSP_ERR_INVALID_ARGUMENT);
+  CHECK(!e, "a context made for MSP_BACKEND_AUTO");
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  int usage = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
+      i++;
+      usage |= msp_backend_parse(argv[i], &backend_) != MSP_SUCCESS || backend_ == MSP_BACKEND_AUTO;
+    } else {
+      usage = 1;
+    }
+  }
+  char name[96];
+  snprintf(name, sizeof name, "test_dist_cuda --backend %s (%d rank%s)",
+           backend_ == MSP_BACKEND_CUDA ? "cuda" : "cpu", size_, size_ > 1 ? "s" : "");
+  if (usage) {
+    if (rank_ == 0) fprintf(stderr, "usage: test_dist_cuda [--backend cpu|cuda]\n");
+    MPI_Finalize();
+    return 2;
+  }
+  const msp_allocator counting = test_counting_allocator();
+  CHECK_OK(msp_set_allocator(&counting));
+  // the reference context, on every rank; no GPU anywhere: every rank says SKIPPED
+  msp_status st = msp_context_create(backend_, 0, &ref);
+  const int skip = st == MSP_ERR_NOT_BUILT || st == MSP_ERR_NO_DEVICE;
+  char why[600];
+  snprintf(why, sizeof why, "%s: %s", msp_status_name(st), msp_last_error());
+  int any_skip = skip, any_fail = st != MSP_SUCCESS && !skip;
+  MPI_Allreduce(MPI_IN_PLACE, &any_skip, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &any_fail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any_skip || any_fail) {
+    int rc = 1;
+    if (any_skip && !any_fail)
+      rc = rank_ == 0 ? msp_test_skip(name, why) : MSP_TEST_SKIP;
+    else
+      fprintf(stderr, "%s: rank %d: msp_context_create: %s\n", name, rank_, why);
+    msp_context_destroy(&ref);
+    MPI_Finalize();
+    return rc;
+  }
+  msp_matrix G = NULL;
+  // 5 chunks of 4096 rows: halos to both sides, empty rows
+  CHECK_OK(msp_matrix_generate(ref, "random:20000:7:3", &G));
+  if (G) {
+    const msp_format fs[] = {MSP_FORMAT_CSR, MSP_FORMAT_COO, MSP_FORMAT_ELL, MSP_FORMAT_HLL,
+                             MSP_FORMAT_HYB};
+    for (size_t k = 0; k < sizeof fs / sizeof *fs; k++)
+      spmv_case(G, "random:20000:7:3", fs[k]);
+  }
+  msp_matrix_destroy(&G);
+  CHECK_OK(msp_matrix_generate(ref, "laplace2d:190", &G));
+  if (G) spmv_case(G, "laplace2d:190", MSP_FORMAT_DIA);
+  if (G) local_and_refused(G);
+  msp_matrix_destroy(&G);
+  CHECK_OK(msp_matrix_generate(ref, "convdiff3d:26", &G));
+  if (G) {
+    gmres_case(G, "convdiff3d:26", MSP_PRECISION_F64, MSP_PRECOND_NONE);
+    gmres_case(G, "convdiff3d:26", MSP_PRECISION_F32, MSP_PRECOND_JACOBI);
+  }
+  msp_matrix_destroy(&G);
+  CHECK_OK(msp_context_destroy(&ref));
+  CHECK(test_alloc.live == 0, "%ld blocks of the library not freed", test_alloc.live);
+  int mine[2] = {msp_test_failures, msp_test_checks}, all[2] = {0, 0};
+  MPI_Allreduce(mine, all, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  msp_test_failures = all[0];
+  msp_test_checks = all[1];
+  int rc = 0;
+  if (rank_ == 0)
+    rc = msp_test_finish(name);
+  else
+    rc = msp_test_failures ? 1 : 0;
+  MPI_Finalize();
+  return rc;
+}

@@ -1,0 +1,529 @@
+// cmd_mpi.c: `mixsparse spmv|solve` started by mpirun with more than one rank: rank 0 reads the
+// matrix and scatters its rows (libmixsparse_mpi), every rank runs its share, and rank 0 reports
+// per-rank and total times, bytes sent, the parallel efficiency against the same work on one
+// process (measured on rank 0 first) and whether the result has the one-process bits.
+#include "cmd.h"
+#include "common.h"
+#include "mixsparse_mpi.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *mpi_help =
+    "usage: mpirun -np N mixsparse spmv FILE [--backend cpu|cuda] [--format F] [--precision P]\n"
+    "         [--vector-precision P] [--x ones|random:SEED|X.mtx] [--repeat R] [--json]\n"
+    "       mpirun -np N mixsparse solve FILE [--backend cpu|cuda] [--rhs ones|random:SEED|B.mtx]\n"
+    "         [--restart M]\n"
+    "         [--rtol R] [--atol A] [--max-iters N] [--basis P] [--precond none|jacobi]\n"
+    "         [--ortho cgs|mgs] [--format F] [--precision P] [--json]\n"
+    "       mpirun -np N mixsparse pagerank FILE [--alpha A] [--tol T] [--max-iters N]\n"
+    "         [--precision f64|cpms2|cpms4|auto] [--layout L] [--bank BYTES] [--json]\n"
+    "  Rank 0 reads FILE (or gen:SPEC) and scatters the rows in blocks balanced by nonzeros,\n"
+    "  each a multiple of 4096 rows; the products exchange the halo while the interior rows\n"
+    "  are summed. Rank 0 first runs the same work alone (the one-process reference of the\n"
+    "  efficiency and of the bits); the report gives each rank's rows, halo, bytes sent and\n"
+    "  time, the total time, speedup and parallel efficiency. PageRank runs the pull form in\n"
+    "  the natural node order (the values form and the degree order are not distributed).\n"
+    "  --backend cuda: CUDA ranks on GPU 0 of each node (ranks may share it), the halo staged\n"
+    "  through the host, the reductions the GPU's (within rounding of one GPU process, whose\n"
+    "  bits they need not have); default and auto: CPU ranks. PageRank: CPU ranks only.\n";
+
+#define MPI_SPMV_OPTIONS                                                                           \
+  (OPT_JSON | OPT_ALLOW_NONFINITE | OPT_BACKEND | OPT_FORMAT | OPT_KERNEL | OPT_PRECISION |        \
+   OPT_VPRECISION | OPT_RANGE | OPT_X | OPT_REPEAT | OPT_MAX_FILL)
+#define MPI_SOLVE_OPTIONS                                                                          \
+  (OPT_JSON | OPT_ALLOW_NONFINITE | OPT_BACKEND | OPT_FORMAT | OPT_PRECISION | OPT_RANGE |         \
+   OPT_RHS | OPT_RESTART | OPT_RTOL | OPT_ATOL | OPT_MAX_ITERS | OPT_BASIS | OPT_PRECOND |         \
+   OPT_ORTHO)
+
+#define MPI_PR_OPTIONS                                                                             \
+  (OPT_JSON | OPT_ALLOW_NONFINITE | OPT_PRECISION | OPT_ALPHA | OPT_TOL | OPT_MAX_ITERS |          \
+   OPT_LAYOUT | OPT_BANK)
+
+enum { NSTAT = 9 }; // per-rank figures gathered on rank 0
+
+static msp_convert_options convert_options(const options *o) {
+  msp_convert_options co = msp_convert_options_default();
+  co.format = o->format;
+  co.kernel = o->kernel;
+  co.precision = o->precision;
+  co.cpms_segments = o->cpms_segments;
+  co.max_fill = o->max_fill;
+  co.range = o->range;
+  return co;
+}
+
+// Rank 0's status to every rank; on the others a failure is rank 0's (already reported there).
+static msp_status share_status(msp_status st) {
+  int s = (int)st;
+  MPI_Bcast(&s, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return (msp_status)s;
+}
+
+static int same_bits(const double *a, const double *b, int64_t n) {
+  return n == 0 || memcmp(a, b, (size_t)n * sizeof *a) == 0;
+}
+
+// The per-rank table and the totals (rank 0 prints; st[r * NSTAT + k] as filled in fill_stats).
+static void fill_stats(const msp_matrix A, double seconds, double *s) {
+  msp_dist_matrix_info in;
+  memset(&in, 0, sizeof in);
+  msp_dist_matrix_info_get(A, &in);
+  s[0] = (double)in.row0;
+  s[1] = (double)in.rows;
+  s[2] = (double)in.nnz;
+  s[3] = (double)in.interior_rows;
+  s[4] = (double)in.halo;
+  s[5] = (double)in.neighbours;
+  s[6] = in.products ? in.bytes_sent / (double)in.products : 0.0;
+  s[7] = seconds;
+  s[8] = in.products ? in.wait_s / (double)in.products : 0.0;
+}
+
+static void report(const char *what, int size, const double *st, double total, double one, int same,
+                   const options *o, json *j) {
+  double bytes = 0.0;
+  for (int r = 0; r < size; r++)
+    bytes += st[r * NSTAT + 6];
+  const double speedup = total > 0 ? one / total : 0.0, eff = speedup / size;
+  if (j) {
+    json_int(j, "ranks", size);
+    json_string(j, "ranks_backend", o->backend == MSP_BACKEND_CUDA ? "cuda" : "cpu");
+    json_array(j, "per_rank");
+    for (int r = 0; r < size; r++) {
+      const double *s = st + r * NSTAT;
+      json_object(j, NULL);
+      json_int(j, "rank", r);
+      json_int(j, "row0", (long long)s[0]);
+      json_int(j, "rows", (long long)s[1]);
+      json_int(j, "nnz", (long long)s[2]);
+      json_int(j, "interior_rows", (long long)s[3]);
+      json_int(j, "halo", (long long)s[4]);
+      json_int(j, "neighbours", (long long)s[5]);
+      json_number(j, "bytes_sent_per_product", s[6]);
+      json_number(j, "seconds", s[7]);
+      json_number(j, "halo_wait_seconds_per_product", s[8]);
+      json_end(j);
+    }
+    json_end(j);
+    json_number(j, "seconds", total);
+    json_number(j, "one_process_seconds", one);
+    json_number(j, "speedup", speedup);
+    json_number(j, "parallel_efficiency", eff);
+    json_number(j, "bytes_sent_per_product", bytes);
+    json_bool(j, "same_bits_as_one_process", same);
+    return;
+  }
+  printf("%s on %d %s ranks (%s)\n", what, size, o->backend == MSP_BACKEND_CUDA ? "CUDA" : "CPU",
+         o->file);
+  printf("%5s %10s %10s %12s %10s %8s %5s %14s %12s %12s\n", "rank", "row0", "rows", "nnz",
+         "interior", "halo", "nbrs", "sent B/prod", "time s", "wait ms/prod");
+  for (int r = 0; r < size; r++) {
+    const double *s = st + r * NSTAT;
+    printf("%5d %10.0f %10.0f %12.0f %10.0f %8.0f %5.0f %14.0f %12.6f %12.4f\n", r, s[0], s[1],
+           s[2], s[3], s[4], s[5], s[6], s[7], s[8] * 1e3);
+  }
+  printf("total %.6f s (slowest rank), one process %.6f s: speedup %.2f, parallel efficiency "
+         "%.0f%%; %.0f bytes sent per product over all ranks\n",
+         total, one, speedup, 100.0 * eff, bytes);
+  if (!strcmp(what, "pagerank"))
+    printf("(interior, halo, neighbours: of G's rows; bytes sent and wait: the pull's products "
+           "with G^T)\n");
+  printf("result bits %s one process's\n", same ? "identical to" : "DIFFERENT from");
+}
+
+// spmv: `repeat` products after one warm-up, on one process (rank 0) and distributed.
+static int run_spmv(const options *o, msp_dist d, msp_context ref, msp_matrix G, int rank, int size,
+                    json *j) {
+  msp_status st = MSP_SUCCESS;
+  int rc = EXIT_FAILED;
+  const msp_convert_options co = convert_options(o);
+  msp_matrix B = NULL, A = NULL;
+  msp_vector xv = NULL, yv = NULL, xl = NULL, yl = NULL;
+  double *x = NULL, *want = NULL, *got = NULL, *stats = NULL, mine[NSTAT];
+  double one = 0.0;
+  int64_t n = 0;
+  if (rank == 0) {
+    n = msp_matrix_rows(G);
+    st = make_x(ref, o, n, &x);
+    if (st == MSP_SUCCESS) st = msp_matrix_convert(ref, G, &co, &B);
+    if (st == MSP_SUCCESS) st = msp_vector_create_precision(ref, n, o->vprecision, &xv);
+    if (st == MSP_SUCCESS) st = msp_vector_create_precision(ref, n, o->vprecision, &yv);
+    if (st == MSP_SUCCESS) st = msp_vector_set(xv, x);
+    if (st == MSP_SUCCESS) st = msp_spmv(ref, 1.0, B, xv, 0.0, yv);
+    const double t0 = now_s();
+    for (int k = 0; k < o->repeat && st == MSP_SUCCESS; k++)
+      st = msp_spmv(ref, 1.0, B, xv, 0.0, yv);
+    if (st == MSP_SUCCESS) st = msp_context_synchronize(ref); // (a GPU's products end here)
+    one = (now_s() - t0) / o->repeat;
+    want = malloc((size_t)(n > 0 ? n : 1) * sizeof *want);
+    got = malloc((size_t)(n > 0 ? n : 1) * sizeof *got);
+    stats = malloc((size_t)size * NSTAT * sizeof *stats);
+    if (st == MSP_SUCCESS && (!want || !got || !stats)) st = MSP_ERR_OUT_OF_MEMORY;
+    if (st == MSP_SUCCESS) st = msp_vector_get(yv, want);
+    if (st != MSP_SUCCESS) fail(st, "one-process reference");
+    msp_matrix_destroy(&B);
+  }
+  if (share_status(st) != MSP_SUCCESS) goto exit;
+  st = msp_dist_matrix_scatter(d, 0, G, &co, &A);
+  if (st != MSP_SUCCESS) {
+    if (rank == 0) fail(st, o->file);
+    goto exit;
+  }
+  msp_dist_matrix_info in;
+  msp_dist_matrix_info_get(A, &in);
+  st = msp_vector_create_precision(msp_dist_context(d), in.rows, o->vprecision, &xl);
+  if (st == MSP_SUCCESS)
+    st = msp_vector_create_precision(msp_dist_context(d), in.rows, o->vprecision, &yl);
+  int bad = st != MSP_SUCCESS, anybad = 0;
+  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (anybad) {
+    if (rank == 0) fail(st ? st : MSP_ERR_OUT_OF_MEMORY, "vectors");
+    goto exit;
+  }
+  st = msp_dist_vector_scatter(A, 0, x, xl);
+  if (st == MSP_SUCCESS) st = msp_spmv(msp_dist_context(d), 1.0, A, xl, 0.0, yl); // warm-up
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = MPI_Wtime();
+  for (int k = 0; k < o->repeat && st == MSP_SUCCESS; k++)
+    st = msp_spmv(msp_dist_context(d), 1.0, A, xl, 0.0, yl);
+  if (st == MSP_SUCCESS) st = msp_context_synchronize(msp_dist_context(d));
+  const double mytime = (MPI_Wtime() - t0) / o->repeat;
+  double total = 0.0;
+  MPI_Allreduce(&mytime, &total, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (st == MSP_SUCCESS) st = msp_dist_vector_gather(A, 0, yl, got);
+  if (st != MSP_SUCCESS) {
+    if (rank == 0) fail(st, "distributed product");
+    goto exit;
+  }
+  fill_stats(A, mytime, mine);
+  MPI_Gather(mine, NSTAT, MPI_DOUBLE, stats, NSTAT, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    if (j) {
+      json_string(j, "command", "spmv");
+      json_string(j, "format", msp_format_name(in.format));
+      json_string(j, "precision", msp_precision_name(in.precision));
+      json_int(j, "rows", in.global_rows);
+      json_int(j, "nnz", in.global_nnz);
+    }
+    report("spmv", size, stats, total, one, same_bits(want, got, n), o, j);
+  }
+  rc = EXIT_OK;
+exit:
+  msp_matrix_destroy(&A);
+  msp_vector_destroy(&xl);
+  msp_vector_destroy(&yl);
+  msp_vector_destroy(&xv);
+  msp_vector_destroy(&yv);
+  free(x);
+  free(want);
+  free(got);
+  free(stats);
+  return rc;
+}
+
+// solve: GMRES on one process (rank 0) and distributed; the same iterations are expected.
+static int run_solve(const options *o, msp_dist d, msp_context ref, msp_matrix G, int rank,
+                     int size, json *j) {
+  msp_status st = MSP_SUCCESS;
+  int rc = EXIT_FAILED;
+  const msp_convert_options co = convert_options(o);
+  msp_matrix B = NULL, A = NULL;
+  msp_vector bv = NULL, xv = NULL, bl = NULL, xl = NULL;
+  double *b = NULL, *want = NULL, *got = NULL, *stats = NULL, mine[NSTAT];
+  msp_solver_report r1, r2;
+  memset(&r1, 0, sizeof r1);
+  memset(&r2, 0, sizeof r2);
+  msp_solver_options so = msp_solver_options_default(); // as `mixsparse solve` fills it
+  if (o->given & OPT_RESTART) so.restart = o->restart;
+  if (o->given & OPT_RTOL) so.rtol = o->rtol;
+  if (o->given & OPT_ATOL) so.atol = o->atol;
+  if (o->given & OPT_MAX_ITERS) so.max_iters = o->max_iters;
+  if (o->given & OPT_BASIS) {
+    so.basis_auto = o->basis_auto;
+    if (!o->basis_auto) so.basis_precision = o->basis;
+  }
+  if (o->given & OPT_PRECOND) so.precond = o->precond;
+  if (o->given & OPT_ORTHO) so.ortho = o->ortho;
+  int64_t n = 0;
+  if (rank == 0) {
+    options ox = *o;
+    ox.x_spec = o->rhs;
+    n = msp_matrix_rows(G);
+    st = make_x(ref, &ox, n, &b);
+    if (st == MSP_SUCCESS) st = msp_matrix_convert(ref, G, &co, &B);
+    if (st == MSP_SUCCESS) st = msp_vector_create(ref, n, &bv);
+    if (st == MSP_SUCCESS) st = msp_vector_create(ref, n, &xv);
+    if (st == MSP_SUCCESS) st = msp_vector_set(bv, b);
+    if (st == MSP_SUCCESS) st = msp_gmres(ref, B, bv, xv, &so, &r1);
+    want = malloc((size_t)(n > 0 ? n : 1) * sizeof *want);
+    got = malloc((size_t)(n > 0 ? n : 1) * sizeof *got);
+    stats = malloc((size_t)size * NSTAT * sizeof *stats);
+    if (st == MSP_SUCCESS && (!want || !got || !stats)) st = MSP_ERR_OUT_OF_MEMORY;
+    if (st == MSP_SUCCESS) st = msp_vector_get(xv, want);
+    if (st != MSP_SUCCESS) fail(st, "one-process reference");
+    msp_matrix_destroy(&B);
+  }
+  if (share_status(st) != MSP_SUCCESS) goto exit;
+  st = msp_dist_matrix_scatter(d, 0, G, &co, &A);
+  if (st != MSP_SUCCESS) {
+    if (rank == 0) fail(st, o->file);
+    goto exit;
+  }
+  msp_dist_matrix_info in;
+  msp_dist_matrix_info_get(A, &in);
+  st = msp_vector_create(msp_dist_context(d), in.rows, &bl);
+  if (st == MSP_SUCCESS) st = msp_vector_create(msp_dist_context(d), in.rows, &xl);
+  int bad = st != MSP_SUCCESS, anybad = 0;
+  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (anybad) {
+    if (rank == 0) fail(st ? st : MSP_ERR_OUT_OF_MEMORY, "vectors");
+    goto exit;
+  }
+  st = msp_dist_vector_scatter(A, 0, b, bl);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = MPI_Wtime();
+  if (st == MSP_SUCCESS) st = msp_dist_gmres(d, A, bl, xl, &so, &r2);
+  const double mytime = MPI_Wtime() - t0;
+  double total = 0.0;
+  MPI_Allreduce(&mytime, &total, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (st == MSP_SUCCESS) st = msp_dist_vector_gather(A, 0, xl, got);
+  if (st != MSP_SUCCESS) {
+    if (rank == 0) fail(st, "distributed GMRES");
+    goto exit;
+  }
+  fill_stats(A, mytime, mine);
+  MPI_Gather(mine, NSTAT, MPI_DOUBLE, stats, NSTAT, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    const int same = r1.iterations == r2.iterations && same_bits(want, got, n);
+    if (j) {
+      json_string(j, "command", "solve");
+      json_int(j, "rows", in.global_rows);
+      json_int(j, "nnz", in.global_nnz);
+      json_bool(j, "converged", r2.converged);
+      json_int(j, "iterations", r2.iterations);
+      json_int(j, "one_process_iterations", r1.iterations);
+      json_number(j, "rel_residual", r2.rel_residual);
+    } else {
+      printf("GMRES: %s after %lld iterations (one process: %lld), relative residual %.3e\n",
+             r2.converged ? "converged" : "not converged", (long long)r2.iterations,
+             (long long)r1.iterations, r2.rel_residual);
+    }
+    report("solve", size, stats, total, r1.time_s, same, o, j);
+  }
+  rc = r2.converged ? EXIT_OK : 3;
+exit:
+  msp_matrix_destroy(&A);
+  msp_vector_destroy(&bl);
+  msp_vector_destroy(&xl);
+  msp_vector_destroy(&bv);
+  msp_vector_destroy(&xv);
+  free(b);
+  free(want);
+  free(got);
+  free(stats);
+  return rc;
+}
+
+static int parse_mode(const char *v, msp_pagerank_precision *m) {
+  static const char *names[] = {"f64", "cpms2", "cpms4", "auto"};
+  for (int k = 0; k < 4; k++)
+    if (strcmp(v, names[k]) == 0) {
+      *m = (msp_pagerank_precision)k;
+      return EXIT_OK;
+    }
+  return usage_error("bad --precision '%s' for pagerank (f64, cpms2, cpms4 or auto)", v);
+}
+
+// pagerank: the pull form in the natural order, on one process (rank 0) and distributed.
+static int run_pagerank(const options *o, const msp_pagerank_options *po, msp_dist d,
+                        msp_context ref, msp_matrix G, int rank, int size, json *j) {
+  msp_status st = MSP_SUCCESS;
+  int rc = EXIT_FAILED;
+  msp_matrix A = NULL;
+  msp_vector p1 = NULL, p2 = NULL;
+  double *want = NULL, *got = NULL, *stats = NULL, mine[NSTAT];
+  msp_pagerank_report r1, r2;
+  memset(&r1, 0, sizeof r1);
+  memset(&r2, 0, sizeof r2);
+  int64_t n = 0;
+  if (rank == 0) {
+    n = msp_matrix_rows(G);
+    st = msp_vector_create(ref, n, &p1);
+    if (st == MSP_SUCCESS) st = msp_pagerank(ref, G, po, p1, &r1);
+    want = malloc((size_t)(n > 0 ? n : 1) * sizeof *want);
+    got = malloc((size_t)(n > 0 ? n : 1) * sizeof *got);
+    stats = malloc((size_t)size * NSTAT * sizeof *stats);
+    if (st == MSP_SUCCESS && (!want || !got || !stats)) st = MSP_ERR_OUT_OF_MEMORY;
+    if (st == MSP_SUCCESS) st = msp_vector_get(p1, want);
+    if (st != MSP_SUCCESS) fail(st, "one-process reference");
+  }
+  if (share_status(st) != MSP_SUCCESS) goto exit;
+  msp_convert_options co = msp_convert_options_default();
+  co.format = MSP_FORMAT_CSR;
+  st = msp_dist_matrix_scatter(d, 0, G, &co, &A);
+  if (st != MSP_SUCCESS) {
+    if (rank == 0) fail(st, o->file);
+    goto exit;
+  }
+  msp_dist_matrix_info in;
+  msp_dist_matrix_info_get(A, &in);
+  st = msp_vector_create(msp_dist_context(d), in.rows, &p2);
+  int bad = st != MSP_SUCCESS, anybad = 0;
+  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (anybad) {
+    if (rank == 0) fail(st ? st : MSP_ERR_OUT_OF_MEMORY, "rank vector");
+    goto exit;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = MPI_Wtime();
+  st = msp_pagerank(msp_dist_context(d), A, po, p2, &r2);
+  const double mytime = MPI_Wtime() - t0;
+  double total = 0.0;
+  MPI_Allreduce(&mytime, &total, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (st == MSP_SUCCESS) st = msp_dist_vector_gather(A, 0, p2, got);
+  if (st != MSP_SUCCESS) {
+    if (rank == 0) fail(st, "distributed pagerank");
+    goto exit;
+  }
+  fill_stats(A, mytime, mine);
+  int64_t products = 0;
+  double bytes = 0.0;
+  msp_dist_traffic(d, &products, &bytes);
+  mine[6] = products ? bytes / (double)products : 0.0; // G^T's products: one per iteration
+  mine[8] = 0.0;
+  MPI_Gather(mine, NSTAT, MPI_DOUBLE, stats, NSTAT, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    const int same = r1.iterations == r2.iterations && same_bits(want, got, n);
+    if (j) {
+      json_string(j, "command", "pagerank");
+      json_int(j, "nodes", in.global_rows);
+      json_int(j, "edges", in.global_nnz);
+      json_bool(j, "converged", r2.converged);
+      json_int(j, "iterations", r2.iterations);
+      json_int(j, "one_process_iterations", r1.iterations);
+      json_number(j, "change", r2.change);
+      json_int(j, "dangling", r2.dangling);
+    } else {
+      printf("PageRank: %s after %lld iterations (one process: %lld), change %.3e, %lld "
+             "dangling nodes\n",
+             r2.converged ? "converged" : "not converged", (long long)r2.iterations,
+             (long long)r1.iterations, r2.change, (long long)r2.dangling);
+    }
+    report("pagerank", size, stats, total, r1.time_s + r1.setup_s, same, o, j);
+  }
+  rc = EXIT_OK;
+exit:
+  msp_matrix_destroy(&A);
+  msp_vector_destroy(&p1);
+  msp_vector_destroy(&p2);
+  free(want);
+  free(got);
+  free(stats);
+  return rc;
+}
+
+int cmd_mpi_ranks(void) {
+  // what the launchers tell each process: Open MPI, MPICH / Intel MPI (Hydra's PMI), PMIx
+  const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
+  for (size_t k = 0; k < sizeof vars / sizeof *vars; k++) {
+    const char *v = getenv(vars[k]);
+    if (v && atoi(v) > 0) return atoi(v);
+  }
+  return 1;
+}
+
+int cmd_mpi(int argc, char **argv) {
+  int rank = 0, size = 1, rc = EXIT_FAILED;
+  MPI_Init(NULL, NULL);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // rank 0 speaks for all (the errors of the others reach it through the library)
+  if (rank != 0) {
+    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) rc = EXIT_FAILED;
+  }
+  const int solve = !strcmp(argv[0], "solve"), pagerank = !strcmp(argv[0], "pagerank");
+  options o;
+  options_init(&o);
+  o.rhs = "ones";
+  o.x0 = "zero";
+  msp_context ref = NULL;
+  msp_dist d = NULL;
+  msp_matrix G = NULL;
+  json *j = NULL;
+  msp_pagerank_options po = msp_pagerank_options_default();
+  po.order = MSP_PAGERANK_ORDER_NATURAL; // the degree order is not distributed
+  o.raw_precision = pagerank;            // pagerank's --precision: f64|cpms2|cpms4|auto
+  rc = parse_options(argc, argv,
+                     pagerank ? MPI_PR_OPTIONS
+                     : solve  ? MPI_SOLVE_OPTIONS
+                              : MPI_SPMV_OPTIONS,
+                     1, &o);
+  if (rc) goto exit;
+  if (pagerank) {
+    if (o.precision_arg && (rc = parse_mode(o.precision_arg, &po.precision)) != EXIT_OK) goto exit;
+    if (o.given & OPT_ALPHA) po.alpha = o.alpha;
+    if (o.given & OPT_TOL) po.tol = o.tol;
+    if (o.given & OPT_MAX_ITERS) po.max_iters = o.max_iters;
+    po.separate = o.separate;
+    po.bank_bytes = o.bank;
+  }
+  if (o.help) {
+    fputs(mpi_help, stdout);
+    rc = EXIT_OK;
+    goto exit;
+  }
+  rc = EXIT_FAILED;
+  if (solve && o.precond == MSP_PRECOND_ILU0) {
+    if (rank == 0) fprintf(stderr, "%s: --precond ilu0 is not distributed: none or jacobi\n", prog);
+    rc = EXIT_USAGE;
+    goto exit;
+  }
+  // CUDA ranks when asked for; otherwise (cpu, auto) CPU ranks, as every rank must agree
+  if (o.backend != MSP_BACKEND_CUDA) o.backend = MSP_BACKEND_CPU;
+  if (pagerank && o.backend == MSP_BACKEND_CUDA) {
+    if (rank == 0)
+      fprintf(stderr, "%s: the distributed pagerank runs on CPU ranks only (--backend cpu)\n",
+              prog);
+    rc = EXIT_USAGE;
+    goto exit;
+  }
+  msp_status st = msp_context_create(o.backend, 0, &ref);
+  if (st == MSP_SUCCESS) st = msp_dist_create_backend(MPI_COMM_WORLD, o.backend, 0, &d);
+  if (st != MSP_SUCCESS) {
+    fail(st, o.backend == MSP_BACKEND_CUDA ? "--backend cuda" : "context");
+    goto exit;
+  }
+  if (rank == 0) {
+    st = load_matrix(ref, &o, &G);
+    if (st != MSP_SUCCESS) fail(st, o.file);
+  }
+  if (share_status(st) != MSP_SUCCESS) goto exit;
+  if (o.json && rank == 0) {
+    j = json_new();
+    if (!j) {
+      fail(MSP_ERR_OUT_OF_MEMORY, "JSON");
+      goto exit;
+    }
+    json_string(j, "file", o.file);
+  }
+  rc = pagerank ? run_pagerank(&o, &po, d, ref, G, rank, size, j)
+       : solve  ? run_solve(&o, d, ref, G, rank, size, j)
+                : run_spmv(&o, d, ref, G, rank, size, j);
+  if (j) {
+    const int jr = json_finish(j, NULL);
+    j = NULL;
+    if (rc == EXIT_OK) rc = jr;
+  }
+exit:
+  if (j) json_free(j);
+  msp_matrix_destroy(&G);
+  msp_dist_destroy(&d);
+  msp_context_destroy(&ref);
+  // one exit status for the job: the worst over the ranks
+  int worst = rc;
+  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return worst;
+}
