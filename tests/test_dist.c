@@ -6,6 +6,7 @@
 // another size) must give the same clear error on every rank, without a hang.
 #include "dist.h" // the summation trees (msp__dist_tree_*)
 #include "mixsparse_mpi.h"
+#include "test_dist_common.h"
 #include "testlib.h"
 
 #include <math.h>
@@ -14,12 +15,6 @@
 
 static int rank_, size_;
 static msp_context ref; // one process's context (every rank has one)
-
-static void fill(int64_t n, uint64_t seed, double *v) {
-  msp_rng r = {seed};
-  for (int64_t i = 0; i < n; i++)
-    v[i] = 2.0 * msp_rng_uniform(&r) - 1.0;
-}
 
 // n doubles equal bit for bit; the first difference printed.
 static int same_bits(const double *a, const double *b, int64_t n, const char *label) {
@@ -30,16 +25,6 @@ static int same_bits(const double *a, const double *b, int64_t n, const char *la
       return 0;
     }
   return 1;
-}
-
-// A local vector part of precision p with the root's global values g.
-static msp_vector part(msp_dist d, msp_matrix A, msp_precision p, const double *g) {
-  msp_dist_matrix_info in;
-  msp_vector v = NULL;
-  CHECK_OK(msp_dist_matrix_info_get(A, &in));
-  CHECK_OK(msp_vector_create_precision(msp_dist_context(d), in.rows, p, &v));
-  if (g) CHECK_OK(msp_dist_vector_scatter(A, 0, rank_ == 0 ? g : NULL, v));
-  return v;
 }
 
 // y = alpha G x + beta y0 on one process and distributed, for G converted with format f and
@@ -56,8 +41,8 @@ static void spmv_case(msp_dist d, msp_matrix A, msp_matrix G, const char *name,
   msp_vector xv = NULL, yv = NULL, xl = NULL, yl = NULL;
   CHECK(x && y0 && want && got, "out of memory");
   if (!x || !y0 || !want || !got) goto exit;
-  fill(n, 7, x);
-  fill(n, 8, y0);
+  test_dist_fill(n, 7, x);
+  test_dist_fill(n, 8, y0);
   CHECK_OK(msp_matrix_convert(ref, G, o, &B));
   CHECK_OK(msp_vector_create_precision(ref, n, px, &xv));
   CHECK_OK(msp_vector_create_precision(ref, n, py, &yv));
@@ -66,8 +51,8 @@ static void spmv_case(msp_dist d, msp_matrix A, msp_matrix G, const char *name,
   CHECK_OK(msp_spmv(ref, 1.5, B, xv, -0.5, yv));
   CHECK_OK(msp_spmv(ref, 1.5, B, xv, -0.5, yv));
   CHECK_OK(msp_vector_get(yv, want));
-  xl = part(d, A, px, x);
-  yl = part(d, A, py, y0);
+  xl = test_dist_part(d, A, px, x);
+  yl = test_dist_part(d, A, py, y0);
   CHECK_OK(msp_spmv(msp_dist_context(d), 1.5, A, xl, -0.5, yl));
   CHECK_OK(msp_spmv(msp_dist_context(d), 1.5, A, xl, -0.5, yl));
   CHECK_OK(msp_dist_vector_gather(A, 0, yl, rank_ == 0 ? got : NULL));
@@ -136,12 +121,7 @@ static void gmres_case(msp_matrix G, const char *name, msp_precision basis, msp_
   char label[160];
   snprintf(label, sizeof label, "gmres %s basis %s precond %d ortho %d", name,
            msp_precision_name(basis), (int)pc, (int)ortho);
-  msp_solver_options o = msp_solver_options_default();
-  o.restart = 25;
-  o.rtol = 1e-10;
-  o.max_iters = 600;
-  o.basis_precision = basis;
-  o.precond = pc;
+  msp_solver_options o = test_dist_gmres_options(basis, pc);
   o.ortho = ortho;
   double *b = malloc((size_t)n * sizeof *b), *want = malloc((size_t)n * sizeof *want);
   double *got = malloc((size_t)n * sizeof *got);
@@ -152,24 +132,12 @@ static void gmres_case(msp_matrix G, const char *name, msp_precision basis, msp_
   r1.history = h1;
   r2.history = h2;
   r1.history_capacity = r2.history_capacity = CAP;
-  msp_vector bv = NULL, xv = NULL, bl = NULL, xl = NULL;
   msp_dist d = NULL;
-  msp_matrix A = NULL;
   CHECK(b && want && got && h1 && h2, "out of memory");
   if (!b || !want || !got || !h1 || !h2) goto exit;
-  fill(n, 11, b);
-  CHECK_OK(msp_vector_create(ref, n, &bv));
-  CHECK_OK(msp_vector_create(ref, n, &xv));
-  CHECK_OK(msp_vector_set(bv, b));
-  CHECK_OK(msp_gmres(ref, G, bv, xv, &o, &r1));
-  CHECK_OK(msp_vector_get(xv, want));
+  test_dist_fill(n, 11, b);
   CHECK_OK(msp_dist_create(MPI_COMM_WORLD, &d));
-  CHECK_OK(msp_dist_matrix_scatter(d, 0, rank_ == 0 ? G : NULL, NULL, &A));
-  if (!A) goto exit;
-  bl = part(d, A, MSP_PRECISION_F64, b);
-  xl = part(d, A, MSP_PRECISION_F64, NULL);
-  CHECK_OK(msp_dist_gmres(d, A, bl, xl, &o, &r2));
-  CHECK_OK(msp_dist_vector_gather(A, 0, xl, rank_ == 0 ? got : NULL));
+  if (!d || !test_dist_gmres_pair(ref, G, d, G, &o, b, want, got, &r1, &r2)) goto exit;
   CHECK(r1.iterations > 0 && r1.iterations == r2.iterations && r1.converged == r2.converged &&
             r1.restarts == r2.restarts,
         "%s: iterations %lld / %lld, converged %d / %d", label, (long long)r1.iterations,
@@ -184,12 +152,7 @@ static void gmres_case(msp_matrix G, const char *name, msp_precision basis, msp_
     printf("%s: %lld iterations, residual %.3e on %d rank%s\n", label, (long long)r2.iterations,
            r2.rel_residual, size_, size_ > 1 ? "s" : "");
 exit:
-  msp_matrix_destroy(&A);
-  msp_vector_destroy(&bl);
-  msp_vector_destroy(&xl);
   CHECK_OK(msp_dist_destroy(&d));
-  msp_vector_destroy(&bv);
-  msp_vector_destroy(&xv);
   free(b);
   free(want);
   free(got);
@@ -224,7 +187,7 @@ static void pagerank_case(msp_matrix G, const char *name, msp_pagerank_precision
   msp_matrix A = NULL;
   CHECK(want && got && v && h1 && h2, "out of memory");
   if (!want || !got || !v || !h1 || !h2) goto exit;
-  fill(n, 21, v);
+  test_dist_fill(n, 21, v);
   for (int64_t i = 0; i < n; i++)
     v[i] = v[i] < 0 ? -v[i] : v[i];
   CHECK_OK(msp_vector_create(ref, n, &p1));
@@ -240,9 +203,9 @@ static void pagerank_case(msp_matrix G, const char *name, msp_pagerank_precision
   co.format = MSP_FORMAT_CSR;
   CHECK_OK(msp_dist_matrix_scatter(d, 0, rank_ == 0 ? G : NULL, &co, &A));
   if (!A) goto exit;
-  p2 = part(d, A, MSP_PRECISION_F64, NULL);
+  p2 = test_dist_part(d, A, MSP_PRECISION_F64, NULL);
   if (personalized) {
-    v2 = part(d, A, MSP_PRECISION_F64, v);
+    v2 = test_dist_part(d, A, MSP_PRECISION_F64, v);
     o.personalization = v2;
   }
   CHECK_OK(msp_pagerank(msp_dist_context(d), A, &o, p2, &r2));
@@ -281,13 +244,7 @@ exit:
 }
 
 // One status on every rank: the failures of one rank are every rank's (no hang, no half-made
-// objects). Returns the status when it is the same everywhere, -1 otherwise.
-static int agreed(msp_status st) {
-  int lo = (int)st, hi = (int)st;
-  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return lo == hi ? lo : -1;
-}
+// objects): test_dist_agreed gives the status when it is the same everywhere, -1 otherwise.
 
 // Allocation failures on rank 0 alone, at every allocation of making the context, distributing
 // a matrix and its vectors: every rank returns the same status, nothing is left allocated, and
@@ -298,7 +255,7 @@ static void alloc_failures(msp_matrix G) {
   double *got = malloc((size_t)n * sizeof *got);
   CHECK(x && want && got, "out of memory");
   if (!x || !want || !got) goto exit;
-  fill(n, 31, x);
+  test_dist_fill(n, 31, x);
   CHECK_OK(test_spmv(ref, G, x, want));
   const long live0 = test_alloc.live;
   int done = 0, runs = 0;
@@ -309,11 +266,11 @@ static void alloc_failures(msp_matrix G) {
     msp_matrix A = NULL;
     msp_vector xl = NULL, yl = NULL;
     msp_status st = msp_dist_create(MPI_COMM_WORLD, &d);
-    int a = agreed(st);
+    int a = test_dist_agreed(st);
     CHECK(a >= 0, "fail at %ld: msp_dist_create returned different statuses", k);
     if (st == MSP_SUCCESS) {
       st = msp_dist_matrix_scatter(d, 0, rank_ == 0 ? G : NULL, NULL, &A);
-      a = agreed(st);
+      a = test_dist_agreed(st);
       CHECK(a >= 0 && (st == MSP_SUCCESS) == (A != NULL),
             "fail at %ld: msp_dist_matrix_scatter: %s on rank %d", k, msp_status_name(st), rank_);
     }
@@ -322,19 +279,20 @@ static void alloc_failures(msp_matrix G) {
       msp_dist_matrix_info_get(A, &in);
       st = msp_vector_create(msp_dist_context(d), in.rows, &xl);
       if (st == MSP_SUCCESS) st = msp_vector_create(msp_dist_context(d), in.rows, &yl);
-      if (agreed(st) != MSP_SUCCESS && st == MSP_SUCCESS) st = MSP_ERR_OUT_OF_MEMORY; // another's
+      if (test_dist_agreed(st) != MSP_SUCCESS && st == MSP_SUCCESS)
+        st = MSP_ERR_OUT_OF_MEMORY; // another's
     }
     if (st == MSP_SUCCESS) {
       st = msp_dist_vector_scatter(A, 0, rank_ == 0 ? x : NULL, xl);
-      CHECK(agreed(st) >= 0, "fail at %ld: msp_dist_vector_scatter statuses differ", k);
+      CHECK(test_dist_agreed(st) >= 0, "fail at %ld: msp_dist_vector_scatter statuses differ", k);
     }
     if (st == MSP_SUCCESS) {
       st = msp_spmv(msp_dist_context(d), 1.0, A, xl, 0.0, yl);
-      CHECK(agreed(st) >= 0, "fail at %ld: msp_spmv statuses differ", k);
+      CHECK(test_dist_agreed(st) >= 0, "fail at %ld: msp_spmv statuses differ", k);
     }
     if (st == MSP_SUCCESS) {
       st = msp_dist_vector_gather(A, 0, yl, rank_ == 0 ? got : NULL);
-      CHECK(agreed(st) >= 0, "fail at %ld: msp_dist_vector_gather statuses differ", k);
+      CHECK(test_dist_agreed(st) >= 0, "fail at %ld: msp_dist_vector_gather statuses differ", k);
     }
     test_alloc.fail_at = -1;
     int mine = rank_ == 0 && test_alloc.calls <= k; // no failure was injected: the full run
@@ -571,18 +529,7 @@ int main(int argc, char **argv) {
   bad_input();
   CHECK_OK(msp_context_destroy(&ref));
   CHECK(test_alloc.live == 0, "%ld blocks of the library not freed", test_alloc.live);
-  // every rank's failures, one verdict
-  int mine[2] = {msp_test_failures, msp_test_checks}, all[2] = {0, 0};
-  MPI_Allreduce(mine, all, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  msp_test_failures = all[0];
-  msp_test_checks = all[1];
   char name[64];
   snprintf(name, sizeof name, "test_dist (%d rank%s)", size_, size_ > 1 ? "s" : "");
-  int rc = 0;
-  if (rank_ == 0)
-    rc = msp_test_finish(name);
-  else
-    rc = msp_test_failures ? 1 : 0;
-  MPI_Finalize();
-  return rc;
+  return test_dist_finish(name); // every rank's failures, one verdict
 }

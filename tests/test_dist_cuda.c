@@ -15,6 +15,7 @@
 // no library block is left allocated.
 #include "dist.h" // msp__dist_set_exact
 #include "mixsparse_mpi.h"
+#include "test_dist_common.h"
 #include "testlib.h"
 
 #include <math.h>
@@ -25,12 +26,6 @@ static int rank_, size_;
 static msp_backend backend_ = MSP_BACKEND_CPU;
 static msp_context ref; // one process on the ranks' backend (every rank has one)
 static const double U = 0x1p-53;
-
-static void fill(int64_t n, uint64_t seed, double *v) {
-  msp_rng r = {seed};
-  for (int64_t i = 0; i < n; i++)
-    v[i] = 2.0 * msp_rng_uniform(&r) - 1.0;
-}
 
 static msp_status make_dist(msp_dist *d) {
   msp_status st = msp_dist_create_backend(MPI_COMM_WORLD, backend_, 0, d);
@@ -51,16 +46,6 @@ static int same_everywhere(const double *v, int n) {
   int every = ok;
   MPI_Allreduce(&ok, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   return every;
-}
-
-// A local vector part of precision f64 with the root's global values g (NULL: zeros).
-static msp_vector part(msp_dist d, msp_matrix A, const double *g) {
-  msp_dist_matrix_info in;
-  msp_vector v = NULL;
-  CHECK_OK(msp_dist_matrix_info_get(A, &in));
-  CHECK_OK(msp_vector_create(msp_dist_context(d), in.rows, &v));
-  if (g && v) CHECK_OK(msp_dist_vector_scatter(A, 0, rank_ == 0 ? g : NULL, v));
-  return v;
 }
 
 // got against want within 2 (k_i + 4) u (|alpha| (|G| |x|)_i + |beta| |y0_i|) for each row i.
@@ -100,8 +85,8 @@ static void spmv_case(msp_matrix G, const char *name, msp_format f) {
   msp_vector xv = NULL, yv = NULL, xl = NULL, yl = NULL;
   CHECK(x && y0 && want && got && zero && test_csr_from_matrix(&c, G) == 0, "out of memory");
   if (!x || !y0 || !want || !got || !zero || !c.rowptr) goto exit;
-  fill(n, 7, x);
-  fill(n, 8, y0);
+  test_dist_fill(n, 7, x);
+  test_dist_fill(n, 8, y0);
   msp_convert_options o = msp_convert_options_default();
   o.format = f;
   o.max_fill = 1e9; // each rank's part pads differently: no refusal on one rank only
@@ -115,8 +100,8 @@ static void spmv_case(msp_matrix G, const char *name, msp_format f) {
   CHECK_OK(make_dist(&d));
   CHECK_OK(msp_dist_matrix_scatter(d, 0, rank_ == 0 ? G : NULL, &o, &A));
   if (!A) goto exit;
-  xl = part(d, A, x);
-  yl = part(d, A, y0);
+  xl = test_dist_part(d, A, MSP_PRECISION_F64, x);
+  yl = test_dist_part(d, A, MSP_PRECISION_F64, y0);
   CHECK_OK(msp_spmv(msp_dist_context(d), 1.5, A, xl, -0.5, yl));
   CHECK_OK(msp_dist_vector_gather(A, 0, yl, rank_ == 0 ? got : NULL));
   int64_t same = 0, bad = 0;
@@ -206,39 +191,23 @@ static void gmres_case(msp_matrix G, const char *name, msp_precision basis, msp_
   char label[160];
   snprintf(label, sizeof label, "gmres %s basis %s precond %d", name, msp_precision_name(basis),
            (int)pc);
-  msp_solver_options o = msp_solver_options_default();
-  o.restart = 25;
-  o.rtol = 1e-10;
-  o.max_iters = 600;
-  o.basis_precision = basis;
-  o.precond = pc;
+  msp_solver_options o = test_dist_gmres_options(basis, pc);
   double *b = malloc((size_t)n * sizeof *b), *want = malloc((size_t)n * sizeof *want);
   double *got = malloc((size_t)n * sizeof *got);
   msp_solver_report r1, r2;
   memset(&r1, 0, sizeof r1);
   memset(&r2, 0, sizeof r2);
-  msp_vector bv = NULL, xv = NULL, bl = NULL, xl = NULL;
   msp_dist d = NULL;
-  msp_matrix A = NULL, B = NULL;
+  msp_matrix B = NULL;
   CHECK(b && want && got, "out of memory");
   if (!b || !want || !got) goto exit;
-  fill(n, 11, b);
+  test_dist_fill(n, 11, b);
   CHECK_OK(msp_matrix_convert(ref, G, NULL, &B));
-  CHECK_OK(msp_vector_create(ref, n, &bv));
-  CHECK_OK(msp_vector_create(ref, n, &xv));
-  CHECK_OK(msp_vector_set(bv, b));
-  CHECK_OK(msp_gmres(ref, B, bv, xv, &o, &r1));
-  CHECK_OK(msp_vector_get(xv, want));
+  CHECK_OK(make_dist(&d));
+  if (!B || !d || !test_dist_gmres_pair(ref, B, d, G, &o, b, want, got, &r1, &r2)) goto exit;
   CHECK(r1.converged, "%s: one process did not converge", label);
   const double t1 = true_residual(B, b, want);
   CHECK(t1 <= 2.0 * o.rtol, "%s: one process's true residual %.3e", label, t1);
-  CHECK_OK(make_dist(&d));
-  CHECK_OK(msp_dist_matrix_scatter(d, 0, rank_ == 0 ? G : NULL, NULL, &A));
-  if (!A) goto exit;
-  bl = part(d, A, b);
-  xl = part(d, A, NULL);
-  CHECK_OK(msp_dist_gmres(d, A, bl, xl, &o, &r2));
-  CHECK_OK(msp_dist_vector_gather(A, 0, xl, rank_ == 0 ? got : NULL));
   double facts[3] = {(double)r2.iterations, (double)r2.converged, r2.rel_residual};
   CHECK(same_everywhere(facts, 3), "%s: the ranks' iterations or residuals differ", label);
   CHECK(r2.converged && r2.rel_residual <= o.rtol, "%s: converged %d, residual %.3e", label,
@@ -252,24 +221,11 @@ static void gmres_case(msp_matrix G, const char *name, msp_precision basis, msp_
            size_ > 1 ? "s" : "");
   }
 exit:
-  msp_matrix_destroy(&A);
   msp_matrix_destroy(&B);
-  msp_vector_destroy(&bl);
-  msp_vector_destroy(&xl);
   CHECK_OK(msp_dist_destroy(&d));
-  msp_vector_destroy(&bv);
-  msp_vector_destroy(&xv);
   free(b);
   free(want);
   free(got);
-}
-
-// One status on every rank (-1 when they differ).
-static int agreed(msp_status st) {
-  int lo = (int)st, hi = (int)st;
-  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return lo == hi ? lo : -1;
 }
 
 // A local matrix of the distributed context (each rank's own, no halo) multiplies on the rank's
@@ -310,13 +266,13 @@ static void local_and_refused(msp_matrix G) {
     o.basis_precision = MSP_PRECISION_FX16;
     o.restart = 10;
     msp_status st = msp_dist_gmres(d, A, x, y, &o, NULL);
-    CHECK(agreed(st) == MSP_ERR_NOT_SUPPORTED, "fixed-point basis: %s (%s)", msp_status_name(st),
-          msp_last_error());
+    CHECK(test_dist_agreed(st) == MSP_ERR_NOT_SUPPORTED, "fixed-point basis: %s (%s)",
+          msp_status_name(st), msp_last_error());
     if (backend_ == MSP_BACKEND_CUDA) {
       msp_pagerank_options po = msp_pagerank_options_default();
       po.order = MSP_PAGERANK_ORDER_NATURAL;
       st = msp_pagerank(c, A, &po, y2, NULL);
-      CHECK(agreed(st) == MSP_ERR_NOT_SUPPORTED, "pagerank on CUDA ranks: %s (%s)",
+      CHECK(test_dist_agreed(st) == MSP_ERR_NOT_SUPPORTED, "pagerank on CUDA ranks: %s (%s)",
             msp_status_name(st), msp_last_error());
     }
   }
@@ -330,7 +286,7 @@ static void local_and_refused(msp_matrix G) {
   if (size_ > 1) {
     msp_status st =
         msp_dist_create_backend(MPI_COMM_WORLD, rank_ ? MSP_BACKEND_CUDA : MSP_BACKEND_CPU, 0, &e);
-    CHECK(agreed(st) == MSP_ERR_INVALID_ARGUMENT && !e, "mixed backends: %s (%s)",
+    CHECK(test_dist_agreed(st) == MSP_ERR_INVALID_ARGUMENT && !e, "mixed backends: %s (%s)",
           msp_status_name(st), msp_last_error());
   }
   CHECK_STATUS(msp_dist_create_backend(MPI_COMM_WORLD, MSP_BACKEND_AUTO, 0, &e),
@@ -401,15 +357,5 @@ int main(int argc, char **argv) {
   msp_matrix_destroy(&G);
   CHECK_OK(msp_context_destroy(&ref));
   CHECK(test_alloc.live == 0, "%ld blocks of the library not freed", test_alloc.live);
-  int mine[2] = {msp_test_failures, msp_test_checks}, all[2] = {0, 0};
-  MPI_Allreduce(mine, all, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  msp_test_failures = all[0];
-  msp_test_checks = all[1];
-  int rc = 0;
-  if (rank_ == 0)
-    rc = msp_test_finish(name);
-  else
-    rc = msp_test_failures ? 1 : 0;
-  MPI_Finalize();
-  return rc;
+  return test_dist_finish(name);
 }

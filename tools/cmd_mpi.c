@@ -43,17 +43,6 @@ static const char *mpi_help =
 
 enum { NSTAT = 9 }; // per-rank figures gathered on rank 0
 
-static msp_convert_options convert_options(const options *o) {
-  msp_convert_options co = msp_convert_options_default();
-  co.format = o->format;
-  co.kernel = o->kernel;
-  co.precision = o->precision;
-  co.cpms_segments = o->cpms_segments;
-  co.max_fill = o->max_fill;
-  co.range = o->range;
-  return co;
-}
-
 // Rank 0's status to every rank; on the others a failure is rank 0's (already reported there).
 static msp_status share_status(msp_status st) {
   int s = (int)st;
@@ -79,6 +68,68 @@ static void fill_stats(const msp_matrix A, double seconds, double *s) {
   s[6] = in.products ? in.bytes_sent / (double)in.products : 0.0;
   s[7] = seconds;
   s[8] = in.products ? in.wait_s / (double)in.products : 0.0;
+}
+
+// Rank 0, after the one-process run (status st): the buffers of the comparison (want and got: n
+// values, stats: every rank's figures) and the run's result v in want; a failure reported.
+static msp_status reference_result(msp_status st, msp_vector v, int64_t n, int size, double **want,
+                                   double **got, double **stats) {
+  *want = malloc((size_t)(n > 0 ? n : 1) * sizeof **want);
+  *got = malloc((size_t)(n > 0 ? n : 1) * sizeof **got);
+  *stats = malloc((size_t)size * NSTAT * sizeof **stats);
+  if (st == MSP_SUCCESS && (!*want || !*got || !*stats)) st = MSP_ERR_OUT_OF_MEMORY;
+  if (st == MSP_SUCCESS) st = msp_vector_get(v, *want);
+  if (st != MSP_SUCCESS) fail(st, "one-process reference");
+  return st;
+}
+
+// Every rank's rows of rank 0's G (*A, described in *in) and one or two vectors of that many
+// rows in precision prec (v2 may be NULL). 1 when every rank has them; otherwise 0, rank 0 has
+// said why (`what`: the vectors).
+static int scatter_rows(msp_dist d, msp_matrix G, const msp_convert_options *co, const options *o,
+                        msp_precision prec, msp_matrix *A, msp_dist_matrix_info *in, msp_vector *v1,
+                        msp_vector *v2, const char *what, int rank) {
+  msp_status st = msp_dist_matrix_scatter(d, 0, G, co, A);
+  if (st != MSP_SUCCESS) {
+    if (rank == 0) fail(st, o->file);
+    return 0;
+  }
+  memset(in, 0, sizeof *in);
+  msp_dist_matrix_info_get(*A, in);
+  st = msp_vector_create_precision(msp_dist_context(d), in->rows, prec, v1);
+  if (st == MSP_SUCCESS && v2)
+    st = msp_vector_create_precision(msp_dist_context(d), in->rows, prec, v2);
+  int bad = st != MSP_SUCCESS, anybad = 0;
+  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (anybad && rank == 0) fail(st ? st : MSP_ERR_OUT_OF_MEMORY, what);
+  return !anybad;
+}
+
+// After the distributed run (status st, mytime seconds on this rank): the slowest rank's time
+// (*total), the result v gathered into got on rank 0 and every rank's figures into stats on
+// rank 0 (pull: bytes sent per product of G^T, msp_dist_traffic's, and no halo wait). A failure
+// is reported by rank 0 as `what`'s.
+static msp_status finish_run(msp_dist d, msp_matrix A, msp_vector v, msp_status st, double mytime,
+                             int pull, double *got, double *total, double *stats, const char *what,
+                             int rank) {
+  double mine[NSTAT];
+  *total = 0.0;
+  MPI_Allreduce(&mytime, total, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (st == MSP_SUCCESS) st = msp_dist_vector_gather(A, 0, v, got);
+  if (st != MSP_SUCCESS) {
+    if (rank == 0) fail(st, what);
+    return st;
+  }
+  fill_stats(A, mytime, mine);
+  if (pull) {
+    int64_t products = 0;
+    double bytes = 0.0;
+    msp_dist_traffic(d, &products, &bytes);
+    mine[6] = products ? bytes / (double)products : 0.0; // G^T's products: one per iteration
+    mine[8] = 0.0;
+  }
+  MPI_Gather(mine, NSTAT, MPI_DOUBLE, stats, NSTAT, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return MSP_SUCCESS;
 }
 
 static void report(const char *what, int size, const double *st, double total, double one, int same,
@@ -138,10 +189,10 @@ static int run_spmv(const options *o, msp_dist d, msp_context ref, msp_matrix G,
                     json *j) {
   msp_status st = MSP_SUCCESS;
   int rc = EXIT_FAILED;
-  const msp_convert_options co = convert_options(o);
+  const msp_convert_options co = convert_options_of(o);
   msp_matrix B = NULL, A = NULL;
   msp_vector xv = NULL, yv = NULL, xl = NULL, yl = NULL;
-  double *x = NULL, *want = NULL, *got = NULL, *stats = NULL, mine[NSTAT];
+  double *x = NULL, *want = NULL, *got = NULL, *stats = NULL;
   double one = 0.0;
   int64_t n = 0;
   if (rank == 0) {
@@ -157,31 +208,12 @@ static int run_spmv(const options *o, msp_dist d, msp_context ref, msp_matrix G,
       st = msp_spmv(ref, 1.0, B, xv, 0.0, yv);
     if (st == MSP_SUCCESS) st = msp_context_synchronize(ref); // (a GPU's products end here)
     one = (now_s() - t0) / o->repeat;
-    want = malloc((size_t)(n > 0 ? n : 1) * sizeof *want);
-    got = malloc((size_t)(n > 0 ? n : 1) * sizeof *got);
-    stats = malloc((size_t)size * NSTAT * sizeof *stats);
-    if (st == MSP_SUCCESS && (!want || !got || !stats)) st = MSP_ERR_OUT_OF_MEMORY;
-    if (st == MSP_SUCCESS) st = msp_vector_get(yv, want);
-    if (st != MSP_SUCCESS) fail(st, "one-process reference");
+    st = reference_result(st, yv, n, size, &want, &got, &stats);
     msp_matrix_destroy(&B);
   }
   if (share_status(st) != MSP_SUCCESS) goto exit;
-  st = msp_dist_matrix_scatter(d, 0, G, &co, &A);
-  if (st != MSP_SUCCESS) {
-    if (rank == 0) fail(st, o->file);
-    goto exit;
-  }
   msp_dist_matrix_info in;
-  msp_dist_matrix_info_get(A, &in);
-  st = msp_vector_create_precision(msp_dist_context(d), in.rows, o->vprecision, &xl);
-  if (st == MSP_SUCCESS)
-    st = msp_vector_create_precision(msp_dist_context(d), in.rows, o->vprecision, &yl);
-  int bad = st != MSP_SUCCESS, anybad = 0;
-  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (anybad) {
-    if (rank == 0) fail(st ? st : MSP_ERR_OUT_OF_MEMORY, "vectors");
-    goto exit;
-  }
+  if (!scatter_rows(d, G, &co, o, o->vprecision, &A, &in, &xl, &yl, "vectors", rank)) goto exit;
   st = msp_dist_vector_scatter(A, 0, x, xl);
   if (st == MSP_SUCCESS) st = msp_spmv(msp_dist_context(d), 1.0, A, xl, 0.0, yl); // warm-up
   MPI_Barrier(MPI_COMM_WORLD);
@@ -191,14 +223,9 @@ static int run_spmv(const options *o, msp_dist d, msp_context ref, msp_matrix G,
   if (st == MSP_SUCCESS) st = msp_context_synchronize(msp_dist_context(d));
   const double mytime = (MPI_Wtime() - t0) / o->repeat;
   double total = 0.0;
-  MPI_Allreduce(&mytime, &total, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  if (st == MSP_SUCCESS) st = msp_dist_vector_gather(A, 0, yl, got);
-  if (st != MSP_SUCCESS) {
-    if (rank == 0) fail(st, "distributed product");
+  if (finish_run(d, A, yl, st, mytime, 0, got, &total, stats, "distributed product", rank) !=
+      MSP_SUCCESS)
     goto exit;
-  }
-  fill_stats(A, mytime, mine);
-  MPI_Gather(mine, NSTAT, MPI_DOUBLE, stats, NSTAT, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (rank == 0) {
     if (j) {
       json_string(j, "command", "spmv");
@@ -228,10 +255,10 @@ static int run_solve(const options *o, msp_dist d, msp_context ref, msp_matrix G
                      int size, json *j) {
   msp_status st = MSP_SUCCESS;
   int rc = EXIT_FAILED;
-  const msp_convert_options co = convert_options(o);
+  const msp_convert_options co = convert_options_of(o);
   msp_matrix B = NULL, A = NULL;
   msp_vector bv = NULL, xv = NULL, bl = NULL, xl = NULL;
-  double *b = NULL, *want = NULL, *got = NULL, *stats = NULL, mine[NSTAT];
+  double *b = NULL, *want = NULL, *got = NULL, *stats = NULL;
   msp_solver_report r1, r2;
   memset(&r1, 0, sizeof r1);
   memset(&r2, 0, sizeof r2);
@@ -257,44 +284,21 @@ static int run_solve(const options *o, msp_dist d, msp_context ref, msp_matrix G
     if (st == MSP_SUCCESS) st = msp_vector_create(ref, n, &xv);
     if (st == MSP_SUCCESS) st = msp_vector_set(bv, b);
     if (st == MSP_SUCCESS) st = msp_gmres(ref, B, bv, xv, &so, &r1);
-    want = malloc((size_t)(n > 0 ? n : 1) * sizeof *want);
-    got = malloc((size_t)(n > 0 ? n : 1) * sizeof *got);
-    stats = malloc((size_t)size * NSTAT * sizeof *stats);
-    if (st == MSP_SUCCESS && (!want || !got || !stats)) st = MSP_ERR_OUT_OF_MEMORY;
-    if (st == MSP_SUCCESS) st = msp_vector_get(xv, want);
-    if (st != MSP_SUCCESS) fail(st, "one-process reference");
+    st = reference_result(st, xv, n, size, &want, &got, &stats);
     msp_matrix_destroy(&B);
   }
   if (share_status(st) != MSP_SUCCESS) goto exit;
-  st = msp_dist_matrix_scatter(d, 0, G, &co, &A);
-  if (st != MSP_SUCCESS) {
-    if (rank == 0) fail(st, o->file);
-    goto exit;
-  }
   msp_dist_matrix_info in;
-  msp_dist_matrix_info_get(A, &in);
-  st = msp_vector_create(msp_dist_context(d), in.rows, &bl);
-  if (st == MSP_SUCCESS) st = msp_vector_create(msp_dist_context(d), in.rows, &xl);
-  int bad = st != MSP_SUCCESS, anybad = 0;
-  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (anybad) {
-    if (rank == 0) fail(st ? st : MSP_ERR_OUT_OF_MEMORY, "vectors");
-    goto exit;
-  }
+  if (!scatter_rows(d, G, &co, o, MSP_PRECISION_F64, &A, &in, &bl, &xl, "vectors", rank)) goto exit;
   st = msp_dist_vector_scatter(A, 0, b, bl);
   MPI_Barrier(MPI_COMM_WORLD);
   const double t0 = MPI_Wtime();
   if (st == MSP_SUCCESS) st = msp_dist_gmres(d, A, bl, xl, &so, &r2);
   const double mytime = MPI_Wtime() - t0;
   double total = 0.0;
-  MPI_Allreduce(&mytime, &total, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  if (st == MSP_SUCCESS) st = msp_dist_vector_gather(A, 0, xl, got);
-  if (st != MSP_SUCCESS) {
-    if (rank == 0) fail(st, "distributed GMRES");
+  if (finish_run(d, A, xl, st, mytime, 0, got, &total, stats, "distributed GMRES", rank) !=
+      MSP_SUCCESS)
     goto exit;
-  }
-  fill_stats(A, mytime, mine);
-  MPI_Gather(mine, NSTAT, MPI_DOUBLE, stats, NSTAT, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (rank == 0) {
     const int same = r1.iterations == r2.iterations && same_bits(want, got, n);
     if (j) {
@@ -326,16 +330,6 @@ exit:
   return rc;
 }
 
-static int parse_mode(const char *v, msp_pagerank_precision *m) {
-  static const char *names[] = {"f64", "cpms2", "cpms4", "auto"};
-  for (int k = 0; k < 4; k++)
-    if (strcmp(v, names[k]) == 0) {
-      *m = (msp_pagerank_precision)k;
-      return EXIT_OK;
-    }
-  return usage_error("bad --precision '%s' for pagerank (f64, cpms2, cpms4 or auto)", v);
-}
-
 // pagerank: the pull form in the natural order, on one process (rank 0) and distributed.
 static int run_pagerank(const options *o, const msp_pagerank_options *po, msp_dist d,
                         msp_context ref, msp_matrix G, int rank, int size, json *j) {
@@ -343,7 +337,7 @@ static int run_pagerank(const options *o, const msp_pagerank_options *po, msp_di
   int rc = EXIT_FAILED;
   msp_matrix A = NULL;
   msp_vector p1 = NULL, p2 = NULL;
-  double *want = NULL, *got = NULL, *stats = NULL, mine[NSTAT];
+  double *want = NULL, *got = NULL, *stats = NULL;
   msp_pagerank_report r1, r2;
   memset(&r1, 0, sizeof r1);
   memset(&r2, 0, sizeof r2);
@@ -352,48 +346,22 @@ static int run_pagerank(const options *o, const msp_pagerank_options *po, msp_di
     n = msp_matrix_rows(G);
     st = msp_vector_create(ref, n, &p1);
     if (st == MSP_SUCCESS) st = msp_pagerank(ref, G, po, p1, &r1);
-    want = malloc((size_t)(n > 0 ? n : 1) * sizeof *want);
-    got = malloc((size_t)(n > 0 ? n : 1) * sizeof *got);
-    stats = malloc((size_t)size * NSTAT * sizeof *stats);
-    if (st == MSP_SUCCESS && (!want || !got || !stats)) st = MSP_ERR_OUT_OF_MEMORY;
-    if (st == MSP_SUCCESS) st = msp_vector_get(p1, want);
-    if (st != MSP_SUCCESS) fail(st, "one-process reference");
+    st = reference_result(st, p1, n, size, &want, &got, &stats);
   }
   if (share_status(st) != MSP_SUCCESS) goto exit;
   msp_convert_options co = msp_convert_options_default();
   co.format = MSP_FORMAT_CSR;
-  st = msp_dist_matrix_scatter(d, 0, G, &co, &A);
-  if (st != MSP_SUCCESS) {
-    if (rank == 0) fail(st, o->file);
-    goto exit;
-  }
   msp_dist_matrix_info in;
-  msp_dist_matrix_info_get(A, &in);
-  st = msp_vector_create(msp_dist_context(d), in.rows, &p2);
-  int bad = st != MSP_SUCCESS, anybad = 0;
-  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (anybad) {
-    if (rank == 0) fail(st ? st : MSP_ERR_OUT_OF_MEMORY, "rank vector");
+  if (!scatter_rows(d, G, &co, o, MSP_PRECISION_F64, &A, &in, &p2, NULL, "rank vector", rank))
     goto exit;
-  }
   MPI_Barrier(MPI_COMM_WORLD);
   const double t0 = MPI_Wtime();
   st = msp_pagerank(msp_dist_context(d), A, po, p2, &r2);
   const double mytime = MPI_Wtime() - t0;
   double total = 0.0;
-  MPI_Allreduce(&mytime, &total, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  if (st == MSP_SUCCESS) st = msp_dist_vector_gather(A, 0, p2, got);
-  if (st != MSP_SUCCESS) {
-    if (rank == 0) fail(st, "distributed pagerank");
+  if (finish_run(d, A, p2, st, mytime, 1, got, &total, stats, "distributed pagerank", rank) !=
+      MSP_SUCCESS)
     goto exit;
-  }
-  fill_stats(A, mytime, mine);
-  int64_t products = 0;
-  double bytes = 0.0;
-  msp_dist_traffic(d, &products, &bytes);
-  mine[6] = products ? bytes / (double)products : 0.0; // G^T's products: one per iteration
-  mine[8] = 0.0;
-  MPI_Gather(mine, NSTAT, MPI_DOUBLE, stats, NSTAT, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (rank == 0) {
     const int same = r1.iterations == r2.iterations && same_bits(want, got, n);
     if (j) {
@@ -462,7 +430,8 @@ int cmd_mpi(int argc, char **argv) {
                      1, &o);
   if (rc) goto exit;
   if (pagerank) {
-    if (o.precision_arg && (rc = parse_mode(o.precision_arg, &po.precision)) != EXIT_OK) goto exit;
+    if (o.precision_arg && (rc = parse_pagerank_mode(o.precision_arg, &po.precision)) != EXIT_OK)
+      goto exit;
     if (o.given & OPT_ALPHA) po.alpha = o.alpha;
     if (o.given & OPT_TOL) po.tol = o.tol;
     if (o.given & OPT_MAX_ITERS) po.max_iters = o.max_iters;

@@ -47,16 +47,6 @@ static int by_score(const void *a, const void *b) {
   return x->node < y->node ? -1 : x->node > y->node;
 }
 
-static int parse_mode(const char *v, msp_pagerank_precision *m) {
-  static const char *names[] = {"f64", "cpms2", "cpms4", "auto"};
-  for (int k = 0; k < 4; k++)
-    if (strcmp(v, names[k]) == 0) {
-      *m = (msp_pagerank_precision)k;
-      return EXIT_OK;
-    }
-  return usage_error("bad --precision '%s' for pagerank (f64, cpms2, cpms4 or auto)", v);
-}
-
 int cmd_pagerank(int argc, char **argv) {
   options o;
   options_init(&o);
@@ -69,7 +59,8 @@ int cmd_pagerank(int argc, char **argv) {
     return EXIT_OK;
   }
   msp_pagerank_options po = msp_pagerank_options_default();
-  if (o.precision_arg && (rc = parse_mode(o.precision_arg, &po.precision)) != EXIT_OK) return rc;
+  if (o.precision_arg && (rc = parse_pagerank_mode(o.precision_arg, &po.precision)) != EXIT_OK)
+    return rc;
   if ((o.given & (OPT_LAYOUT | OPT_BANK)) && po.precision != MSP_PAGERANK_CPMS2 &&
       po.precision != MSP_PAGERANK_CPMS4 && po.precision != MSP_PAGERANK_AUTO)
     return usage_error("--layout and --bank have no effect with --precision f64");

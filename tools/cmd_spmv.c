@@ -46,16 +46,7 @@ static int do_products(const options *o, msp_context ctx, msp_matrix A, const do
   msp_matrix B = NULL;
   msp_vector xv = NULL, yv = NULL;
   int rc = EXIT_FAILED;
-  msp_convert_options co = msp_convert_options_default();
-  co.format = o->format;
-  co.kernel = o->kernel;
-  co.precision = o->precision;
-  co.cpms_segments = o->cpms_segments;
-  co.max_fill = o->max_fill;
-  co.bdmp_digits = o->digits;
-  if (o->bdmp_f > 0) co.bdmp_f = o->bdmp_f;
-  co.bdmp_lambda = o->bdmp_lambda;
-  co.range = o->range;
+  const msp_convert_options co = convert_options_of(o);
   double t0 = now_s();
   st = msp_matrix_convert(ctx, A, &co, &B);
   if (st != MSP_SUCCESS) {

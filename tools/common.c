@@ -25,6 +25,30 @@ void options_init(options *o) {
   o->range = MSP_RANGE_ERROR;
 }
 
+msp_convert_options convert_options_of(const options *o) {
+  msp_convert_options co = msp_convert_options_default();
+  co.format = o->format;
+  co.kernel = o->kernel;
+  co.precision = o->precision;
+  co.cpms_segments = o->cpms_segments;
+  co.max_fill = o->max_fill;
+  co.bdmp_digits = o->digits;
+  if (o->bdmp_f > 0) co.bdmp_f = o->bdmp_f;
+  co.bdmp_lambda = o->bdmp_lambda;
+  co.range = o->range;
+  return co;
+}
+
+int parse_pagerank_mode(const char *v, msp_pagerank_precision *m) {
+  static const char *names[] = {"f64", "cpms2", "cpms4", "auto"};
+  for (int k = 0; k < 4; k++)
+    if (strcmp(v, names[k]) == 0) {
+      *m = (msp_pagerank_precision)k;
+      return EXIT_OK;
+    }
+  return usage_error("bad --precision '%s' for pagerank (f64, cpms2, cpms4 or auto)", v);
+}
+
 int usage_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -113,6 +113,12 @@ int usage_error(const char *fmt, ...)
 
 double now_s(void);
 
+// The conversion the options ask for (--format, --kernel, --precision, --max-fill, --range, the
+// BDMP options); the library's defaults for what was not given.
+msp_convert_options convert_options_of(const options *o);
+// pagerank's --precision: f64, cpms2, cpms4 or auto (a usage error otherwise).
+int parse_pagerank_mode(const char *v, msp_pagerank_precision *m);
+
 // A matrix from a file, or from the generator for "gen:SPEC".
 msp_status load_matrix(msp_context ctx, const options *o, msp_matrix *A);
 // x from "ones", "random:SEED" or a Matrix Market array file (--allow-nonfinite applies).

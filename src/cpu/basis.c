@@ -7,7 +7,7 @@
 // one body per storage precision (MSP__CPU_INSTANTIATE1), which reads every column it needs in
 // one pass over the rows: the row block of w (or of the result) stays in cache while the
 // columns stream by.
-#include "dispatch.h"
+#include "partials.h"
 
 #include <string.h>
 
@@ -34,9 +34,12 @@ typedef struct {
   int j0, j1; // columns j0 .. j1-1 (store: column j0)
   double *w;  // f64 vector data (w, or z for the combination)
   const double *coef;
-  double max; // store: max |w| over all threads
-  int np;     // subtraction: the columns j0 .. j0+np-1 projected afterwards (0 or j1 - j0)
-  int ww;     // projection, subtraction: w.w too, in the partials' slot np (or j1 - j0)
+  double max;   // store: max |w| over all threads
+  int scaled;   // store: the column's scale already set (msp__cpu_basis_store_scaled)
+  int np;       // subtraction: the columns j0 .. j0+np-1 projected afterwards (0 or j1 - j0)
+  int ww;       // projection, subtraction: w.w too, in the partials' slot np (or j1 - j0)
+  double *part; // projection: the partials, part[k * kstride + c * cstride]
+  int64_t kstride, cstride; // (k: the column from j0, c: the chunk)
 } basis_args;
 
 // ---- store --------------------------------------------------------------------------------------
@@ -48,7 +51,7 @@ typedef struct {
 MSP__CPU_INLINE void store_kernel(msp_precision P, basis_args *a) {
   double *w = a->w;
   const int64_t n = a->V->n;
-  if (msp_prec_is_fixed(P)) {
+  if (msp_prec_is_fixed(P) && !a->scaled) {
     double m = 0.0;
 #pragma omp for schedule(static) nowait
     for (int64_t i = 0; i < n; i++)
@@ -72,12 +75,14 @@ MSP__CPU_INSTANTIATE1(basis_args *)
 
 // ---- projection ---------------------------------------------------------------------------------
 // Chunk c of MSP__RED_CHUNK rows gives the partial dot product of every column with w, written
-// to V->work[k * nchunks + c] (with ww, w.w in slot j1 - j0); the partials of each column are
-// then added pairwise in a fixed tree, so the result does not depend on the thread count.
+// to part[k * kstride + c * cstride] (with ww, w.w in slot k = j1 - j0); the CPU backend adds the
+// partials of each column pairwise in a fixed tree, so the result does not depend on the thread
+// count.
 MSP__CPU_INLINE void project_kernel(msp_precision P, basis_args *a) {
   const msp__basis *V = a->V;
   const double *w = a->w;
-  const int64_t n = V->n, nchunks = V->nchunks;
+  const int64_t n = V->n, nchunks = (n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
+  const int64_t ks = a->kstride, cs = a->cstride;
   const int cnt = a->j1 - a->j0;
 #pragma omp for schedule(static)
   for (int64_t c = 0; c < nchunks; c++) {
@@ -87,13 +92,13 @@ MSP__CPU_INLINE void project_kernel(msp_precision P, basis_args *a) {
       double t = 0.0;
       for (int64_t i = b; i < e; i++)
         t += msp_acc_load_p(P, &v, i) * w[i];
-      V->work[(int64_t)(k - a->j0) * nchunks + c] = t;
+      a->part[(int64_t)(k - a->j0) * ks + c * cs] = t;
     }
     if (a->ww) {
       double t = 0.0;
       for (int64_t i = b; i < e; i++)
         t += w[i] * w[i];
-      V->work[(int64_t)cnt * nchunks + c] = t;
+      a->part[(int64_t)cnt * ks + c * cs] = t;
     }
   }
 }
@@ -236,6 +241,14 @@ msp_status msp__cpu_basis_store(msp_context ctx, msp__basis *V, int j, msp_vecto
   return MSP_SUCCESS;
 }
 
+void msp__cpu_basis_store_scaled(msp__basis *V, int j, msp_vector w) {
+  basis_args a;
+  args_init(&a, V, j, j + 1, w, NULL);
+  a.scaled = 1;
+#pragma omp parallel
+  store_kernel_dispatch(V->prec, &a);
+}
+
 // h[0..cnt) and *ww (when asked) from the partials.
 static void project_sums(const msp__basis *V, int cnt, double *h, double *ww) {
   for (int k = 0; k < cnt; k++)
@@ -243,14 +256,28 @@ static void project_sums(const msp__basis *V, int cnt, double *h, double *ww) {
   if (ww) *ww = msp__cpu_pairwise(V->work + (int64_t)cnt * V->nchunks, V->nchunks);
 }
 
-msp_status msp__cpu_basis_project(msp_context ctx, const msp__basis *V, int j0, int j1,
-                                  msp_vector w, double *h, double *ww) {
+void msp__cpu_basis_partials(const msp__basis *V, int j0, int cnt, const double *w, int ww,
+                             double *part, int64_t kstride, int64_t cstride) {
   basis_args a;
-  args_init(&a, V, j0, j1 > j0 ? j1 : j0, w, NULL);
-  a.ww = ww != NULL;
+  memset(&a, 0, sizeof a);
+  a.V = V;
+  a.j0 = j0;
+  a.j1 = j0 + (cnt > 0 ? cnt : 0);
+  a.w = (double *)w;
+  a.ww = ww;
+  a.part = part;
+  a.kstride = kstride;
+  a.cstride = cstride;
 #pragma omp parallel
   project_kernel_dispatch(V->prec, &a);
-  project_sums(V, a.j1 - a.j0, h, ww);
+}
+
+msp_status msp__cpu_basis_project(msp_context ctx, const msp__basis *V, int j0, int j1,
+                                  msp_vector w, double *h, double *ww) {
+  const int cnt = j1 > j0 ? j1 - j0 : 0;
+  msp__cpu_basis_partials(V, j0, cnt, (const double *)w->h_data, ww != NULL, V->work, V->nchunks,
+                          1);
+  project_sums(V, cnt, h, ww);
   return MSP_SUCCESS;
 }
 

@@ -1,6 +1,6 @@
 // blas1.c: CPU vector operations on the encoded data (each vector read and written in its own
 // storage precision); reductions in a fixed order independent of the thread count.
-#include "dispatch.h"
+#include "partials.h"
 
 #include <math.h>
 #include <string.h>
@@ -13,36 +13,34 @@
 // fixed-point result are set from whole blocks) computed into a stack buffer, then stored.
 #define WBLOCK 1024
 
-enum { OP_DOT, OP_ABS, OP_SQ, OP_MAX };
-
 typedef struct {
   int op;
   msp_acc xa, ya;
-  int64_t n, g0, ng; // the group: chunks g0 .. g0+ng-1
-  double s;          // OP_SQ: the scale applied before squaring
-  double *part;      // ng partial results
+  int64_t n, c0, nc; // chunks c0 .. c0+nc-1
+  double s;          // MSP__RED_SQ: the scale applied before squaring
+  double *part;      // nc partial results
 } red_args;
 
-// The partial result of each chunk of the group: x.y, sum |x|, sum (s x)^2 or max |x| (NaN when
+// The partial result of each chunk: x.y, sum |x|, sum (s x)^2 or max |x| (NaN when
 // the chunk holds one). PX and PY are constants; the op is chosen once per chunk.
 MSP__CPU_INLINE void red_kernel(msp_precision PX, msp_precision PY, red_args *a) {
   const msp_acc xa = a->xa, ya = a->ya;
   const double s = a->s;
 #pragma omp for schedule(static)
-  for (int64_t c = 0; c < a->ng; c++) {
-    const int64_t b = (a->g0 + c) * MSP__RED_CHUNK;
+  for (int64_t c = 0; c < a->nc; c++) {
+    const int64_t b = (a->c0 + c) * MSP__RED_CHUNK;
     const int64_t e = b + MSP__RED_CHUNK < a->n ? b + MSP__RED_CHUNK : a->n;
     double t = 0.0;
     switch (a->op) {
-    case OP_DOT:
+    case MSP__RED_DOT:
       for (int64_t i = b; i < e; i++)
         t += msp_acc_load_p(PX, &xa, i) * msp_acc_load_p(PY, &ya, i);
       break;
-    case OP_ABS:
+    case MSP__RED_ABS:
       for (int64_t i = b; i < e; i++)
         t += fabs(msp_acc_load_p(PX, &xa, i));
       break;
-    case OP_SQ:
+    case MSP__RED_SQ:
       for (int64_t i = b; i < e; i++) {
         const double v = msp_acc_load_p(PX, &xa, i) * s;
         t += v * v;
@@ -61,11 +59,8 @@ MSP__CPU_INLINE void red_kernel(msp_precision PX, msp_precision PY, red_args *a)
 MSP__CPU_INSTANTIATE2(red_args *)
 #undef MSP__CPU_KERNEL
 
-// op over x (and y for OP_DOT; y = x otherwise). Sums: pairwise per group, groups in order; max:
-// exact in any order.
-static double reduce(int op, msp_vector x, msp_vector y, double s) {
-  double part[GROUP];
-  double total = 0.0;
+void msp__cpu_red_partials(int op, msp_vector x, msp_vector y, double s, int64_t c0, int64_t c1,
+                           double *part) {
   red_args a;
   memset(&a, 0, sizeof a);
   a.op = op;
@@ -73,41 +68,50 @@ static double reduce(int op, msp_vector x, msp_vector y, double s) {
   a.ya = msp__vector_acc(y, 0);
   a.n = x->n;
   a.s = s;
+  a.c0 = c0;
+  a.nc = c1 > c0 ? c1 - c0 : 0;
   a.part = part;
+#pragma omp parallel
+  red_kernel_dispatch(x->prec, y->prec, &a);
+}
+
+// op over x (and y for MSP__RED_DOT; y = x otherwise). Sums: pairwise per group, groups in
+// order; max: exact in any order.
+static double reduce(int op, msp_vector x, msp_vector y, double s) {
+  double part[GROUP];
+  double total = 0.0;
   const int64_t chunks = (x->n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
   for (int64_t g0 = 0; g0 < chunks; g0 += GROUP) {
-    a.g0 = g0;
-    a.ng = chunks - g0 < GROUP ? chunks - g0 : GROUP;
-#pragma omp parallel
-    red_kernel_dispatch(x->prec, y->prec, &a);
-    if (op == OP_MAX) {
-      for (int64_t c = 0; c < a.ng; c++)
+    const int64_t ng = chunks - g0 < GROUP ? chunks - g0 : GROUP;
+    msp__cpu_red_partials(op, x, y, s, g0, g0 + ng, part);
+    if (op == MSP__RED_MAX) {
+      for (int64_t c = 0; c < ng; c++)
         total = msp_absmax_step(total, part[c]);
     } else {
-      total += msp__cpu_pairwise(part, a.ng);
+      total += msp__cpu_pairwise(part, ng);
     }
   }
   return total;
 }
 
 msp_status msp__cpu_dot(msp_context ctx, msp_vector x, msp_vector y, double *r) {
-  *r = reduce(OP_DOT, x, y, 0.0);
+  *r = reduce(MSP__RED_DOT, x, y, 0.0);
   return MSP_SUCCESS;
 }
 
 msp_status msp__cpu_nrm1(msp_context ctx, msp_vector x, double *r) {
-  *r = reduce(OP_ABS, x, x, 0.0);
+  *r = reduce(MSP__RED_ABS, x, x, 0.0);
   return MSP_SUCCESS;
 }
 
 // 2-norm scaled by the largest magnitude, so squares neither overflow nor underflow.
 msp_status msp__cpu_nrm2(msp_context ctx, msp_vector x, double *r) {
-  const double m = reduce(OP_MAX, x, x, 0.0);
+  const double m = reduce(MSP__RED_MAX, x, x, 0.0);
   if (m == 0.0 || !isfinite(m)) {
     *r = m;
     return MSP_SUCCESS;
   }
-  *r = m * sqrt(reduce(OP_SQ, x, x, 1.0 / m));
+  *r = m * sqrt(reduce(MSP__RED_SQ, x, x, 1.0 / m));
   return MSP_SUCCESS;
 }
 

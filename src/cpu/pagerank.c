@@ -6,7 +6,7 @@
 // odd entries apart, as msp__cpu_row_sum); then both forms update the nodes in chunks of
 // MSP__RED_CHUNK nodes, each summed in node order, the chunk sums added pairwise in a fixed tree.
 // No result depends on the thread count.
-#include "dispatch.h"
+#include "partials.h"
 
 #include <math.h>
 
@@ -92,10 +92,9 @@ typedef struct {
 MSP__CPU_INLINE void pr_kernel(msp_precision PV, pr_args *A) {
   const msp__prgraph *g = A->g;
   const int64_t *rp = g->rowptr;
-  const int32_t *ci = g->colind, *deg = g->outdeg;
-  const double alpha = A->a->alpha, c = A->a->c, vconst = A->a->vconst;
+  const int32_t *ci = g->colind;
+  const double alpha = A->a->alpha;
   const msp_acc q = A->q, p = A->p, pn = A->pn, qn = A->qn;
-  const int want_q = A->a->qn != NULL;
   const int far = (double)g->n * 8.0 > (double)PR_FAR_BYTES; // q beyond a core's caches
   const double *y = A->y;
   if (!y) { // the pull: y = alpha G^T q
@@ -133,19 +132,11 @@ MSP__CPU_INLINE void pr_kernel(msp_precision PV, pr_args *A) {
   for (int64_t ch = 0; ch < A->nchunks; ch++) {
     const int64_t b = ch * MSP__RED_CHUNK;
     const int64_t e = b + MSP__RED_CHUNK < g->n ? b + MSP__RED_CHUNK : g->n;
-    double gam = 0.0, dang = 0.0, tot = 0.0;
-    for (int64_t i = b; i < e; i++) {
-      const double x = y[i] + c * (A->v ? A->v[i] : vconst);
-      const double old = msp_acc_load_p(PV, &p, i);
-      msp_acc_store_p(PV, &pn, i, x);
-      if (want_q) msp_acc_store_p(PV, &qn, i, deg[i] ? x / (double)deg[i] : 0.0);
-      gam += fabs(x - old);
-      if (!deg[i]) dang += x;
-      tot += x;
-    }
-    A->part[ch] = gam;
-    A->part[A->nchunks + ch] = dang;
-    A->part[2 * A->nchunks + ch] = tot;
+    double sum[3];
+    msp__cpu_pr_update_chunk(PV, g, A->a, y, A->v, p, pn, qn, b, e, sum);
+    A->part[ch] = sum[0];
+    A->part[A->nchunks + ch] = sum[1];
+    A->part[2 * A->nchunks + ch] = sum[2];
   }
 }
 

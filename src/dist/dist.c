@@ -347,8 +347,8 @@ static int cmp_i32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-// Index of the last off[r] <= j (the owner of global row / column j).
-static int owner_of(const int64_t *off, int size, int64_t j) {
+// The owner of global row / column j: the last r with off[r] <= j (dist.h).
+int msp__dist_owner(const int64_t *off, int size, int64_t j) {
   int a = 0, b = size - 1;
   while (a < b) {
     const int mid = (a + b + 1) / 2;
@@ -485,7 +485,7 @@ msp_status msp__dist_build(msp_dist d, const int64_t *rp, const int32_t *ci, con
   // the descriptor: what each owner sends me (my halo, grouped by owner: sorted columns make
   // each owner's entries contiguous), and what I send (asked by each rank)
   for (int64_t i = 0; i < nh; i++)
-    ncnt[owner_of(d->off, P, halo[i])]++;
+    ncnt[msp__dist_owner(d->off, P, halo[i])]++;
   if (MPI_Alltoall(ncnt, 1, MPI_INT, gcnt, 1, MPI_INT, d->comm) != MPI_SUCCESS) {
     st = mpi_fail("msp_dist_matrix_scatter", "MPI_Alltoall");
     goto exit;

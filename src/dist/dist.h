@@ -94,6 +94,9 @@ static inline msp_dist msp__dist_of(msp_context ctx) {
 // in rank order (what CUDA ranks use; tests call it with 0 on CPU ranks to run that path).
 // MSP_ERR_NOT_SUPPORTED for exact on another backend than the CPU. Not collective.
 msp_status msp__dist_set_exact(msp_dist d, int exact);
+// The rank owning global row (or column) j: the last r with off[r] <= j (off: the size + 1 row
+// boundaries of the ranks).
+int msp__dist_owner(const int64_t *off, int size, int64_t j);
 
 // Agree on a status across the ranks: every rank returns the first failing rank's status and
 // message (the message prefixed with that rank's number on the others). Collective.

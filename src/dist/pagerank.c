@@ -12,8 +12,8 @@
 // (msp__dist_host_fold). So iterations, change history and ranks have one process's bits in the
 // natural node order; the degree order (a renumbering of all nodes) and the values form are
 // refused.
-#include "dispatch.h"
 #include "dist.h"
+#include "partials.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -67,19 +67,6 @@ static int32_t global_col(const msp__dist_mat *m, int32_t c) {
   return m->halo[c - m->rows];
 }
 
-// Rank owning global row j (off: size + 1 boundaries).
-static int owner(const int64_t *off, int size, int64_t j) {
-  int a = 0, b = size - 1;
-  while (a < b) {
-    const int mid = (a + b + 1) / 2;
-    if (off[mid] <= j)
-      a = mid;
-    else
-      b = mid - 1;
-  }
-  return a;
-}
-
 msp_status msp__dist_pr_transpose(msp_context ctx, const msp_matrix G, const int32_t *inv,
                                   msp__prgraph *g) {
   msp_status st = MSP_SUCCESS, lst = MSP_SUCCESS;
@@ -126,7 +113,7 @@ msp_status msp__dist_pr_transpose(msp_context ctx, const msp_matrix G, const int
   for (int k = 0; k < 2; k++)
     if (parts[k])
       for (int64_t p = 0; p < parts[k]->nnz; p++)
-        scnt[owner(d->off, P, global_col(m, parts[k]->colind[p]))] += 2;
+        scnt[msp__dist_owner(d->off, P, global_col(m, parts[k]->colind[p]))] += 2;
   for (int q = 0; q < P; q++)
     fill[q] = sdsp[q] = q ? sdsp[q - 1] + scnt[q - 1] : 0;
   // rows in increasing order: each part lists its rows increasingly, so merge the two parts
@@ -135,7 +122,7 @@ msp_status msp__dist_pr_transpose(msp_context ctx, const msp_matrix G, const int
     const int64_t r = k == 0 ? a++ : b++;
     for (int64_t p = parts[k]->rowptr[r]; p < parts[k]->rowptr[r + 1]; p++) {
       const int32_t j = global_col(m, parts[k]->colind[p]);
-      const int q = owner(d->off, P, j);
+      const int q = msp__dist_owner(d->off, P, j);
       sbuf[fill[q]++] = j;
       sbuf[fill[q]++] = (int32_t)(m->row0 + i);
     }
@@ -228,27 +215,12 @@ typedef struct {
 } upd_args;
 
 MSP__CPU_INLINE void upd_kernel(msp_precision PV, upd_args *A) {
-  const int32_t *deg = A->g->outdeg;
   const int64_t n = A->g->n;
-  const double c = A->a->c, vconst = A->a->vconst;
-  const msp_acc p = A->p, pn = A->pn, qn = A->qn;
-  const int want_q = A->a->qn != NULL;
 #pragma omp for schedule(static)
   for (int64_t ch = 0; ch < A->nchunks; ch++) {
     const int64_t b = ch * MSP__RED_CHUNK, e = b + MSP__RED_CHUNK < n ? b + MSP__RED_CHUNK : n;
-    double gam = 0.0, dang = 0.0, tot = 0.0;
-    for (int64_t i = b; i < e; i++) {
-      const double x = A->y[i] + c * (A->v ? A->v[i] : vconst);
-      const double old = msp_acc_load_p(PV, &p, i);
-      msp_acc_store_p(PV, &pn, i, x);
-      if (want_q) msp_acc_store_p(PV, &qn, i, deg[i] ? x / (double)deg[i] : 0.0);
-      gam += fabs(x - old);
-      if (!deg[i]) dang += x;
-      tot += x;
-    }
-    A->part[ch * 3] = gam;
-    A->part[ch * 3 + 1] = dang;
-    A->part[ch * 3 + 2] = tot;
+    msp__cpu_pr_update_chunk(PV, A->g, A->a, A->y, A->v, A->p, A->pn, A->qn, b, e,
+                             A->part + ch * 3);
   }
 }
 #define MSP__CPU_KERNEL upd_kernel

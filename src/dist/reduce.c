@@ -1,15 +1,13 @@
 // reduce.c: deterministic reductions over the ranks. Each rank computes the partial result of
-// each of its chunks of MSP__RED_CHUNK entries exactly as the CPU backend does (src/cpu/blas1.c,
-// src/cpu/basis.c: a chunk summed in index order, fp64), every rank gathers all the partials
+// each of its chunks of MSP__RED_CHUNK entries with the CPU backend's own code (src/cpu/partials.h:
+// a chunk summed in index order, fp64), every rank gathers all the partials
 // (MPI_Allgatherv, in rank order = chunk order, since a rank owns whole chunks) and combines them
 // in the CPU backend's fixed order. The result is the one-process result, bit for bit, on every
 // rank, for any number of ranks.
-#include "dispatch.h"
 #include "dist.h"
+#include "partials.h"
 
 #include <math.h>
-
-enum { OP_DOT, OP_ABS, OP_SQ, OP_MAX };
 
 static msp_status grow(double **p, size_t *cap, size_t need, const char *what) {
   if (need <= *cap) return MSP_SUCCESS;
@@ -141,73 +139,22 @@ exit:
   return st;
 }
 
-// ---- vector reductions (src/cpu/blas1.c's red_kernel, partials per chunk)
-typedef struct {
-  int op;
-  msp_acc xa, ya;
-  int64_t n, nchunks;
-  double s;
-  double *part;
-} red_args;
-
-MSP__CPU_INLINE void red_kernel(msp_precision PX, msp_precision PY, red_args *a) {
-  const msp_acc xa = a->xa, ya = a->ya;
-  const double s = a->s;
-#pragma omp for schedule(static)
-  for (int64_t c = 0; c < a->nchunks; c++) {
-    const int64_t b = c * MSP__RED_CHUNK;
-    const int64_t e = b + MSP__RED_CHUNK < a->n ? b + MSP__RED_CHUNK : a->n;
-    double t = 0.0;
-    switch (a->op) {
-    case OP_DOT:
-      for (int64_t i = b; i < e; i++)
-        t += msp_acc_load_p(PX, &xa, i) * msp_acc_load_p(PY, &ya, i);
-      break;
-    case OP_ABS:
-      for (int64_t i = b; i < e; i++)
-        t += fabs(msp_acc_load_p(PX, &xa, i));
-      break;
-    case OP_SQ:
-      for (int64_t i = b; i < e; i++) {
-        const double v = msp_acc_load_p(PX, &xa, i) * s;
-        t += v * v;
-      }
-      break;
-    default:
-      for (int64_t i = b; i < e; i++)
-        t = msp_absmax_step(t, msp_acc_load_p(PX, &xa, i));
-      break;
-    }
-    a->part[c] = t;
-  }
-}
-
-#define MSP__CPU_KERNEL red_kernel
-MSP__CPU_INSTANTIATE2(red_args *)
-#undef MSP__CPU_KERNEL
-
+// ---- vector reductions (the CPU backend's chunk partials, msp__cpu_red_partials)
 static msp_status reduce(msp_context ctx, int op, msp_vector x, msp_vector y, double s, double *r) {
   msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
-  red_args a;
-  memset(&a, 0, sizeof a);
-  a.op = op;
-  a.xa = msp__vector_acc(x, 0);
-  a.ya = msp__vector_acc(y, 0);
-  a.n = x->n;
-  a.s = s;
-  a.nchunks = (x->n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
-  MSP_TRY(msp__dist_partials(d, a.nchunks, 1, &a.part));
-#pragma omp parallel
-  red_kernel_dispatch(x->prec, y->prec, &a);
+  const int64_t nchunks = (x->n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
+  double *part = NULL;
+  MSP_TRY(msp__dist_partials(d, nchunks, 1, &part));
+  msp__cpu_red_partials(op, x, y, s, 0, nchunks, part);
   double t = 0.0;
-  if (op == OP_MAX) {
-    for (int64_t c = 0; c < a.nchunks; c++)
-      t = msp_absmax_step(t, a.part[c]);
+  if (op == MSP__RED_MAX) {
+    for (int64_t c = 0; c < nchunks; c++)
+      t = msp_absmax_step(t, part[c]);
     MSP_TRY(max_reduce(d, t, &t));
   } else {
     double *res = NULL;
-    MSP_TRY(msp__dist_tree_reduce(d, a.nchunks, 1, MSP__RED_GROUP, 1, &res));
+    MSP_TRY(msp__dist_tree_reduce(d, nchunks, 1, MSP__RED_GROUP, 1, &res));
     t = res[0];
   }
   *r = t;
@@ -216,97 +163,43 @@ exit:
 }
 
 msp_status msp__dist_dot(msp_context ctx, msp_vector x, msp_vector y, double *r) {
-  return reduce(ctx, OP_DOT, x, y, 0.0, r);
+  return reduce(ctx, MSP__RED_DOT, x, y, 0.0, r);
 }
 
 msp_status msp__dist_nrm1(msp_context ctx, msp_vector x, double *r) {
-  return reduce(ctx, OP_ABS, x, x, 0.0, r);
+  return reduce(ctx, MSP__RED_ABS, x, x, 0.0, r);
 }
 
 // As msp__cpu_nrm2: the largest magnitude, then the sum of the scaled squares.
 msp_status msp__dist_nrm2(msp_context ctx, msp_vector x, double *r) {
   msp_status st = MSP_SUCCESS;
   double m = 0.0, q = 0.0;
-  MSP_TRY(reduce(ctx, OP_MAX, x, x, 0.0, &m));
+  MSP_TRY(reduce(ctx, MSP__RED_MAX, x, x, 0.0, &m));
   if (m == 0.0 || !isfinite(m)) {
     *r = m;
     goto exit;
   }
-  MSP_TRY(reduce(ctx, OP_SQ, x, x, 1.0 / m, &q));
+  MSP_TRY(reduce(ctx, MSP__RED_SQ, x, x, 1.0 / m, &q));
   *r = m * sqrt(q);
 exit:
   return st;
 }
 
-// ---- GMRES's projections (src/cpu/basis.c's project_kernel, partials [chunk][column])
-static msp_acc col_acc(const msp__basis *V, int j) {
-  msp_acc a;
-  memset(&a, 0, sizeof a);
-  a.data = (char *)V->data + (size_t)j * (size_t)V->n * msp__prec_bytes(V->prec);
-  a.n = V->n;
-  a.prec = V->prec;
-  a.scale_shift = MSP_CPMS_SEPARATE;
-  a.scales = V->scales ? V->scales + j : NULL;
-  a.bank_shift = V->bank_shift;
-  a.read_segments = msp__prec_segments(V->prec);
-  return a;
-}
-
-typedef struct {
-  const msp__basis *V;
-  int j0, cnt, ww, m;
-  const double *w;
-  double *part;
-  int64_t nchunks;
-} proj_args;
-
-MSP__CPU_INLINE void proj_kernel(msp_precision P, proj_args *a) {
-  const msp__basis *V = a->V;
-  const double *w = a->w;
-  const int64_t n = V->n;
-#pragma omp for schedule(static)
-  for (int64_t c = 0; c < a->nchunks; c++) {
-    const int64_t b = c * MSP__RED_CHUNK, e = b + MSP__RED_CHUNK < n ? b + MSP__RED_CHUNK : n;
-    for (int k = 0; k < a->cnt; k++) {
-      const msp_acc v = col_acc(V, a->j0 + k);
-      double t = 0.0;
-      for (int64_t i = b; i < e; i++)
-        t += msp_acc_load_p(P, &v, i) * w[i];
-      a->part[c * a->m + k] = t;
-    }
-    if (a->ww) {
-      double t = 0.0;
-      for (int64_t i = b; i < e; i++)
-        t += w[i] * w[i];
-      a->part[c * a->m + a->cnt] = t;
-    }
-  }
-}
-#define MSP__CPU_KERNEL proj_kernel
-MSP__CPU_INSTANTIATE1(proj_args *)
-#undef MSP__CPU_KERNEL
-
+// ---- GMRES's projections (the CPU backend's chunk partials, msp__cpu_basis_partials)
 // h[k] = V_{j0+k} . w for k < cnt and *ww = w . w (when ww), summed as project_sums does: the
 // chunk partials of each column pairwise over all chunks.
 static msp_status project(msp_context ctx, const msp__basis *V, int j0, int cnt, msp_vector w,
                           double *h, double *ww) {
   msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
-  proj_args a;
-  memset(&a, 0, sizeof a);
-  a.V = V;
-  a.j0 = j0;
-  a.cnt = cnt;
-  a.ww = ww != NULL;
-  a.m = cnt + a.ww;
-  if (a.m == 0) return MSP_SUCCESS;
-  a.w = (const double *)w->h_data;
-  a.nchunks = (V->n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
-  MSP_TRY(msp__dist_partials(d, a.nchunks, a.m, &a.part));
-#pragma omp parallel
-  proj_kernel_dispatch(V->prec, &a);
+  const int m = cnt + (ww != NULL);
+  if (m == 0) return MSP_SUCCESS;
+  const int64_t nchunks = (V->n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
+  double *part = NULL;
+  MSP_TRY(msp__dist_partials(d, nchunks, m, &part));
+  msp__cpu_basis_partials(V, j0, cnt, (const double *)w->h_data, ww != NULL, part, 1, m);
   double *res = NULL;
-  MSP_TRY(msp__dist_tree_reduce(d, a.nchunks, a.m, 0, 0, &res));
+  MSP_TRY(msp__dist_tree_reduce(d, nchunks, m, 0, 0, &res));
   for (int k = 0; k < cnt; k++)
     h[k] = res[k];
   if (ww) *ww = res[cnt];
@@ -333,43 +226,17 @@ exit:
 
 // ---- the store of a basis column: fixed point takes the column's scale from max |w| over every
 // rank (basis.c's store_kernel over the whole vector), the other precisions store value by value
-typedef struct {
-  const msp__basis *V;
-  int j;
-  double *w;
-  double max;
-} store_args;
-
-MSP__CPU_INLINE void store_kernel(msp_precision P, store_args *a) {
-  double *w = a->w;
-  const int64_t n = a->V->n;
-  const msp_acc v = col_acc(a->V, a->j);
-#pragma omp for schedule(static)
-  for (int64_t i = 0; i < n; i++) {
-    msp_acc_store_p(P, &v, i, w[i]);
-    w[i] = msp_acc_load_p(P, &v, i);
-  }
-}
-#define MSP__CPU_KERNEL store_kernel
-MSP__CPU_INSTANTIATE1(store_args *)
-#undef MSP__CPU_KERNEL
-
 msp_status msp__dist_basis_store(msp_context ctx, msp__basis *V, int j, msp_vector w) {
   msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
   if (!msp_prec_is_fixed(V->prec)) return d->base->basis_store(ctx, V, j, w);
-  store_args a;
-  memset(&a, 0, sizeof a);
-  a.V = V;
-  a.j = j;
-  a.w = (double *)w->h_data;
+  const double *wv = (const double *)w->h_data;
   double m = 0.0;
   for (int64_t i = 0; i < V->n; i++)
-    m = msp_absmax_step(m, a.w[i]);
+    m = msp_absmax_step(m, wv[i]);
   MSP_TRY(max_reduce(d, m, &m));
   V->scales[j] = msp_fx_block_scale(V->prec, m);
-#pragma omp parallel
-  store_kernel_dispatch(V->prec, &a);
+  msp__cpu_basis_store_scaled(V, j, w);
 exit:
   return st;
 }
