@@ -34,27 +34,14 @@ enum { DIA_Q_NDIAG = 0, DIA_Q_STRIDE };
 template <bool CHECK, int U, class C, class LX>
 __device__ __forceinline__ double dia_rows(C &vc, const int32_t *s_off, int cnt, int64_t i,
                                            int64_t cols, const LX &x, double sum) {
-  int d = 0;
-  for (; d + U <= cnt; d += U) {
+  // U diagonals from d; FULL (a compile-time constant): all U inside the chunk, no predicates
+  auto group = [&](auto full, int d) {
+    constexpr bool FULL = decltype(full)::value;
     decltype(vc.load()) v[U];
     double xv[U];
 #pragma unroll
     for (int u = 0; u < U; u++) {
-      v[u] = vc.load();
-      vc.step();
-      const int64_t c = i + s_off[d + u];
-      xv[u] = !CHECK || (uint64_t)c < (uint64_t)cols ? x(c) : 0.0;
-    }
-#pragma unroll
-    for (int u = 0; u < U; u++)
-      sum += (double)v[u] * xv[u];
-  }
-  if (d < cnt) {
-    decltype(vc.load()) v[U];
-    double xv[U];
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-      const bool ok = d + u < cnt;
+      const bool ok = FULL || d + u < cnt;
       v[u] = ok ? vc.load() : 0;
       vc.step();
       const int64_t c = i + (ok ? s_off[d + u] : 0);
@@ -63,7 +50,11 @@ __device__ __forceinline__ double dia_rows(C &vc, const int32_t *s_off, int cnt,
 #pragma unroll
     for (int u = 0; u < U; u++)
       sum += (double)v[u] * xv[u];
-  }
+  };
+  int d = 0;
+  for (; d + U <= cnt; d += U)
+    group(std::true_type{}, d);
+  if (d < cnt) group(std::false_type{}, d);
   return sum;
 }
 

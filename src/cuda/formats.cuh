@@ -200,31 +200,14 @@ __device__ __forceinline__ double msp__ell_row_sum(const int32_t *__restrict__ c
   double sum = 0.0;
   msp__cursor<LA, ALIGNED> vc(va, j0, stride);
   const int32_t *__restrict__ cp = col + j0;
-  int64_t k = 0;
-  for (; k + U <= len; k += U) {
+  // U slots from k; FULL (a compile-time constant): all U inside the row, no predicates
+  auto group = [&](auto full, int64_t k) {
+    constexpr bool FULL = decltype(full)::value;
     decltype(vc.load()) v[U];
     int32_t c[U];
 #pragma unroll
     for (int u = 0; u < U; u++) {
-      v[u] = vc.load();
-      c[u] = msp__ld_once(cp);
-      vc.step();
-      cp += stride;
-    }
-    double xv[U];
-#pragma unroll
-    for (int u = 0; u < U; u++)
-      xv[u] = x(c[u]);
-#pragma unroll
-    for (int u = 0; u < U; u++)
-      sum += (double)v[u] * xv[u];
-  }
-  if (k < len) {
-    decltype(vc.load()) v[U];
-    int32_t c[U];
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-      const bool ok = k + u < len;
+      const bool ok = FULL || k + u < len;
       v[u] = ok ? vc.load() : 0;
       c[u] = ok ? msp__ld_once(cp) : -1;
       vc.step();
@@ -233,11 +216,15 @@ __device__ __forceinline__ double msp__ell_row_sum(const int32_t *__restrict__ c
     double xv[U];
 #pragma unroll
     for (int u = 0; u < U; u++)
-      xv[u] = c[u] >= 0 ? x(c[u]) : 0.0;
+      xv[u] = FULL || c[u] >= 0 ? x(c[u]) : 0.0;
 #pragma unroll
     for (int u = 0; u < U; u++)
       sum += (double)v[u] * xv[u];
-  }
+  };
+  int64_t k = 0;
+  for (; k + U <= len; k += U)
+    group(std::true_type{}, k);
+  if (k < len) group(std::false_type{}, k);
   return sum;
 }
 
