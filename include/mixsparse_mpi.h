@@ -73,9 +73,34 @@ msp_status msp_dist_traffic(const msp_dist d, int64_t *products, double *bytes_s
 int msp_dist_rank(const msp_dist d);
 int msp_dist_size(const msp_dist d);
 
+// How the first distributed matrix of a context lays the rows out (msp_dist_set_partition).
+typedef enum {
+  // contiguous blocks of the rows in their order, balanced by nonzeros (the default)
+  MSP_DIST_PARTITION_BLOCKS = 0,
+  // METIS (when the build found it): the root splits the symmetrised pattern (no self loops)
+  // into one part per rank with METIS_PartGraphKway (vertex weights: the rows' entries; fixed
+  // seed, so the same parts on every run), renumbers the rows by (part, original row) and cuts the
+  // renumbered rows into blocks at the multiples of MSP_DIST_CHUNK nearest the parts' boundaries.
+  // Every distributed matrix of the context is then P G P^T and each rank holds a contiguous
+  // block of the renumbered rows: fewer halo entries and neighbours on irregular graphs.
+  // msp_dist_vector_scatter / _gather apply the renumbering, so the root's arrays keep G's
+  // numbering. The bits are those of one process on P G P^T (msp_dist_permutation gives P), not
+  // on G: within rounding of one process on G.
+  MSP_DIST_PARTITION_METIS = 1
+} msp_dist_partition;
+// Set the partition of d's row layout; before the first distributed matrix
+// (MSP_ERR_INVALID_ARGUMENT after it, or another kind); every rank names the same.
+// MSP_ERR_NOT_SUPPORTED for METIS in a build without it ("built without METIS"). Collective.
+msp_status msp_dist_set_partition(msp_dist d, msp_dist_partition kind);
+// The renumbering of d's layout: perm[i] (i < the layout's rows) the root's row that is row i of
+// the distributed matrices (the identity for blocks). MSP_ERR_INVALID_ARGUMENT (no layout yet,
+// NULL perm). Not collective.
+msp_status msp_dist_permutation(const msp_dist d, int64_t *perm);
+
 // Spread the rows of G, which the root rank holds (the other ranks pass NULL; G may belong to
-// any context), over the ranks: contiguous blocks balanced by nonzeros, each boundary a multiple
-// of MSP_DIST_CHUNK rows, every rank at least one chunk. The first distributed matrix of a
+// any context), over the ranks: contiguous blocks balanced by nonzeros (under a METIS layout,
+// msp_dist_set_partition: blocks of the rows of P G P^T cut at METIS's parts), each boundary a
+// multiple of MSP_DIST_CHUNK rows, every rank at least one chunk. The first distributed matrix of a
 // context fixes its row layout; a later one must have as many rows and gets the same blocks. Each
 // rank converts its rows with opts (NULL: defaults; the format and precision of both its parts:
 // interior rows, whose columns it owns, and boundary rows, which read entries of x owned by other
@@ -105,6 +130,8 @@ typedef struct {
   double bytes_sent;                    // bytes of x sent by this rank over all products
   double spmv_s;                        // seconds in the products (wall, this rank)
   double wait_s;                        // of which waiting for the halo after the interior rows
+  msp_dist_partition partition;         // the layout's partition
+  double partition_s;                   // the root's seconds in the partitioner (0 elsewhere)
 } msp_dist_matrix_info;
 msp_status msp_dist_matrix_info_get(const msp_matrix A, msp_dist_matrix_info *info);
 

@@ -215,6 +215,7 @@ msp_status msp_dist_destroy(msp_dist *pd) {
   MPI_Comm_free(&d->comm);
   msp__dist_reduce_free(d);
   msp__free(d->off);
+  msp__free(d->perm);
   msp__free(d->counts);
   msp__free(d->displs);
   msp__free(d->chunks);
@@ -230,6 +231,39 @@ msp_status msp_dist_traffic(const msp_dist d, int64_t *products, double *bytes_s
                 "msp_dist_traffic: d is not a distributed context, or NULL results");
   *products = d->products;
   *bytes_sent = d->bytes_sent;
+  return MSP_SUCCESS;
+}
+
+msp_status msp_dist_set_partition(msp_dist d, msp_dist_partition kind) {
+  msp_status st = MSP_SUCCESS;
+  MSP_CHECK_ARG(dist_ok(d), "msp_dist_set_partition: d is not a distributed context");
+  int k[2] = {(int)kind, -(int)kind};
+  if (MPI_Allreduce(MPI_IN_PLACE, k, 2, MPI_INT, MPI_MAX, d->comm) != MPI_SUCCESS)
+    return mpi_fail("msp_dist_set_partition", "MPI_Allreduce");
+  if (k[0] != -k[1])
+    st = msp__error(MSP_ERR_INVALID_ARGUMENT,
+                    "msp_dist_set_partition: the ranks name different partitions");
+  else if (kind != MSP_DIST_PARTITION_BLOCKS && kind != MSP_DIST_PARTITION_METIS)
+    st = msp__error(MSP_ERR_INVALID_ARGUMENT,
+                    "msp_dist_set_partition: unknown partition %d (blocks or metis)", (int)kind);
+  else if (d->off && kind != d->partition)
+    st = msp__error(MSP_ERR_INVALID_ARGUMENT,
+                    "msp_dist_set_partition: the context's row layout is fixed by its first "
+                    "matrix already");
+  else if (kind == MSP_DIST_PARTITION_METIS && !msp__dist_have_metis())
+    st = msp__error(MSP_ERR_NOT_SUPPORTED,
+                    "msp_dist_set_partition: mixsparse was built without METIS (Debian: "
+                    "libmetis-dev); only the contiguous blocks");
+  if (st == MSP_SUCCESS) d->partition = kind;
+  return st;
+}
+
+msp_status msp_dist_permutation(const msp_dist d, int64_t *perm) {
+  MSP_CHECK_ARG(dist_ok(d) && perm,
+                "msp_dist_permutation: d is not a distributed context, or perm is NULL");
+  MSP_CHECK_ARG(d->off, "msp_dist_permutation: no row layout yet (scatter a matrix first)");
+  for (int64_t i = 0; i < d->grows; i++)
+    perm[i] = d->perm ? d->perm[i] : i;
   return MSP_SUCCESS;
 }
 
@@ -625,6 +659,14 @@ msp_status msp_dist_matrix_scatter(msp_dist d, int root, const msp_matrix G,
   int32_t *ci = NULL;
   double *val = NULL;
   int64_t *newoff = NULL;
+  int32_t *newperm = NULL;
+  // the root's rows: G's, or P G P^T's under a METIS layout
+  const int64_t *grp = NULL;
+  const int32_t *gci = NULL;
+  const double *gval = NULL;
+  int64_t *prp = NULL;
+  int32_t *pci = NULL;
+  double *pval = NULL;
   MSP_CHECK_ARG(dist_ok(d), "msp_dist_matrix_scatter: d is not a distributed context");
   MSP_CHECK_ARG(A, "msp_dist_matrix_scatter: A is NULL");
   *A = NULL;
@@ -644,15 +686,39 @@ msp_status msp_dist_matrix_scatter(msp_dist d, int root, const msp_matrix G,
   if (!d->off) {
     lst = MSP_ALLOC(newoff, d->size + 1, "distributed row layout");
     MSP_TRY(msp__dist_agree(d, lst));
-    if (d->rank == root) partition(G->rows, G->rowptr, d->size, newoff);
+    if (d->partition == MSP_DIST_PARTITION_METIS) {
+      lst = MSP_ALLOC(newperm, sizes[0], "distributed row renumbering");
+      MSP_TRY(msp__dist_agree(d, lst));
+      if (d->rank == root) {
+        const double t0 = MPI_Wtime();
+        lst = msp__dist_metis(G, d->size, newperm, newoff);
+        d->partition_s = MPI_Wtime() - t0;
+      }
+      MSP_TRY(msp__dist_agree(d, lst));
+      if (MPI_Bcast(newperm, (int)sizes[0], MPI_INT32_T, root, d->comm) != MPI_SUCCESS) {
+        st = mpi_fail("msp_dist_matrix_scatter", "MPI_Bcast");
+        goto exit;
+      }
+    } else if (d->rank == root) {
+      partition(G->rows, G->rowptr, d->size, newoff);
+    }
     if (MPI_Bcast(newoff, d->size + 1, MPI_INT64_T, root, d->comm) != MPI_SUCCESS) {
       st = mpi_fail("msp_dist_matrix_scatter", "MPI_Bcast");
       goto exit;
     }
     d->off = newoff;
+    d->perm = newperm;
     d->grows = sizes[0];
     newoff = NULL;
+    newperm = NULL;
   }
+  if (d->rank == root) {
+    if (d->perm) lst = msp__dist_permute(G, d->perm, &prp, &pci, &pval);
+    grp = prp ? prp : G->rowptr;
+    gci = prp ? pci : G->colind;
+    gval = prp ? pval : G->val;
+  }
+  MSP_TRY(msp__dist_agree(d, lst));
   lst = MSP_ALLOC_ZERO(m, 1, "distributed matrix");
   MSP_TRY(msp__dist_agree(d, lst));
   m->magic = MSP__MAGIC_DIST_MAT;
@@ -664,16 +730,16 @@ msp_status msp_dist_matrix_scatter(msp_dist d, int root, const msp_matrix G,
   // rows: the root sends each rank its rows' CSR, the row pointers first, then (once every rank
   // has room for them) the columns and values; the root's own rows are rebased copies
   {
-    const int64_t p0 = d->rank == root ? G->rowptr[m->row0] : 0;
+    const int64_t p0 = d->rank == root ? grp[m->row0] : 0;
     lst = MSP_ALLOC(rp, m->rows + 1, "distributed matrix rows");
     MSP_TRY(msp__dist_agree(d, lst));
     if (d->rank == root) {
       for (int r = 0; r < d->size; r++)
         if (r != root)
-          MSP_TRY(send_big(G->rowptr + d->off[r], d->off[r + 1] - d->off[r] + 1, MPI_INT64_T,
+          MSP_TRY(send_big(grp + d->off[r], d->off[r + 1] - d->off[r] + 1, MPI_INT64_T,
                            sizeof(int64_t), r, TAG_ROWPTR, d->comm));
       for (int64_t i = 0; i <= m->rows; i++)
-        rp[i] = G->rowptr[m->row0 + i] - p0;
+        rp[i] = grp[m->row0 + i] - p0;
     } else {
       MSP_TRY(recv_big(rp, m->rows + 1, MPI_INT64_T, sizeof(int64_t), root, TAG_ROWPTR, d->comm));
       for (int64_t i = m->rows; i >= 0; i--)
@@ -686,14 +752,13 @@ msp_status msp_dist_matrix_scatter(msp_dist d, int root, const msp_matrix G,
     if (d->rank == root) {
       for (int r = 0; r < d->size; r++) {
         if (r == root) continue;
-        const int64_t q0 = G->rowptr[d->off[r]], q1 = G->rowptr[d->off[r + 1]];
-        MSP_TRY(send_big(G->colind + q0, q1 - q0, MPI_INT32_T, sizeof(int32_t), r, TAG_COLIND,
-                         d->comm));
-        MSP_TRY(send_big(G->val + q0, q1 - q0, MPI_DOUBLE, sizeof(double), r, TAG_VAL, d->comm));
+        const int64_t q0 = grp[d->off[r]], q1 = grp[d->off[r + 1]];
+        MSP_TRY(send_big(gci + q0, q1 - q0, MPI_INT32_T, sizeof(int32_t), r, TAG_COLIND, d->comm));
+        MSP_TRY(send_big(gval + q0, q1 - q0, MPI_DOUBLE, sizeof(double), r, TAG_VAL, d->comm));
       }
       if (nnz) {
-        memcpy(ci, G->colind + p0, (size_t)nnz * sizeof *ci);
-        memcpy(val, G->val + p0, (size_t)nnz * sizeof *val);
+        memcpy(ci, gci + p0, (size_t)nnz * sizeof *ci);
+        memcpy(val, gval + p0, (size_t)nnz * sizeof *val);
       }
     } else {
       MSP_TRY(recv_big(ci, nnz, MPI_INT32_T, sizeof(int32_t), root, TAG_COLIND, d->comm));
@@ -712,6 +777,10 @@ exit:
   msp__free(ci);
   msp__free(val);
   msp__free(newoff);
+  msp__free(newperm);
+  msp__free(prp);
+  msp__free(pci);
+  msp__free(pval);
   return st;
 }
 
@@ -833,6 +902,8 @@ msp_status msp_dist_matrix_info_get(const msp_matrix A, msp_dist_matrix_info *in
   info->bytes_sent = m->bytes_sent;
   info->spmv_s = m->spmv_s;
   info->wait_s = m->wait_s;
+  info->partition = m->d->partition;
+  info->partition_s = m->d->partition_s;
   return MSP_SUCCESS;
 }
 
@@ -872,17 +943,25 @@ msp_status msp_dist_vector_scatter(const msp_matrix A, int root, const double *g
   double *buf = NULL;
   MSP_CHECK_ARG(m, "%s: A is not a distributed matrix", fn);
   msp_dist d = m->d;
+  double *pg = NULL; // the root's array in the layout's numbering (METIS)
   st = vector_checks(m, root, global, x, fn);
   if (st == MSP_SUCCESS) st = MSP_ALLOC(buf, m->rows > 0 ? m->rows : 1, "vector part");
+  if (st == MSP_SUCCESS && d->perm && d->rank == root) {
+    st = MSP_ALLOC(pg, d->grows, "renumbered vector");
+    if (st == MSP_SUCCESS)
+      for (int64_t i = 0; i < d->grows; i++)
+        pg[i] = global[d->perm[i]];
+  }
   MSP_TRY(msp__dist_agree(d, st));
-  if (MPI_Scatterv(global, d->counts, d->displs, MPI_DOUBLE, buf, (int)m->rows, MPI_DOUBLE, root,
-                   d->comm) != MPI_SUCCESS) {
+  if (MPI_Scatterv(pg ? pg : global, d->counts, d->displs, MPI_DOUBLE, buf, (int)m->rows,
+                   MPI_DOUBLE, root, d->comm) != MPI_SUCCESS) {
     st = mpi_fail(fn, "MPI_Scatterv");
     goto exit;
   }
   MSP_TRY(msp__dist_agree(d, msp_vector_set(x, buf)));
 exit:
   msp__free(buf);
+  msp__free(pg);
   return st;
 }
 
@@ -896,14 +975,21 @@ msp_status msp_dist_vector_gather(const msp_matrix A, int root, msp_vector x, do
   st = vector_checks(m, root, global, x, fn);
   if (st == MSP_SUCCESS) st = MSP_ALLOC(buf, m->rows > 0 ? m->rows : 1, "vector part");
   if (st == MSP_SUCCESS) st = msp_vector_get(x, buf);
+  double *pg = NULL; // the root's array in the layout's numbering (METIS)
+  if (st == MSP_SUCCESS && d->perm && d->rank == root)
+    st = MSP_ALLOC(pg, d->grows, "renumbered vector");
   MSP_TRY(msp__dist_agree(d, st));
-  if (MPI_Gatherv(buf, (int)m->rows, MPI_DOUBLE, global, d->counts, d->displs, MPI_DOUBLE, root,
-                  d->comm) != MPI_SUCCESS) {
+  if (MPI_Gatherv(buf, (int)m->rows, MPI_DOUBLE, pg ? pg : global, d->counts, d->displs, MPI_DOUBLE,
+                  root, d->comm) != MPI_SUCCESS) {
     st = mpi_fail(fn, "MPI_Gatherv");
     goto exit;
   }
+  if (pg)
+    for (int64_t i = 0; i < d->grows; i++)
+      global[d->perm[i]] = pg[i];
 exit:
   msp__free(buf);
+  msp__free(pg);
   return st;
 }
 

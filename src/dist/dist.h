@@ -36,6 +36,11 @@ struct msp_dist_s {
   // The row layout, fixed by the first distributed matrix: rank r owns [off[r], off[r + 1]).
   int64_t grows;
   int64_t *off; // size + 1 (NULL before the first matrix)
+  // The partition kind (msp_dist_set_partition) and, for METIS, the renumbering of the layout:
+  // row i of the distributed matrices is row perm[i] of the root's (grows; NULL for blocks).
+  msp_dist_partition partition;
+  int32_t *perm;
+  double partition_s; // the root's seconds in the partitioner (0 elsewhere)
   // Reduction workspace, grown when a reduction needs more (then kept).
   int *counts, *displs; // size each
   int64_t *chunks;      // size: every rank's chunk count
@@ -97,6 +102,15 @@ msp_status msp__dist_set_exact(msp_dist d, int exact);
 // The rank owning global row (or column) j: the last r with off[r] <= j (off: the size + 1 row
 // boundaries of the ranks).
 int msp__dist_owner(const int64_t *off, int size, int64_t j);
+
+// The graph partitioner (partition.c): 1 when the build has METIS.
+int msp__dist_have_metis(void);
+// Root: G's rows into size parts by METIS; perm (G->rows) the rows by (part, row), off (size + 1)
+// the ranks' boundaries at chunk multiples. MSP_ERR_NOT_SUPPORTED without METIS.
+msp_status msp__dist_metis(const msp_matrix G, int size, int32_t *perm, int64_t *off);
+// P G P^T in new CSR arrays (row i = G's row perm[i], columns renumbered and sorted).
+msp_status msp__dist_permute(const msp_matrix G, const int32_t *perm, int64_t **prp, int32_t **pci,
+                             double **pval);
 
 // Agree on a status across the ranks: every rank returns the first failing rank's status and
 // message (the message prefixed with that rank's number on the others). Collective.
