@@ -1,8 +1,8 @@
 // dist.c: distributed contexts and matrices over MPI: the row layout, the scatter of a matrix
-// from the root, the communication descriptor, the product with its halo exchange overlapped
-// with the interior rows, and the vectors' scatter and gather.
+// from the root and the communication descriptor (the product is in product.c, the vectors'
+// scatter and gather in vector.c).
 //
-// papers/psblas-ext-gpu-formats-reference.txt 1.1: as PSBLAS's descriptors, each rank keeps, per
+// As PSBLAS's descriptors (PSBLAS-Extensions reference guide, 1.1), each rank keeps, per
 // neighbour, the list of its entries of x that the neighbour reads (sent) and how many entries it
 // reads from the neighbour (received into the halo); the descriptor is built once, when the
 // matrix is distributed, and each product only packs, sends and receives.
@@ -21,11 +21,10 @@
 #define TAG_ROWPTR 101
 #define TAG_COLIND 102
 #define TAG_VAL 103
-#define TAG_HALO 104
 // Point-to-point messages in pieces of at most this many elements (MPI counts are int).
 #define PIECE ((int64_t)1 << 28)
 
-static msp_status mpi_fail(const char *fn, const char *call) {
+msp_status msp__dist_mpi_fail(const char *fn, const char *call) {
   return msp__error(MSP_ERR_INTERNAL, "%s: %s failed", fn, call);
 }
 
@@ -34,22 +33,20 @@ msp_status msp__dist_agree(msp_dist d, msp_status st) {
     int failed, rank;
   } mine = {st != MSP_SUCCESS, d->rank}, first;
   if (MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MAXLOC, d->comm) != MPI_SUCCESS)
-    return mpi_fail("msp_dist", "MPI_Allreduce");
+    return msp__dist_mpi_fail("msp_dist", "MPI_Allreduce");
   if (!first.failed) return MSP_SUCCESS;
   int code = (int)st;
   char msg[512];
   snprintf(msg, sizeof msg, "%s", msp_last_error());
   if (MPI_Bcast(&code, 1, MPI_INT, first.rank, d->comm) != MPI_SUCCESS ||
       MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first.rank, d->comm) != MPI_SUCCESS)
-    return mpi_fail("msp_dist", "MPI_Bcast");
+    return msp__dist_mpi_fail("msp_dist", "MPI_Bcast");
   msg[sizeof msg - 1] = '\0';
   if (d->rank == first.rank) return st;
   return msp__error((msp_status)code, "rank %d: %s", first.rank, msg);
 }
 
 // ---- context ------------------------------------------------------------------------------------
-static msp_status dist_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
-                            double beta, msp_vector y);
 static void dist_matrix_free(msp_matrix A);
 
 // PageRank's slots on ranks that are not CPU ranks (the distributed pull form is the CPU's).
@@ -115,7 +112,7 @@ msp_status msp_dist_create_backend(MPI_Comm comm, msp_backend backend, int devic
     int failed = MSP_ALLOC_ZERO(d, 1, "distributed context") != MSP_SUCCESS, any = 0;
     if (d) d->comm = MPI_COMM_NULL;
     if (MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS) {
-      st = mpi_fail("msp_dist_create", "MPI_Allreduce");
+      st = msp__dist_mpi_fail("msp_dist_create", "MPI_Allreduce");
       goto exit;
     }
     if (any) {
@@ -127,7 +124,7 @@ msp_status msp_dist_create_backend(MPI_Comm comm, msp_backend backend, int devic
   }
   if (MPI_Comm_dup(comm, &d->comm) != MPI_SUCCESS) {
     d->comm = MPI_COMM_NULL;
-    st = mpi_fail("msp_dist_create", "MPI_Comm_dup");
+    st = msp__dist_mpi_fail("msp_dist_create", "MPI_Comm_dup");
     goto exit;
   }
   MPI_Comm_rank(d->comm, &d->rank);
@@ -136,7 +133,7 @@ msp_status msp_dist_create_backend(MPI_Comm comm, msp_backend backend, int devic
     // one backend for all (the two kinds of reductions are different collectives)
     int kinds[2] = {(int)backend, -(int)backend};
     if (MPI_Allreduce(MPI_IN_PLACE, kinds, 2, MPI_INT, MPI_MAX, d->comm) != MPI_SUCCESS) {
-      st = mpi_fail("msp_dist_create", "MPI_Allreduce");
+      st = msp__dist_mpi_fail("msp_dist_create", "MPI_Allreduce");
       goto exit;
     }
     if (kinds[0] != -kinds[1]) {
@@ -162,7 +159,7 @@ msp_status msp_dist_create_backend(MPI_Comm comm, msp_backend backend, int devic
   d->table = *d->base;
   d->table.name = backend == MSP_BACKEND_CPU ? "cpu+mpi" : "cuda+mpi";
   for (int f = 0; f < MSP_FORMAT_COUNT; f++)
-    d->table.spmv[f] = dist_spmv;
+    d->table.spmv[f] = msp__dist_spmv;
   d->table.matrix_free = dist_matrix_free;
   MSP_TRY(msp__dist_set_exact(d, backend == MSP_BACKEND_CPU));
   if (backend == MSP_BACKEND_CPU) {
@@ -194,7 +191,7 @@ exit:
   return st;
 }
 
-static int dist_ok(const msp_dist d) {
+int msp__dist_ok(const msp_dist d) {
   return d && d->magic == MSP__MAGIC_DIST;
 }
 
@@ -202,7 +199,7 @@ msp_status msp_dist_destroy(msp_dist *pd) {
   msp_status st = MSP_SUCCESS;
   if (!pd || !*pd) return MSP_SUCCESS;
   msp_dist d = *pd;
-  MSP_CHECK_ARG(dist_ok(d), "msp_dist_destroy: not a distributed context");
+  MSP_CHECK_ARG(msp__dist_ok(d), "msp_dist_destroy: not a distributed context");
   d->ctx->backend = d->base; // the context's own table, for its destroy
   st = msp_context_destroy(&d->ctx);
   if (st != MSP_SUCCESS) {
@@ -227,7 +224,7 @@ exit:
 }
 
 msp_status msp_dist_traffic(const msp_dist d, int64_t *products, double *bytes_sent) {
-  MSP_CHECK_ARG(dist_ok(d) && products && bytes_sent,
+  MSP_CHECK_ARG(msp__dist_ok(d) && products && bytes_sent,
                 "msp_dist_traffic: d is not a distributed context, or NULL results");
   *products = d->products;
   *bytes_sent = d->bytes_sent;
@@ -236,10 +233,10 @@ msp_status msp_dist_traffic(const msp_dist d, int64_t *products, double *bytes_s
 
 msp_status msp_dist_set_partition(msp_dist d, msp_dist_partition kind) {
   msp_status st = MSP_SUCCESS;
-  MSP_CHECK_ARG(dist_ok(d), "msp_dist_set_partition: d is not a distributed context");
+  MSP_CHECK_ARG(msp__dist_ok(d), "msp_dist_set_partition: d is not a distributed context");
   int k[2] = {(int)kind, -(int)kind};
   if (MPI_Allreduce(MPI_IN_PLACE, k, 2, MPI_INT, MPI_MAX, d->comm) != MPI_SUCCESS)
-    return mpi_fail("msp_dist_set_partition", "MPI_Allreduce");
+    return msp__dist_mpi_fail("msp_dist_set_partition", "MPI_Allreduce");
   if (k[0] != -k[1])
     st = msp__error(MSP_ERR_INVALID_ARGUMENT,
                     "msp_dist_set_partition: the ranks name different partitions");
@@ -259,7 +256,7 @@ msp_status msp_dist_set_partition(msp_dist d, msp_dist_partition kind) {
 }
 
 msp_status msp_dist_permutation(const msp_dist d, int64_t *perm) {
-  MSP_CHECK_ARG(dist_ok(d) && perm,
+  MSP_CHECK_ARG(msp__dist_ok(d) && perm,
                 "msp_dist_permutation: d is not a distributed context, or perm is NULL");
   MSP_CHECK_ARG(d->off, "msp_dist_permutation: no row layout yet (scatter a matrix first)");
   for (int64_t i = 0; i < d->grows; i++)
@@ -268,13 +265,13 @@ msp_status msp_dist_permutation(const msp_dist d, int64_t *perm) {
 }
 
 msp_context msp_dist_context(const msp_dist d) {
-  return dist_ok(d) ? d->ctx : NULL;
+  return msp__dist_ok(d) ? d->ctx : NULL;
 }
 int msp_dist_rank(const msp_dist d) {
-  return dist_ok(d) ? d->rank : -1;
+  return msp__dist_ok(d) ? d->rank : -1;
 }
 int msp_dist_size(const msp_dist d) {
-  return dist_ok(d) ? d->size : 0;
+  return msp__dist_ok(d) ? d->size : 0;
 }
 
 // ---- the matrix
@@ -289,7 +286,7 @@ static msp__dist_mat *dist_mat_of_dev(const msp_matrix A) {
 }
 
 msp__dist_mat *msp__dist_mat_of(const msp_matrix A) {
-  if (!msp__matrix_ok(A) || !A->dev || A->ctx->backend->spmv[0] != dist_spmv) return NULL;
+  if (!msp__matrix_ok(A) || !A->dev || A->ctx->backend->spmv[0] != msp__dist_spmv) return NULL;
   return dist_mat_of_dev(A);
 }
 
@@ -358,7 +355,7 @@ static msp_status send_big(const void *buf, int64_t n, MPI_Datatype t, size_t es
   for (int64_t o = 0; o < n || (n == 0 && o == 0); o += PIECE) {
     const int64_t c = n - o < PIECE ? n - o : PIECE;
     if (MPI_Send((const char *)buf + (size_t)o * esize, (int)c, t, to, tag, comm) != MPI_SUCCESS)
-      return mpi_fail("msp_dist_matrix_scatter", "MPI_Send");
+      return msp__dist_mpi_fail("msp_dist_matrix_scatter", "MPI_Send");
     if (n == 0) break;
   }
   return MSP_SUCCESS;
@@ -370,7 +367,7 @@ static msp_status recv_big(void *buf, int64_t n, MPI_Datatype t, size_t esize, i
     const int64_t c = n - o < PIECE ? n - o : PIECE;
     if (MPI_Recv((char *)buf + (size_t)o * esize, (int)c, t, from, tag, comm, MPI_STATUS_IGNORE) !=
         MPI_SUCCESS)
-      return mpi_fail("msp_dist_matrix_scatter", "MPI_Recv");
+      return msp__dist_mpi_fail("msp_dist_matrix_scatter", "MPI_Recv");
     if (n == 0) break;
   }
   return MSP_SUCCESS;
@@ -521,7 +518,7 @@ msp_status msp__dist_build(msp_dist d, const int64_t *rp, const int32_t *ci, con
   for (int64_t i = 0; i < nh; i++)
     ncnt[msp__dist_owner(d->off, P, halo[i])]++;
   if (MPI_Alltoall(ncnt, 1, MPI_INT, gcnt, 1, MPI_INT, d->comm) != MPI_SUCCESS) {
-    st = mpi_fail("msp_dist_matrix_scatter", "MPI_Alltoall");
+    st = msp__dist_mpi_fail("msp_dist_matrix_scatter", "MPI_Alltoall");
     goto exit;
   }
   int64_t ns = 0;
@@ -544,7 +541,7 @@ msp_status msp__dist_build(msp_dist d, const int64_t *rp, const int32_t *ci, con
   MSP_TRY(msp__dist_agree(d, lst));
   if (MPI_Alltoallv(halo, ncnt, ndsp, MPI_INT32_T, m->sidx, gcnt, gdsp, MPI_INT32_T, d->comm) !=
       MPI_SUCCESS) {
-    st = mpi_fail("msp_dist_matrix_scatter", "MPI_Alltoallv");
+    st = msp__dist_mpi_fail("msp_dist_matrix_scatter", "MPI_Alltoallv");
     goto exit;
   }
   for (int64_t i = 0; i < ns; i++)
@@ -667,7 +664,7 @@ msp_status msp_dist_matrix_scatter(msp_dist d, int root, const msp_matrix G,
   int64_t *prp = NULL;
   int32_t *pci = NULL;
   double *pval = NULL;
-  MSP_CHECK_ARG(dist_ok(d), "msp_dist_matrix_scatter: d is not a distributed context");
+  MSP_CHECK_ARG(msp__dist_ok(d), "msp_dist_matrix_scatter: d is not a distributed context");
   MSP_CHECK_ARG(A, "msp_dist_matrix_scatter: A is NULL");
   *A = NULL;
   MSP_CHECK_ARG(root >= 0 && root < d->size,
@@ -680,7 +677,7 @@ msp_status msp_dist_matrix_scatter(msp_dist d, int root, const msp_matrix G,
     sizes[1] = G->nnz;
   }
   if (MPI_Bcast(sizes, 2, MPI_INT64_T, root, d->comm) != MPI_SUCCESS) {
-    st = mpi_fail("msp_dist_matrix_scatter", "MPI_Bcast");
+    st = msp__dist_mpi_fail("msp_dist_matrix_scatter", "MPI_Bcast");
     goto exit;
   }
   if (!d->off) {
@@ -696,14 +693,14 @@ msp_status msp_dist_matrix_scatter(msp_dist d, int root, const msp_matrix G,
       }
       MSP_TRY(msp__dist_agree(d, lst));
       if (MPI_Bcast(newperm, (int)sizes[0], MPI_INT32_T, root, d->comm) != MPI_SUCCESS) {
-        st = mpi_fail("msp_dist_matrix_scatter", "MPI_Bcast");
+        st = msp__dist_mpi_fail("msp_dist_matrix_scatter", "MPI_Bcast");
         goto exit;
       }
     } else if (d->rank == root) {
       partition(G->rows, G->rowptr, d->size, newoff);
     }
     if (MPI_Bcast(newoff, d->size + 1, MPI_INT64_T, root, d->comm) != MPI_SUCCESS) {
-      st = mpi_fail("msp_dist_matrix_scatter", "MPI_Bcast");
+      st = msp__dist_mpi_fail("msp_dist_matrix_scatter", "MPI_Bcast");
       goto exit;
     }
     d->off = newoff;
@@ -781,243 +778,5 @@ exit:
   msp__free(prp);
   msp__free(pci);
   msp__free(pval);
-  return st;
-}
-
-// ---- the product
-// ---------------------------------------------------------------------------------- y = alpha A x
-// + beta y for this rank's rows: post the halo's receives, send the entries the neighbours read,
-// copy the own entries into the extended x, sum the interior rows, wait, sum the boundary rows,
-// store alpha t + beta y.
-static msp_status dist_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
-                            double beta, msp_vector y) {
-  msp_dist d = msp__dist_of(ctx);
-  msp__dist_mat *m = msp__dist_mat_of(A);
-  if (!m) return d->base->spmv[A->format](ctx, alpha, A, x, beta, y); // a local matrix
-  return msp__dist_mat_spmv(ctx, m, alpha, x, beta, y);
-}
-
-msp_status msp__dist_mat_spmv(msp_context ctx, msp__dist_mat *m, double alpha, msp_vector x,
-                              double beta, msp_vector y) {
-  msp_status st = MSP_SUCCESS;
-  msp_dist d = m->d;
-  const msp__backend *base = d->base;
-  const double t0 = MPI_Wtime();
-  double *xe = (double *)m->xext->h_data;
-  int nreq = 0;
-  // A device rank stages through the host: x comes down once (its sent and own entries), the
-  // extended x goes up (own entries before the interior rows, the whole after the halo), the
-  // parts' row sums come down and the assembled rows go up for the store (no-ops on the CPU).
-  MSP_TRY(msp__vector_on_host(x));
-  const msp_acc xa = msp__vector_acc(x, 0);
-  // (MPI's default error handler aborts the job on a failed call; these checks matter only
-  // under MPI_ERRORS_RETURN, and then the requests posted so far are completed first)
-  for (int k = 0; k < m->nrecv && st == MSP_SUCCESS; k++)
-    if (MPI_Irecv(xe + m->roff[k], (int)m->rcnt[k], MPI_DOUBLE, m->rrank[k], TAG_HALO, d->comm,
-                  &m->req[nreq++]) != MPI_SUCCESS)
-      st = mpi_fail("msp_spmv", "MPI_Irecv");
-  const int64_t ns = m->soff[m->nsend];
-#pragma omp parallel for schedule(static) if (ns > 65536)
-  for (int64_t i = 0; i < ns; i++)
-    m->sbuf[i] = msp_acc_load(&xa, m->sidx[i]);
-  for (int k = 0; k < m->nsend && st == MSP_SUCCESS; k++)
-    if (MPI_Isend(m->sbuf + m->soff[k], (int)(m->soff[k + 1] - m->soff[k]), MPI_DOUBLE, m->srank[k],
-                  TAG_HALO, d->comm, &m->req[nreq++]) != MPI_SUCCESS)
-      st = mpi_fail("msp_spmv", "MPI_Isend");
-  // own entries: the bytes themselves when x is f64 (decoding would give the same doubles)
-  const int64_t rows = m->rows, nb = m->nb;
-  if (x->prec == MSP_PRECISION_F64) {
-    if (rows) memcpy(xe + nb, x->h_data, (size_t)rows * sizeof(double));
-  } else {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < rows; i++)
-      xe[nb + i] = msp_acc_load(&xa, i);
-  }
-  msp__vector_host_written(m->xext);
-  if (m->Ai && st == MSP_SUCCESS) {
-    // (on a device the halo entries go up stale: the interior rows do not read them)
-    st = msp__vector_current(m->xext);
-    if (st == MSP_SUCCESS)
-      st = base->spmv[m->Ai->format](d->inner, 1.0, m->Ai, m->xext, 0.0, m->yi);
-    if (st == MSP_SUCCESS) msp__vector_written(m->yi);
-  }
-  const double t1 = MPI_Wtime();
-  if (MPI_Waitall(nreq, m->req, MPI_STATUSES_IGNORE) != MPI_SUCCESS && st == MSP_SUCCESS)
-    st = mpi_fail("msp_spmv", "MPI_Waitall");
-  const double t2 = MPI_Wtime();
-  if (st != MSP_SUCCESS) goto exit;
-  if (m->Ab) {
-    msp__vector_host_written(m->xext); // the halo arrived on the host
-    MSP_TRY(msp__vector_current(m->xext));
-    MSP_TRY(base->spmv[m->Ab->format](d->inner, 1.0, m->Ab, m->xext, 0.0, m->yb));
-    msp__vector_written(m->yb);
-    MSP_TRY(msp__vector_on_host(m->yb));
-  }
-  if (m->Ai) MSP_TRY(msp__vector_on_host(m->yi));
-  double *yt = (double *)m->yt->h_data;
-  const double *yi = (const double *)m->yi->h_data, *yb = (const double *)m->yb->h_data;
-  const int64_t ni = m->Ai ? m->Ai->rows : 0, nbd = m->Ab ? m->Ab->rows : 0;
-#pragma omp parallel for schedule(static)
-  for (int64_t k = 0; k < ni; k++)
-    yt[m->irow[k]] = yi[k];
-#pragma omp parallel for schedule(static)
-  for (int64_t k = 0; k < nbd; k++)
-    yt[m->brow[k]] = yb[k];
-  msp__vector_host_written(m->yt);
-  MSP_TRY(msp__vector_current(m->yt));
-  MSP_TRY(base->axpby(ctx, alpha, m->yt, beta, y));
-  m->products++;
-  m->bytes_sent += (double)ns * sizeof(double);
-  d->products++;
-  d->bytes_sent += (double)ns * sizeof(double);
-  m->wait_s += t2 - t1;
-  m->spmv_s += MPI_Wtime() - t0;
-exit:
-  return st;
-}
-
-// ---- queries and vectors
-// --------------------------------------------------------------------------
-msp_status msp_dist_matrix_info_get(const msp_matrix A, msp_dist_matrix_info *info) {
-  MSP_CHECK_ARG(info, "msp_dist_matrix_info_get: info is NULL");
-  const msp__dist_mat *m = msp__dist_mat_of(A);
-  MSP_CHECK_ARG(m, "msp_dist_matrix_info_get: A is not a distributed matrix");
-  memset(info, 0, sizeof *info);
-  info->rank = m->d->rank;
-  info->size = m->d->size;
-  info->global_rows = m->grows;
-  info->global_nnz = m->gnnz;
-  info->row0 = m->row0;
-  info->rows = m->rows;
-  info->nnz = m->nnz;
-  info->interior_rows = m->Ai ? m->Ai->rows : 0;
-  info->boundary_rows = m->Ab ? m->Ab->rows : 0;
-  info->halo = m->nb + m->na;
-  info->send_entries = m->soff[m->nsend];
-  info->neighbours = m->neighbours;
-  const msp_matrix P = m->Ai ? m->Ai : m->Ab;
-  info->format = P ? P->format : MSP_FORMAT_CSR;
-  info->precision = P ? P->precision : MSP_PRECISION_F64;
-  info->products = m->products;
-  info->bytes_sent = m->bytes_sent;
-  info->spmv_s = m->spmv_s;
-  info->wait_s = m->wait_s;
-  info->partition = m->d->partition;
-  info->partition_s = m->d->partition_s;
-  return MSP_SUCCESS;
-}
-
-// Counts and displacements of the rows of every rank (MPI int counts).
-static msp_status row_counts(const msp__dist_mat *m, const char *fn) {
-  msp_dist d = m->d;
-  for (int r = 0; r < d->size; r++) {
-    if (d->off[r + 1] > INT_MAX)
-      return msp__error(MSP_ERR_NOT_SUPPORTED, "%s: %lld rows exceed MPI's int counts", fn,
-                        (long long)d->off[r + 1]);
-    d->counts[r] = (int)(d->off[r + 1] - d->off[r]);
-    d->displs[r] = (int)d->off[r];
-  }
-  return MSP_SUCCESS;
-}
-
-static msp_status vector_checks(const msp__dist_mat *m, int root, const double *global,
-                                msp_vector x, const char *fn) {
-  MSP_CHECK_ARG(m, "%s: A is not a distributed matrix", fn);
-  MSP_CHECK_ARG(root >= 0 && root < m->d->size, "%s: root %d outside the %d ranks", fn, root,
-                m->d->size);
-  MSP_CHECK_ARG(m->d->rank != root || global, "%s: the root's global array is NULL", fn);
-  msp_status st = msp__check_vector(x, fn, "x");
-  if (st != MSP_SUCCESS) return st;
-  if (x->n != m->rows)
-    return msp__error(MSP_ERR_DIMENSION_MISMATCH,
-                      "%s: x has %lld entries but A has %lld rows on rank %d", fn, (long long)x->n,
-                      (long long)m->rows, m->d->rank);
-  return row_counts(m, fn);
-}
-
-msp_status msp_dist_vector_scatter(const msp_matrix A, int root, const double *global,
-                                   msp_vector x) {
-  const char *fn = "msp_dist_vector_scatter";
-  msp_status st = MSP_SUCCESS;
-  const msp__dist_mat *m = msp__dist_mat_of(A);
-  double *buf = NULL;
-  MSP_CHECK_ARG(m, "%s: A is not a distributed matrix", fn);
-  msp_dist d = m->d;
-  double *pg = NULL; // the root's array in the layout's numbering (METIS)
-  st = vector_checks(m, root, global, x, fn);
-  if (st == MSP_SUCCESS) st = MSP_ALLOC(buf, m->rows > 0 ? m->rows : 1, "vector part");
-  if (st == MSP_SUCCESS && d->perm && d->rank == root) {
-    st = MSP_ALLOC(pg, d->grows, "renumbered vector");
-    if (st == MSP_SUCCESS)
-      for (int64_t i = 0; i < d->grows; i++)
-        pg[i] = global[d->perm[i]];
-  }
-  MSP_TRY(msp__dist_agree(d, st));
-  if (MPI_Scatterv(pg ? pg : global, d->counts, d->displs, MPI_DOUBLE, buf, (int)m->rows,
-                   MPI_DOUBLE, root, d->comm) != MPI_SUCCESS) {
-    st = mpi_fail(fn, "MPI_Scatterv");
-    goto exit;
-  }
-  MSP_TRY(msp__dist_agree(d, msp_vector_set(x, buf)));
-exit:
-  msp__free(buf);
-  msp__free(pg);
-  return st;
-}
-
-msp_status msp_dist_vector_gather(const msp_matrix A, int root, msp_vector x, double *global) {
-  const char *fn = "msp_dist_vector_gather";
-  msp_status st = MSP_SUCCESS;
-  const msp__dist_mat *m = msp__dist_mat_of(A);
-  double *buf = NULL;
-  MSP_CHECK_ARG(m, "%s: A is not a distributed matrix", fn);
-  msp_dist d = m->d;
-  st = vector_checks(m, root, global, x, fn);
-  if (st == MSP_SUCCESS) st = MSP_ALLOC(buf, m->rows > 0 ? m->rows : 1, "vector part");
-  if (st == MSP_SUCCESS) st = msp_vector_get(x, buf);
-  double *pg = NULL; // the root's array in the layout's numbering (METIS)
-  if (st == MSP_SUCCESS && d->perm && d->rank == root)
-    st = MSP_ALLOC(pg, d->grows, "renumbered vector");
-  MSP_TRY(msp__dist_agree(d, st));
-  if (MPI_Gatherv(buf, (int)m->rows, MPI_DOUBLE, pg ? pg : global, d->counts, d->displs, MPI_DOUBLE,
-                  root, d->comm) != MPI_SUCCESS) {
-    st = mpi_fail(fn, "MPI_Gatherv");
-    goto exit;
-  }
-  if (pg)
-    for (int64_t i = 0; i < d->grows; i++)
-      global[d->perm[i]] = pg[i];
-exit:
-  msp__free(buf);
-  msp__free(pg);
-  return st;
-}
-
-msp_status msp_dist_gmres(msp_dist d, const msp_matrix A, msp_vector b, msp_vector x,
-                          const msp_solver_options *opts, msp_solver_report *rep) {
-  MSP_CHECK_ARG(dist_ok(d), "msp_dist_gmres: d is not a distributed context");
-  const msp__dist_mat *m = msp__dist_mat_of(A);
-  msp_status st = m && m->d == d ? MSP_SUCCESS
-                                 : msp__error(MSP_ERR_INVALID_ARGUMENT,
-                                              "msp_dist_gmres: A is not a distributed matrix of d");
-  const msp_solver_options o = opts ? *opts : msp_solver_options_default();
-  if (st == MSP_SUCCESS && o.precond == MSP_PRECOND_ILU0)
-    st = msp__error(MSP_ERR_NOT_SUPPORTED,
-                    "msp_dist_gmres: ILU(0) of each rank's diagonal block is another "
-                    "preconditioner than one process's ILU(0): use none or jacobi");
-  if (st == MSP_SUCCESS) {
-    int64_t least = INT64_MAX;
-    for (int r = 0; r < d->size; r++)
-      if (d->off[r + 1] - d->off[r] < least) least = d->off[r + 1] - d->off[r];
-    const int64_t mcap = o.restart < m->grows ? o.restart : m->grows;
-    if (mcap > least)
-      st = msp__error(MSP_ERR_NOT_SUPPORTED,
-                      "msp_dist_gmres: restart %d exceeds the %lld rows of the smallest rank "
-                      "(GMRES caps it at the rows it sees): use fewer ranks or restart <= %lld",
-                      o.restart, (long long)least, (long long)least);
-  }
-  MSP_TRY(msp__dist_agree(d, st));
-  st = msp_gmres(d->ctx, A, b, x, opts, rep);
-exit:
   return st;
 }

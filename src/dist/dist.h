@@ -158,6 +158,14 @@ msp_status msp__dist_sum_basis_store(msp_context, msp__basis *, int, msp_vector)
 msp_status msp__dist_partials(msp_dist d, int64_t nchunks, int m, double **out);
 msp_status msp__dist_tree_reduce(msp_dist d, int64_t nchunks, int m, int64_t group, int grouped,
                                  double **out);
+// "fn: call failed" (MSP_ERR_INTERNAL) for a failed MPI call.
+msp_status msp__dist_mpi_fail(const char *fn, const char *call);
+// 1 when d is a live distributed context.
+int msp__dist_ok(const msp_dist d);
+// The spmv slot of a distributed context (product.c): a distributed matrix's product, or the
+// base backend's for a rank's local matrix.
+msp_status msp__dist_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                          double beta, msp_vector y);
 // PageRank's slots (pagerank.c).
 msp_status msp__dist_host_fold(msp_context ctx, double *state, int n, int phase);
 msp_status msp__dist_pr_upload(msp_context ctx, msp__prgraph *g);
