@@ -351,15 +351,16 @@ struct msp__backend {
   msp_status (*device_info)(int ordinal, msp_device_props *props);
 };
 
-// A Krylov basis: `cols` vectors of n values in `prec`, column j at value offset j * n (each
-// column its own accessor view: fixed point with scales[j], CPMS-i with 128-byte banks). The
+// A Krylov basis: `cols` vectors of n values in `prec`, column j at value offset j * n (CUDA:
+// j * ld, ld = n rounded up to a multiple of 256, src/cuda/basis.cu), each
+// column its own accessor view: fixed point with scales[j], CPMS-i with 128-byte banks. The
 // memory (host or device) and the workspace belong to the backend that made it.
 struct msp__basis_s {
   msp_precision prec;
   int64_t n;
   int cols;
   int bank_shift;  // CPMS
-  void *data;      // cols * n * msp__prec_bytes(prec) bytes
+  void *data;      // cols columns of n values (CUDA: with padding), msp__prec_bytes(prec) each
   double *scales;  // fixed point: one per column; NULL otherwise
   double *work;    // reduction partials (backend-defined size)
   int64_t nchunks; // row chunks of a reduction (CPU: of MSP__RED_CHUNK; CUDA: projection blocks)

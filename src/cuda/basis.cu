@@ -14,7 +14,9 @@
 //    and every GPU;
 //  - subtraction followed by a projection (classical Gram-Schmidt's re-orthogonalisation test
 //    needs ||w|| after the subtraction, and its second pass V^T w): one kernel over the same
-//    row blocks does both (subtract_project_kernel);
+//    row blocks does both, staging tiles of the columns in shared memory so that they cross DRAM
+//    once (staged_subtract_project), or where no tile fits, reading them twice with the second
+//    read from L2 (subtract_project_kernel);
 //  - subtraction and combination: one thread per row reads its value of every column once and
 //    writes its row of the result once; the coefficients travel as a kernel parameter (no host
 //    to device copy, no synchronisation), up to MAXC columns per launch;
@@ -36,10 +38,20 @@
 #define MAXC 496  // coefficients per launch of the subtraction and combination (under 4 KiB)
 #define FEWC 32   // the small parameter block (early columns of a cycle, MGS)
 #define FUSE_L2 4 // subtraction and projection fused up to this many L2 sizes of columns
+#define STAGE_THREADS 512 // threads of a staged block (it owns PROJ_CHUNK rows, as a projection's)
+#define COL_LD 256 // a column's values start at a multiple of this many values (16-byte copies)
+#define STAGE_BUDGET (96 * 1024) // shared memory of a staged block: two blocks per SM
+#define STAGE_LIMIT (200 * 1024) // the most a staged block asks for (then one block per SM)
 
 // Row blocks of the projection and of the fixed-point maximum: a function of n only.
 static int64_t proj_blocks(int64_t n) {
   return (n + PROJ_CHUNK - 1) / PROJ_CHUNK;
+}
+
+// Values from one column's start to the next: n rounded up to COL_LD, so that every column and
+// every tile of the staged kernel starts on a 16-byte boundary whatever n and the value width.
+static int64_t col_ld(int64_t n) {
+  return (n + COL_LD - 1) / COL_LD * COL_LD;
 }
 
 // What the kernels need of a basis, passed by value.
@@ -47,7 +59,8 @@ struct bview {
   char *data;
   double *scales; // fixed point: one per column
   int64_t n;
-  size_t col_bytes; // n * bytes per value
+  size_t col_bytes; // col_ld(n) * bytes per value: from one column to the next
+  int vbytes;       // bytes per value
   int bank_shift;
   int segments;
 };
@@ -57,7 +70,8 @@ static bview view_of(const msp__basis *V) {
   b.data = (char *)V->data;
   b.scales = V->scales;
   b.n = V->n;
-  b.col_bytes = (size_t)V->n * msp__prec_bytes(V->prec);
+  b.col_bytes = (size_t)col_ld(V->n) * msp__prec_bytes(V->prec);
+  b.vbytes = (int)msp__prec_bytes(V->prec);
   b.bank_shift = V->bank_shift;
   b.segments = msp__prec_segments(V->prec);
   return b;
@@ -232,19 +246,71 @@ __global__ void __launch_bounds__(EW_THREADS) store_kernel(const bview V, int j,
 // ---- subtraction and combination ----------------------------------------------------------------
 template <int C> struct coefs { double c[C]; };
 
-// w_i = (ZERO ? 0 : w_i) + sum over k < cnt of h.c[k] V_{j0+k}(i), the columns in order (the
+// The pairwise tree over N = 1, 2, 4 or 8 values in order: ((a0 + a1) + (a2 + a3)) + ...
+template <int N> __device__ __forceinline__ double tree8(double (&a)[N]) {
+#pragma unroll
+  for (int w = 1; w < N; w *= 2)
+#pragma unroll
+    for (int u = 0; u + w < N; u += 2 * w)
+      a[u] += a[u + w];
+  return a[0];
+}
+
+// The one order in which every subtraction and combination kernel sums its columns into a row
+// (so a fused subtraction leaves the same bits as update_kernel): eight partial sums, a_p over
+// the columns k = p (mod 8) in order, then base + (((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 +
+// a7))), sum8. Independent chains keep loads and products in flight. sum8_nodes<NP, VEC>(p0):
+// the node of that tree over a_p0 .. a_{p0+NP-1} (NP = 1, 2, 4, 8; p0 a multiple of NP) for VEC
+// rows at once (v(k, x): their values in column k), for the staged kernel, whose rows' partial
+// sums are spread over 8 / NP threads; tree8 combines those nodes.
+template <int NP, int VEC, int C, class LOAD>
+__device__ __forceinline__ void sum8_nodes(int p0, int cnt, const coefs<C> &h, LOAD v,
+                                           double (&node)[VEC]) {
+  double a[VEC][NP];
+#pragma unroll
+  for (int r = 0; r < VEC; r++)
+#pragma unroll
+    for (int u = 0; u < NP; u++)
+      a[r][u] = 0.0;
+  const auto add = [&](int k, int u) {
+    double x[VEC];
+    v(k, x);
+    const double c = h.c[k];
+#pragma unroll
+    for (int r = 0; r < VEC; r++)
+      a[r][u] += c * x[r];
+  };
+  int g = 0; // the first column of a group of 8
+#pragma unroll 2
+  for (; g + 8 <= cnt; g += 8)
+#pragma unroll
+    for (int u = 0; u < NP; u++)
+      add(g + p0 + u, u);
+#pragma unroll
+  for (int u = 0; u < NP; u++)
+    if (g + p0 + u < cnt) add(g + p0 + u, u);
+#pragma unroll
+  for (int r = 0; r < VEC; r++)
+    node[r] = tree8<NP>(a[r]);
+}
+// The whole sum of one row (v(k): its value in column k).
+template <int C, class LOAD>
+__device__ __forceinline__ double sum8(int cnt, const coefs<C> &h, LOAD v) {
+  double node[1];
+  sum8_nodes<8, 1>(
+      0, cnt, h, [&](int k, double(&x)[1]) { x[0] = v(k); }, node);
+  return node[0];
+}
+
+// w_i = (ZERO ? 0 : w_i) + sum over k < cnt of h.c[k] V_{j0+k}(i), in sum8's order (the
 // subtraction passes -h).
 template <msp_precision P, int C, bool ZERO>
 __global__ void __launch_bounds__(EW_THREADS)
-    update_kernel(const bview V, int j0, int cnt, const coefs<C> h, double *__restrict__ w) {
+    update_kernel(const bview V, int j0, int cnt, const __grid_constant__ coefs<C> h,
+                  double *__restrict__ w) {
   const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < V.n; i += stride) {
-    double t = ZERO ? 0.0 : w[i];
-#pragma unroll 8
-    for (int k = 0; k < cnt; k++)
-      t += h.c[k] * col<P>(V, j0 + k).stream(i);
-    w[i] = t;
-  }
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < V.n; i += stride)
+    w[i] = (ZERO ? 0.0 : w[i]) + sum8(cnt, h, [&](int k) { return col<P>(V, j0 + k).stream(i); });
 }
 
 static unsigned ew_blocks(msp_context ctx, int64_t n) {
@@ -304,7 +370,7 @@ exit:
 
 // ---- subtraction with the next projection
 // -------------------------------------------------------- w -= sum over k < cnt of h_k V_{j0+k}
-// (h.c holds -h; each row's terms in column order, as update_kernel: the same bits), then, from the
+// (h.c holds -h; each row's terms in sum8's order, as update_kernel: the same bits), then, from the
 // same block, the projection partials of the new w over columns j0 .. j0+np-1 (np = cnt or 0) and
 // with WW its w.w (project_block). The block's column values are read twice: first through the
 // read-only cache, so that they are still in L2 for the second, streamed, read: the basis crosses
@@ -312,20 +378,16 @@ exit:
 // synchronisation separates them.
 template <msp_precision P, int C>
 __global__ void __launch_bounds__(PROJ_THREADS)
-    subtract_project_kernel(const bview V, int j0, int cnt, const coefs<C> h,
+    subtract_project_kernel(const bview V, int j0, int cnt, const __grid_constant__ coefs<C> h,
                             double *__restrict__ w, int np, int64_t nb,
                             double *__restrict__ partial, bool ww) {
   const int64_t base = (int64_t)blockIdx.x * PROJ_CHUNK + threadIdx.x;
   double wv[PROJ_ROWS];
   load_rows(V.n, w, base, wv);
-#pragma unroll 4
-  for (int k = 0; k < cnt; k++) {
-    const loader<P> v = col<P>(V, j0 + k);
 #pragma unroll
-    for (int r = 0; r < PROJ_ROWS; r++) {
-      const int64_t i = base + (int64_t)r * PROJ_THREADS;
-      if (i < V.n) wv[r] += h.c[k] * v(i);
-    }
+  for (int r = 0; r < PROJ_ROWS; r++) {
+    const int64_t i = base + (int64_t)r * PROJ_THREADS;
+    if (i < V.n) wv[r] += sum8(cnt, h, [&](int k) { return col<P>(V, j0 + k)(i); });
   }
 #pragma unroll
   for (int r = 0; r < PROJ_ROWS; r++) {
@@ -372,6 +434,282 @@ exit:
   return st;
 }
 
+// ---- staged subtraction with the next projection -----------------------------------------------
+// What subtract_project_kernel computes, for classical Gram-Schmidt's re-orthogonalisation on a
+// basis too large for its second read to find the columns in L2 (subtract_project_kernel's rows
+// of all resident blocks, times the columns, exceed L2 from a few columns on at 10^6 rows). Block
+// b (STAGE_THREADS threads) owns the same PROJ_CHUNK rows, walked in tiles of R rows:
+//  - the tile of every column (R values each, in their encoding) and the tile's rows of w are
+//    copied into shared memory (cp.async, 16 bytes per copy, L2 only);
+//  - the rows of w get the subtraction in sum8's order (the same bits of w as update_kernel),
+//    each row's tree of eight partial sums spread over Q threads, each thread on VEC rows at once
+//    (tile_vec: one 8-byte load serves 2 f32 or 4 16-bit values);
+//  - each thread sums the tile's V_k(i) w_i over its rows for its column k, the lanes of a warp
+//    on consecutive columns each from its own row on (no bank conflict), added in tile order to
+//    the block's sum of column k.
+// So the basis crosses DRAM once for both, whatever its size. R: the largest power of two from
+// 256 down to 32 whose tile fits STAGE_BUDGET (two blocks per SM, one loading while the other
+// computes), else the smallest that fits STAGE_LIMIT; CPMS tiles hold whole groups of banks. The
+// sums are a function of n, the column count and the precision only: the same bits on every run.
+// Measured on the H100 (n = 2^21, 50-300 columns; copies alone: 3,050 GB/s with two blocks per
+// SM, 2,500 with one): 2,340-2,880 GB/s in f64 and 1,800-2,570 in f32, where a subtraction alone
+// runs at 2,610-2,940 and 2,140-2,680. Versions measured and dropped: a thread per row in column
+// order with a warp per column and shuffles for the sums (1,600-2,100 GB/s in f64: a 300-step
+// chain on one warp, and shuffle latency); every lane starting its column at the same row (55% of
+// the shared-memory wavefronts bank conflicts).
+__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+
+// Value t of column j's tile (rows values copied to col), as msp_acc_load_p reads it from the
+// column (the same double); CPMS: the tile starts on a group, so its groups are laid out as in
+// the column with `rows` values.
+template <msp_precision P>
+__device__ __forceinline__ double tile_load(const bview &V, const unsigned char *col, int rows,
+                                            int j, int t) {
+  if constexpr (P == MSP_PRECISION_F64) return ((const double *)col)[t];
+  if constexpr (P == MSP_PRECISION_F32) return (double)((const float *)col)[t];
+  if constexpr (P == MSP_PRECISION_F16) return msp_f16_to_double(((const uint16_t *)col)[t]);
+  if constexpr (P == MSP_PRECISION_BF16) return msp_bf16_to_double(((const uint16_t *)col)[t]);
+  if constexpr (P == MSP_PRECISION_FX32)
+    return msp_fx32_to_double(((const int32_t *)col)[t], __ldg(V.scales + j));
+  if constexpr (P == MSP_PRECISION_FX16)
+    return msp_fx16_to_double(((const int16_t *)col)[t], __ldg(V.scales + j));
+  if constexpr (P == MSP_PRECISION_CPMS2)
+    return msp_cpms_read(col, rows, 2, V.bank_shift, t, V.segments);
+  if constexpr (P == MSP_PRECISION_CPMS4)
+    return msp_cpms_read(col, rows, 4, V.bank_shift, t, V.segments);
+  return 0.0;
+}
+
+// Values per 8-byte load of a tile: 8 / bytes for the encodings stored value by value, 1 for
+// f64 and CPMS (whose segments lie apart).
+__host__ __device__ constexpr int tile_vec(msp_precision p) {
+  return p == MSP_PRECISION_F32 || p == MSP_PRECISION_FX32                              ? 2
+         : p == MSP_PRECISION_F16 || p == MSP_PRECISION_BF16 || p == MSP_PRECISION_FX16 ? 4
+                                                                                        : 1;
+}
+// Values t .. t+VEC-1 of column j's tile (t a multiple of VEC) from one 8-byte load: half the
+// shared-memory loads of f32 (a quarter of the 16-bit encodings) that tile_load would issue.
+template <msp_precision P>
+__device__ __forceinline__ void tile_load_vec(const bview &V, const unsigned char *col, int rows,
+                                              int j, int t, double (&x)[tile_vec(P)]) {
+  constexpr int VEC = tile_vec(P);
+  if constexpr (VEC == 1) {
+    x[0] = tile_load<P>(V, col, rows, j, t);
+  } else {
+    const uint2 u = *(const uint2 *)(col + (size_t)t * (8 / VEC));
+    if constexpr (P == MSP_PRECISION_F32) {
+      x[0] = (double)__uint_as_float(u.x);
+      x[1] = (double)__uint_as_float(u.y);
+    } else if constexpr (P == MSP_PRECISION_FX32) {
+      const double sc = __ldg(V.scales + j);
+      x[0] = msp_fx32_to_double((int32_t)u.x, sc);
+      x[1] = msp_fx32_to_double((int32_t)u.y, sc);
+    } else {
+      const uint16_t hv[4] = {(uint16_t)(u.x & 0xffffu), (uint16_t)(u.x >> 16),
+                              (uint16_t)(u.y & 0xffffu), (uint16_t)(u.y >> 16)};
+      const double sc = P == MSP_PRECISION_FX16 ? __ldg(V.scales + j) : 0.0;
+#pragma unroll
+      for (int r = 0; r < 4; r++)
+        x[r] = P == MSP_PRECISION_F16    ? msp_f16_to_double(hv[r])
+               : P == MSP_PRECISION_BF16 ? msp_bf16_to_double(hv[r])
+                                         : msp_fx16_to_double((int16_t)hv[r], sc);
+    }
+  }
+}
+
+template <msp_precision P, int C>
+__global__ void __launch_bounds__(STAGE_THREADS)
+    staged_subtract_project(const bview V, int j0, int cnt, const __grid_constant__ coefs<C> h,
+                            double *__restrict__ w, int R, int64_t nb, double *__restrict__ partial,
+                            bool ww) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  constexpr int VEC = tile_vec(P);
+  const int seg = R * V.vbytes; // bytes of one column's tile: a power of two, at least 64
+  const int per_shift = __ffs(seg >> 4) - 1;          // 16-byte copies per column: 1 << per_shift
+  double *wsh = (double *)(smem + (size_t)cnt * seg); // the tile's rows of the new w
+  double *acc = wsh + R;                              // the block's sums, then w.w
+  double *red = acc + MAXC + 1; // STAGE_THREADS x VEC: the subtraction's Q x R tree nodes,
+                                // then the projection's parts x nsum (at most STAGE_THREADS)
+  const int nsum = cnt + (ww ? 1 : 0);
+  const int t = threadIdx.x;
+  // The projection's threads: K column lanes by `parts` parts of the tile's rows, so that few
+  // columns still keep every thread busy.
+  const int parts = nsum > 256 ? 1 : nsum > 128 ? 2 : nsum > 64 ? 4 : 8;
+  const int K = STAGE_THREADS / parts, part = t / K, span = (R + parts - 1) / parts;
+  for (int k = t; k < nsum; k += STAGE_THREADS)
+    acc[k] = 0.0;
+  const int64_t b0 = (int64_t)blockIdx.x * PROJ_CHUNK;
+  for (int t0 = 0; t0 < PROJ_CHUNK && b0 + t0 < V.n; t0 += R) {
+    const int64_t r0 = b0 + t0;
+    const int rows = V.n - r0 < R ? (int)(V.n - r0) : R;
+    // Whole tiles copied, past n too: the column's padding (R divides COL_LD), never summed.
+    const char *src = V.data + (size_t)j0 * V.col_bytes + (size_t)r0 * V.vbytes;
+    for (int c = t; c < (cnt << per_shift); c += STAGE_THREADS) {
+      const int k = c >> per_shift, q = c & ((1 << per_shift) - 1);
+      cp_async16(smem + (size_t)k * seg + q * 16, src + (size_t)k * V.col_bytes + q * 16);
+    }
+    // The tile's rows of w into wsh with the columns (a load of w after the wait would stall
+    // every tile on a round trip to memory); rows past n: zeros, as w ends at n.
+    if (t < R / 2) {
+      const int valid = rows - 2 * t; // rows of this 16-byte piece inside w
+      if (valid >= 2) {
+        cp_async16(wsh + 2 * t, w + r0 + 2 * t);
+      } else {
+        wsh[2 * t] = valid == 1 ? w[r0 + 2 * t] : 0.0;
+        wsh[2 * t + 1] = 0.0;
+      }
+    }
+    cp_async_wait_all();
+    __syncthreads();
+    // The subtraction in sum8's order: Q threads per group of VEC rows, each a node of the
+    // rows' trees (rows past n: garbage of the padding, never combined).
+    {
+      const int RG = R / VEC, Q = STAGE_THREADS / RG < 8 ? STAGE_THREADS / RG : 8;
+      const int g = t % RG, q = t / RG;
+      if (q < Q && g * VEC < rows) {
+        const auto v = [&](int k, double(&x)[VEC]) {
+          tile_load_vec<P>(V, smem + (size_t)k * seg, rows, j0 + k, g * VEC, x);
+        };
+        double nd[VEC];
+        if (Q == 8)
+          sum8_nodes<1>(q, cnt, h, v, nd);
+        else if (Q == 4)
+          sum8_nodes<2>(2 * q, cnt, h, v, nd);
+        else
+          sum8_nodes<4>(4 * q, cnt, h, v, nd);
+#pragma unroll
+        for (int r = 0; r < VEC; r++)
+          red[q * R + g * VEC + r] = nd[r];
+      }
+      __syncthreads();
+      if (t < rows) {
+        double nd[8];
+#pragma unroll
+        for (int u = 0; u < 8; u++)
+          nd[u] = u < Q ? red[u * R + t] : 0.0;
+        double x;
+        if (Q == 8) {
+          x = tree8<8>(nd);
+        } else if (Q == 4) {
+          double n4[4] = {nd[0], nd[1], nd[2], nd[3]};
+          x = tree8<4>(n4);
+        } else {
+          x = nd[0] + nd[1];
+        }
+        x = wsh[t] + x;
+        w[r0 + t] = x;
+        wsh[t] = x;
+      }
+    }
+    __syncthreads();
+    // Thread t sums rows lo..hi-1 of column k (k == cnt: w.w) in the order lo + (k + c) % len,
+    // c = 0, 1, ...: at every step the lanes of a warp, on consecutive columns, read consecutive
+    // rows (no bank conflict; starting every lane at lo instead made 55% of the shared-memory
+    // wavefronts conflicts on the H100), and all lanes take the same number of steps.
+    for (int k = t % K; k < nsum; k += K) {
+      const int lo = part * span, hi = rows < lo + span ? rows : lo + span, len = hi - lo;
+      double s = 0.0;
+      if (len > 0 && k < cnt && len % VEC == 0) {
+        // VEC rows per step (one load of the tile, wsh in 16-byte loads), groups in the same
+        // skewed order
+        const unsigned char *col = smem + (size_t)k * seg;
+        const int lg = len / VEC, start = k % lg;
+#pragma unroll 4
+        for (int c = 0; c < lg; c++) {
+          const int i = lo + (start + c < lg ? start + c : start + c - lg) * VEC;
+          double x[VEC];
+          tile_load_vec<P>(V, col, rows, j0 + k, i, x);
+#pragma unroll
+          for (int r = 0; r < VEC; r += 2) {
+            if constexpr (VEC == 1) {
+              s += x[0] * wsh[i];
+            } else {
+              const double2 w2 = *(const double2 *)(wsh + i + r);
+              s += x[r] * w2.x;
+              s += x[r + 1] * w2.y;
+            }
+          }
+        }
+      } else if (len > 0) {
+        const int start = lo + k % len;
+        if (k < cnt) {
+          const unsigned char *col = smem + (size_t)k * seg;
+#pragma unroll 8
+          for (int c = 0; c < len; c++) {
+            const int i = start + c < hi ? start + c : start + c - len;
+            s += tile_load<P>(V, col, rows, j0 + k, i) * wsh[i];
+          }
+        } else {
+          for (int c = 0; c < len; c++) {
+            const int i = start + c < hi ? start + c : start + c - len;
+            s += wsh[i] * wsh[i];
+          }
+        }
+      }
+      if (parts == 1)
+        acc[k] += s;
+      else
+        red[part * nsum + k] = s;
+    }
+    if (parts > 1) { // the parts of each column in order
+      __syncthreads();
+      for (int k = t; k < nsum; k += STAGE_THREADS) {
+        double s = red[k];
+        for (int q = 1; q < parts; q++)
+          s += red[q * nsum + k];
+        acc[k] += s;
+      }
+    }
+    __syncthreads(); // the tile and wsh are free for the next one
+  }
+  for (int k = t; k < nsum; k += STAGE_THREADS)
+    partial[(int64_t)k * nb + blockIdx.x] = acc[k];
+}
+
+// Shared memory of a staged block of cnt columns in tiles of R rows.
+static size_t stage_smem(const msp__basis *V, int cnt, int R) {
+  return (size_t)cnt * (size_t)R * msp__prec_bytes(V->prec) +
+         ((size_t)R + MAXC + 1 + (size_t)STAGE_THREADS * tile_vec(V->prec)) * sizeof(double);
+}
+
+// Rows per tile of the staged kernel for cnt columns; 0 when no tile fits.
+static int stage_rows(const msp__basis *V, int cnt) {
+  const int group = msp__prec_segments(V->prec) > 1 ? 1 << V->bank_shift : 1;
+  if (cnt < 1 || cnt > MAXC || group > 256) return 0;
+  for (int R = 256; R >= 32 && R >= group; R >>= 1)
+    if (stage_smem(V, cnt, R) <= STAGE_BUDGET) return R;
+  const int R = group > 32 ? group : 32;
+  return stage_smem(V, cnt, R) <= STAGE_LIMIT ? R : 0;
+}
+
+template <msp_precision P, int C>
+static msp_status staged_launch(msp_context ctx, const msp__basis *V, int j0, int cnt,
+                                const double *coef, int R, bool ww, double *w) {
+  msp_status st = MSP_SUCCESS;
+  coefs<C> h;
+  memset(&h, 0, sizeof h);
+  for (int k = 0; k < cnt; k++)
+    h.c[k] = -coef[k];
+  const int64_t nb = V->nchunks;
+  const size_t smem = stage_smem(V, cnt, R);
+  MSP_CUDA_TRY(cudaFuncSetAttribute(staged_subtract_project<P, C>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  MSP_CUDA_TRY(cudaFuncSetAttribute(staged_subtract_project<P, C>,
+                                    cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    cudaSharedmemCarveoutMaxShared));
+  staged_subtract_project<P, C><<<(unsigned)nb, STAGE_THREADS, smem, msp__cuda(ctx)->stream>>>(
+      view_of(V), j0, cnt, h, w, R, nb, V->work, ww);
+  MSP_CUDA_CHECK_LAUNCH("staged_subtract_project");
+exit:
+  return st;
+}
+
 // ---- Jacobi: z = d .* x -------------------------------------------------------------------------
 __global__ void __launch_bounds__(EW_THREADS)
     pmul_kernel(int64_t n, const double *__restrict__ d, const double *__restrict__ x,
@@ -401,7 +739,7 @@ extern "C" msp_status msp__cuda_basis_alloc(msp_context ctx, int64_t n, int cols
   *out = NULL;
   const int64_t nb = proj_blocks(n) > 0 ? proj_blocks(n) : 1;
   const size_t bytes = msp__prec_bytes(prec);
-  const size_t vals = (size_t)(n > 0 ? n : 1) * (size_t)cols;
+  const size_t vals = (size_t)col_ld(n > 0 ? n : 1) * (size_t)cols;
   const size_t work = ((size_t)nb + 1) * ((size_t)cols + 1);
   MSP_TRY(MSP_ALLOC_ZERO(V, 1, "GMRES Krylov basis"));
   MSP_TRY(msp__basis_header(V, n, cols, prec));
@@ -416,16 +754,22 @@ extern "C" msp_status msp__cuda_basis_alloc(msp_context ctx, int64_t n, int cols
   }
   MSP_CUDA_TRY(cudaMalloc((void **)&V->work, work * sizeof(double)));
   MSP_CUDA_TRY(cudaMallocHost((void **)&V->host_h, ((size_t)cols + 1) * sizeof(double)));
-  // The fused subtraction-projection reads each column twice, the second time from L2 only
-  // while the rows of its resident blocks stay there: so it is asked for (GMRES) up to FUSE_L2
-  // L2 sizes of columns. Measured on the H100 (50 MB L2), GMRES per iteration with m = 100,
-  // fused at every size: 0.286 -> 0.257 ms (f64 basis) and 0.245 -> 0.196 (f32) on
-  // gen:poisson3d:64 (n = 262,144; up to 210 MB of columns), but 1.388 -> 1.520 ms on
-  // gen:convdiff3d:128 (n = 2,097,152; up to 1.7 GB).
+  // The fused subtraction-projection (u asked) pays while its second read of the columns costs
+  // no DRAM traffic: always in the staged kernel, up to the columns whose tile fits shared
+  // memory (stage_rows); beyond, subtract_project_kernel's second read finds the columns in L2
+  // only while the rows of its resident blocks stay there, so it is asked for up to FUSE_L2 L2
+  // sizes of columns. Measured on the H100 (50 MB L2), GMRES per iteration with m = 100,
+  // subtract_project_kernel at every size: 0.286 -> 0.257 ms (f64 basis) and 0.245 -> 0.196
+  // (f32) on gen:poisson3d:64 (n = 262,144; up to 210 MB of columns), but 1.388 -> 1.520 ms on
+  // gen:convdiff3d:128 (n = 2,097,152; up to 1.7 GB), the reason for the staged kernel.
   {
     const double col = (double)(n > 0 ? n : 1) * (double)bytes;
     const double fit = FUSE_L2 * (double)msp__cuda(ctx)->l2_bytes / col;
+    int staged = cols < MAXC ? cols : MAXC;
+    while (staged > 0 && stage_rows(V, staged) == 0)
+      staged--;
     V->fuse_cols = fit >= (double)cols ? cols : (int)fit;
+    if (staged > V->fuse_cols) V->fuse_cols = staged;
   }
   *out = V;
   V = NULL;
@@ -509,6 +853,10 @@ extern "C" msp_status msp__cuda_basis_subtract(msp_context ctx, const msp__basis
   MSP_TRY(msp__prec_dispatch(V->prec, [&](auto pc) -> msp_status {
     constexpr msp_precision P = decltype(pc)::value;
     double *d = (double *)w->d_data;
+    const int R = u ? stage_rows(V, cnt) : 0; // without u, one read of the columns anyway
+    if (R > 0)
+      return cnt <= FEWC ? staged_launch<P, FEWC>(ctx, V, j0, cnt, h, R, ww != NULL, d)
+                         : staged_launch<P, MAXC>(ctx, V, j0, cnt, h, R, ww != NULL, d);
     return cnt <= FEWC
                ? subtract_project_launch<P, FEWC>(ctx, V, j0, cnt, h, u != NULL, ww != NULL, d)
                : subtract_project_launch<P, MAXC>(ctx, V, j0, cnt, h, u != NULL, ww != NULL, d);
