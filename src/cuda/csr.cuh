@@ -126,6 +126,13 @@ __global__ void __launch_bounds__(SCALAR_THREADS)
 // cpms2 x; 16-52 bytes for f64 values with a 2-byte or f32 x at G = 2; 8 bytes in the scalar kernel
 // for cpms2 values into a reduced-precision y.
 //
+// Fixed-point values load their block's scale with every value (loader<FX*>). Measured and not
+// taken (H100, f64 x and y, ms): a per-lane reader that keeps the scale and reloads it only at
+// the first value of a block (the value's offset in its block below G) made the vector kernel's
+// fx32 faster (gen:stencil27:128 0.480 -> 0.368, gen:laplace2d:3000 0.537 -> 0.456, R-MAT 7.90 ->
+// 7.66) but its fx16 slower (0.347 -> 0.377, 0.404 -> 0.432), and the scalar kernel's fx16 on the
+// stencil 2.6x slower (0.347 -> 0.895: the conditional load holds back the unrolled loads).
+//
 // Row indices in the loop: 32 bits (a row is at most the column count long, an int32) save
 // registers and integer work, but ptxas then schedules some loaders' loops worse. Measured per
 // value precision (H100, gen:stencil27:128, f64 x and y, ms, 64-bit against 32-bit): f64 0.314
