@@ -243,7 +243,9 @@ static double dot(const double *a, const double *b, int64_t n) {
   return s;
 }
 
-static void basis_ops(msp_precision prec, int64_t n, int cols) {
+// staged: the CUDA basis stages its columns in shared memory whatever their size (stage_bytes 0;
+// by default only columns larger than L2 are staged).
+static void basis_ops(msp_precision prec, int64_t n, int cols, int staged) {
   const char *pn = msp_precision_name(prec);
   msp__basis *V[2] = {NULL, NULL};
   msp_vector w[2] = {NULL, NULL};
@@ -262,6 +264,7 @@ static void basis_ops(msp_precision prec, int64_t n, int cols) {
     CHECK_OK(ctx->backend->basis_alloc(ctx, n, cols, prec, &V[d]));
     CHECK_OK(msp_vector_create(ctx, n, &w[d]));
   }
+  if (staged && V[1]) V[1]->stage_bytes = 0.0;
   if (!V[0] || !V[1] || !w[0] || !w[1] || !src || !coef || !h[0] || !h[1] || !got[0] || !got[1] ||
       !u[0] || !u[1] || !fused[0] || !fused[1])
     goto done;
@@ -370,21 +373,22 @@ done:
 
 static void basis_ops_all(int quick) {
   for (int p = 0; p < MSP_PRECISION_COUNT; p++) {
-    basis_ops((msp_precision)p, 1000, 7);
-    if (!quick) basis_ops((msp_precision)p, 70001, 40);
+    basis_ops((msp_precision)p, 1000, 7, 0);
+    basis_ops((msp_precision)p, 1000, 7, 1);
+    if (!quick) basis_ops((msp_precision)p, 70001, 40, 1);
   }
   // More columns than one launch of the subtraction / combination takes.
-  basis_ops(MSP_PRECISION_F32, 300, quick ? 40 : 600);
+  basis_ops(MSP_PRECISION_F32, 300, quick ? 40 : 600, 0);
   // The staged subtraction-projection's tile sizes (src/cuda/basis.cu, stage_rows): from 256 rows
   // per tile down to 32 (f64, 400 and 480 columns), cpms4 tiles of whole 64-value groups; n not a
   // multiple of a tile, of 16 bytes or of a CPMS group.
-  basis_ops(MSP_PRECISION_F64, 700, 400);    // 32 rows: four threads per row
-  basis_ops(MSP_PRECISION_F32, 3001, 90);    // 128 rows: two threads per row
-  basis_ops(MSP_PRECISION_F16, 1031, 120);   // 256 rows: one thread per row
-  basis_ops(MSP_PRECISION_CPMS4, 1537, 200); // 64 rows, one block per SM
+  basis_ops(MSP_PRECISION_F64, 700, 400, 1);    // 32 rows
+  basis_ops(MSP_PRECISION_F32, 3001, 90, 1);    // 128 rows, two f32 per load
+  basis_ops(MSP_PRECISION_F16, 1031, 120, 1);   // 256 rows, four f16 per load
+  basis_ops(MSP_PRECISION_CPMS4, 1537, 200, 1); // 64 rows, one block per SM
   if (!quick) {
-    basis_ops(MSP_PRECISION_F64, 33333, 480);
-    basis_ops(MSP_PRECISION_FX16, 9999, 150);
+    basis_ops(MSP_PRECISION_F64, 33333, 480, 1);
+    basis_ops(MSP_PRECISION_FX16, 9999, 150, 1);
   }
 }
 

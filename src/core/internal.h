@@ -366,6 +366,8 @@ struct msp__basis_s {
   int64_t nchunks; // row chunks of a reduction (CPU: of MSP__RED_CHUNK; CUDA: projection blocks)
   double *host_h;  // CUDA: pinned host slot for the projections (cols values); NULL on the CPU
   int fuse_cols;   // basis_subtract with u pays (one pass instead of two) up to this many columns
+  double stage_bytes; // CUDA: basis_subtract with u stages the columns in shared memory when
+                      // they hold more bytes than this (the L2 size; tests set 0 to force it)
 };
 
 // The backend-independent fields of a new basis (prec, n, cols, the CPMS bank layout); the

@@ -246,71 +246,48 @@ __global__ void __launch_bounds__(EW_THREADS) store_kernel(const bview V, int j,
 // ---- subtraction and combination ----------------------------------------------------------------
 template <int C> struct coefs { double c[C]; };
 
-// The pairwise tree over N = 1, 2, 4 or 8 values in order: ((a0 + a1) + (a2 + a3)) + ...
-template <int N> __device__ __forceinline__ double tree8(double (&a)[N]) {
-#pragma unroll
-  for (int w = 1; w < N; w *= 2)
-#pragma unroll
-    for (int u = 0; u + w < N; u += 2 * w)
-      a[u] += a[u + w];
-  return a[0];
-}
-
-// The one order in which every subtraction and combination kernel sums its columns into a row
-// (so a fused subtraction leaves the same bits as update_kernel): eight partial sums, a_p over
-// the columns k = p (mod 8) in order, then base + (((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 +
-// a7))), sum8. Independent chains keep loads and products in flight. sum8_nodes<NP, VEC>(p0):
-// the node of that tree over a_p0 .. a_{p0+NP-1} (NP = 1, 2, 4, 8; p0 a multiple of NP) for VEC
-// rows at once (v(k, x): their values in column k), for the staged kernel, whose rows' partial
-// sums are spread over 8 / NP threads; tree8 combines those nodes.
-template <int NP, int VEC, int C, class LOAD>
-__device__ __forceinline__ void sum8_nodes(int p0, int cnt, const coefs<C> &h, LOAD v,
-                                           double (&node)[VEC]) {
-  double a[VEC][NP];
+// The one arithmetic of every subtraction and combination kernel: for VEC rows at once (v(k, x):
+// their values in column k), t = base, then t += h_k v_k for the columns in order (a fused
+// multiply-add each), so a fused subtraction leaves the same bits of w as update_kernel. (Eight
+// partial sums over k mod 8, spread over 8 threads per row in the staged kernel, ran up to 1.3x
+// faster there, but with an f32 basis the CPU and CUDA residual histories of GMRES on pde2961
+// then parted by 1.5e-8 after 239 iterations; rounding each product as the CPU does, orsirr_1
+// with Jacobi then converged one iteration later on CUDA: tests/cuda_gmres.c.)
+template <int VEC, int C, class LOAD>
+__device__ __forceinline__ void seq_sum(const double (&base)[VEC], int cnt, const coefs<C> &h,
+                                        LOAD v, double (&t)[VEC]) {
 #pragma unroll
   for (int r = 0; r < VEC; r++)
-#pragma unroll
-    for (int u = 0; u < NP; u++)
-      a[r][u] = 0.0;
-  const auto add = [&](int k, int u) {
+    t[r] = base[r];
+#pragma unroll 8
+  for (int k = 0; k < cnt; k++) {
     double x[VEC];
     v(k, x);
     const double c = h.c[k];
 #pragma unroll
     for (int r = 0; r < VEC; r++)
-      a[r][u] += c * x[r];
-  };
-  int g = 0; // the first column of a group of 8
-#pragma unroll 2
-  for (; g + 8 <= cnt; g += 8)
-#pragma unroll
-    for (int u = 0; u < NP; u++)
-      add(g + p0 + u, u);
-#pragma unroll
-  for (int u = 0; u < NP; u++)
-    if (g + p0 + u < cnt) add(g + p0 + u, u);
-#pragma unroll
-  for (int r = 0; r < VEC; r++)
-    node[r] = tree8<NP>(a[r]);
+      t[r] += c * x[r];
+  }
 }
-// The whole sum of one row (v(k): its value in column k).
+// One row (v(k): its value in column k).
 template <int C, class LOAD>
-__device__ __forceinline__ double sum8(int cnt, const coefs<C> &h, LOAD v) {
-  double node[1];
-  sum8_nodes<8, 1>(
-      0, cnt, h, [&](int k, double(&x)[1]) { x[0] = v(k); }, node);
-  return node[0];
+__device__ __forceinline__ double seq_sum1(double base, int cnt, const coefs<C> &h, LOAD v) {
+  const double b[1] = {base};
+  double t[1];
+  seq_sum(
+      b, cnt, h, [&](int k, double(&x)[1]) { x[0] = v(k); }, t);
+  return t[0];
 }
 
-// w_i = (ZERO ? 0 : w_i) + sum over k < cnt of h.c[k] V_{j0+k}(i), in sum8's order (the
-// subtraction passes -h).
+// w_i = (ZERO ? 0 : w_i) + sum over k < cnt of h.c[k] V_{j0+k}(i), as seq_sum (the subtraction
+// passes -h).
 template <msp_precision P, int C, bool ZERO>
 __global__ void __launch_bounds__(EW_THREADS)
     update_kernel(const bview V, int j0, int cnt, const __grid_constant__ coefs<C> h,
                   double *__restrict__ w) {
   const int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < V.n; i += stride)
-    w[i] = (ZERO ? 0.0 : w[i]) + sum8(cnt, h, [&](int k) { return col<P>(V, j0 + k).stream(i); });
+    w[i] = seq_sum1(ZERO ? 0.0 : w[i], cnt, h, [&](int k) { return col<P>(V, j0 + k).stream(i); });
 }
 
 static unsigned ew_blocks(msp_context ctx, int64_t n) {
@@ -370,7 +347,7 @@ exit:
 
 // ---- subtraction with the next projection
 // -------------------------------------------------------- w -= sum over k < cnt of h_k V_{j0+k}
-// (h.c holds -h; each row's terms in sum8's order, as update_kernel: the same bits), then, from the
+// (h.c holds -h; each row's terms as seq_sum, as update_kernel: the same bits), then, from the
 // same block, the projection partials of the new w over columns j0 .. j0+np-1 (np = cnt or 0) and
 // with WW its w.w (project_block). The block's column values are read twice: first through the
 // read-only cache, so that they are still in L2 for the second, streamed, read: the basis crosses
@@ -387,7 +364,7 @@ __global__ void __launch_bounds__(PROJ_THREADS)
 #pragma unroll
   for (int r = 0; r < PROJ_ROWS; r++) {
     const int64_t i = base + (int64_t)r * PROJ_THREADS;
-    if (i < V.n) wv[r] += sum8(cnt, h, [&](int k) { return col<P>(V, j0 + k)(i); });
+    if (i < V.n) wv[r] = seq_sum1(wv[r], cnt, h, [&](int k) { return col<P>(V, j0 + k)(i); });
   }
 #pragma unroll
   for (int r = 0; r < PROJ_ROWS; r++) {
@@ -441,24 +418,25 @@ exit:
 // b (STAGE_THREADS threads) owns the same PROJ_CHUNK rows, walked in tiles of R rows:
 //  - the tile of every column (R values each, in their encoding) and the tile's rows of w are
 //    copied into shared memory (cp.async, 16 bytes per copy, L2 only);
-//  - the rows of w get the subtraction in sum8's order (the same bits of w as update_kernel),
-//    each row's tree of eight partial sums spread over Q threads, each thread on VEC rows at once
-//    (tile_vec: one 8-byte load serves 2 f32 or 4 16-bit values);
+//  - the rows of w get the subtraction as seq_sum (the same bits of w as update_kernel), a
+//    thread on VEC rows at once (tile_vec: one 8-byte load serves 2 f32 or 4 16-bit values);
 //  - each thread sums the tile's V_k(i) w_i over its rows for its column k, the lanes of a warp
 //    on consecutive columns each from its own row on (no bank conflict), added in tile order to
 //    the block's sum of column k.
-// So the basis crosses DRAM once for both, whatever its size. R: the largest power of two from
-// 256 down to 32 whose tile fits STAGE_BUDGET (two blocks per SM, one loading while the other
-// computes), else the smallest that fits STAGE_LIMIT; CPMS tiles hold whole groups of banks. The
-// sums are a function of n, the column count and the precision only: the same bits on every run.
-// Measured on the H100 (n = 2^21, 50-300 columns; copies alone: 3,050 GB/s with two blocks per
-// SM, 2,500 with one): 2,340-2,880 GB/s in f64 and 1,800-2,570 in f32, where a subtraction alone
-// runs at 2,610-2,940 and 2,140-2,680. Versions measured and dropped: a thread per row in column
-// order with a warp per column and shuffles for the sums (1,600-2,100 GB/s in f64: a 300-step
-// chain on one warp, and shuffle latency); every lane starting its column at the same row (55% of
-// the shared-memory wavefronts bank conflicts); two buffers per block, the next tile's copies
-// issued before the sums of this one, in half as tall tiles (1,770-2,840 GB/s in f64 and
-// 1,350-2,150 in f32).
+// So the basis crosses DRAM once for both, whatever its size. It runs where the columns exceed
+// L2 (V->stage_bytes); below, subtract_project_kernel's second read is an L2 hit. R: the largest
+// power of two from 256 down to 32 whose tile fits STAGE_BUDGET (two blocks per SM, one loading
+// while the other computes), else the smallest that fits STAGE_LIMIT; CPMS tiles hold whole
+// groups of banks. The sums are a function of n, the column count and the precision only: the
+// same bits on every run. Measured on the H100 (n = 2^21, 50-300 columns; copies alone: 3,050
+// GB/s with two blocks per SM, 2,500 with one): 2,350-2,710 GB/s in f64 and 1,580-1,960 in f32,
+// where a plain subtraction runs at 2,610-2,940 and 2,140-2,680; the f32 rows wait on their
+// chains of dependent adds (seq_sum), 32 threads a block at 64 rows. Versions measured and
+// dropped: a warp per column with shuffles for the sums (1,600-2,100 GB/s in f64); every lane
+// starting its column at the same row (55% of the shared-memory wavefronts bank conflicts); two
+// buffers per block, the next tile's copies issued before the sums of this one, in half as tall
+// tiles (1,770-2,840 GB/s in f64, 1,350-2,150 in f32, with the eight partial sums); the eight
+// partial sums of seq_sum's note (f64 2,340-2,880, f32 1,800-2,570).
 __device__ __forceinline__ void cp_async16(void *dst, const void *src) {
   const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
@@ -536,8 +514,7 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   const int per_shift = __ffs(seg >> 4) - 1;          // 16-byte copies per column: 1 << per_shift
   double *wsh = (double *)(smem + (size_t)cnt * seg); // the tile's rows of the new w
   double *acc = wsh + R;                              // the block's sums, then w.w
-  double *red = acc + MAXC + 1; // STAGE_THREADS x VEC: the subtraction's Q x R tree nodes,
-                                // then the projection's parts x nsum (at most STAGE_THREADS)
+  double *red = acc + MAXC + 1; // STAGE_THREADS: the projection's parts x nsum
   const int nsum = cnt + (ww ? 1 : 0);
   const int t = threadIdx.x;
   // The projection's threads: K column lanes by `parts` parts of the tile's rows, so that few
@@ -569,45 +546,25 @@ __global__ void __launch_bounds__(STAGE_THREADS)
     }
     cp_async_wait_all();
     __syncthreads();
-    // The subtraction in sum8's order: Q threads per group of VEC rows, each a node of the
-    // rows' trees (rows past n: garbage of the padding, never combined).
-    {
-      const int RG = R / VEC, Q = STAGE_THREADS / RG < 8 ? STAGE_THREADS / RG : 8;
-      const int g = t % RG, q = t / RG;
-      if (q < Q && g * VEC < rows) {
-        const auto v = [&](int k, double(&x)[VEC]) {
-          tile_load_vec<P>(V, smem + (size_t)k * seg, rows, j0 + k, g * VEC, x);
-        };
-        double nd[VEC];
-        if (Q == 8)
-          sum8_nodes<1>(q, cnt, h, v, nd);
-        else if (Q == 4)
-          sum8_nodes<2>(2 * q, cnt, h, v, nd);
-        else
-          sum8_nodes<4>(4 * q, cnt, h, v, nd);
+    // The subtraction (seq_sum): a thread per group of VEC rows (rows past n: garbage of the
+    // padding, never written).
+    if (t * VEC < rows) {
+      double base[VEC], x[VEC];
 #pragma unroll
-        for (int r = 0; r < VEC; r++)
-          red[q * R + g * VEC + r] = nd[r];
-      }
-      __syncthreads();
-      if (t < rows) {
-        double nd[8];
+      for (int r = 0; r < VEC; r++)
+        base[r] = wsh[t * VEC + r];
+      seq_sum(
+          base, cnt, h,
+          [&](int k, double(&y)[VEC]) {
+            tile_load_vec<P>(V, smem + (size_t)k * seg, rows, j0 + k, t * VEC, y);
+          },
+          x);
 #pragma unroll
-        for (int u = 0; u < 8; u++)
-          nd[u] = u < Q ? red[u * R + t] : 0.0;
-        double x;
-        if (Q == 8) {
-          x = tree8<8>(nd);
-        } else if (Q == 4) {
-          double n4[4] = {nd[0], nd[1], nd[2], nd[3]};
-          x = tree8<4>(n4);
-        } else {
-          x = nd[0] + nd[1];
+      for (int r = 0; r < VEC; r++)
+        if (t * VEC + r < rows) {
+          w[r0 + t * VEC + r] = x[r];
+          wsh[t * VEC + r] = x[r];
         }
-        x = wsh[t] + x;
-        w[r0 + t] = x;
-        wsh[t] = x;
-      }
     }
     __syncthreads();
     // Thread t sums rows lo..hi-1 of column k (k == cnt: w.w) in the order lo + (k + c) % len,
@@ -677,7 +634,7 @@ __global__ void __launch_bounds__(STAGE_THREADS)
 // Shared memory of a staged block of cnt columns in tiles of R rows.
 static size_t stage_smem(const msp__basis *V, int cnt, int R) {
   return (size_t)cnt * (size_t)R * msp__prec_bytes(V->prec) +
-         ((size_t)R + MAXC + 1 + (size_t)STAGE_THREADS * tile_vec(V->prec)) * sizeof(double);
+         ((size_t)R + MAXC + 1 + STAGE_THREADS) * sizeof(double);
 }
 
 // Rows per tile of the staged kernel for cnt columns; 0 when no tile fits.
@@ -772,6 +729,7 @@ extern "C" msp_status msp__cuda_basis_alloc(msp_context ctx, int64_t n, int cols
       staged--;
     V->fuse_cols = fit >= (double)cols ? cols : (int)fit;
     if (staged > V->fuse_cols) V->fuse_cols = staged;
+    V->stage_bytes = (double)msp__cuda(ctx)->l2_bytes;
   }
   *out = V;
   V = NULL;
@@ -855,7 +813,12 @@ extern "C" msp_status msp__cuda_basis_subtract(msp_context ctx, const msp__basis
   MSP_TRY(msp__prec_dispatch(V->prec, [&](auto pc) -> msp_status {
     constexpr msp_precision P = decltype(pc)::value;
     double *d = (double *)w->d_data;
-    const int R = u ? stage_rows(V, cnt) : 0; // without u, one read of the columns anyway
+    // Without u, one read of the columns anyway; with columns that fit L2,
+    // subtract_project_kernel's second read is an L2 hit (and its projection the same bits as
+    // basis_project's): the staged kernel where they do not.
+    const double col = (double)V->n * (double)msp__prec_bytes(V->prec);
+    const bool in_l2 = (double)cnt * col <= V->stage_bytes;
+    const int R = u && !in_l2 ? stage_rows(V, cnt) : 0;
     if (R > 0)
       return cnt <= FEWC ? staged_launch<P, FEWC>(ctx, V, j0, cnt, h, R, ww != NULL, d)
                          : staged_launch<P, MAXC>(ctx, V, j0, cnt, h, R, ww != NULL, d);
