@@ -246,6 +246,15 @@ __global__ void __launch_bounds__(EW_THREADS) store_kernel(const bview V, int j,
 // ---- subtraction and combination ----------------------------------------------------------------
 template <int C> struct coefs { double c[C]; };
 
+// The kernel parameter of cnt <= C coefficients sign * coef[k] (zeros after them).
+template <int C> static coefs<C> coefs_of(const double *coef, int cnt, double sign) {
+  coefs<C> h;
+  memset(&h, 0, sizeof h);
+  for (int k = 0; k < cnt; k++)
+    h.c[k] = sign * coef[k];
+  return h;
+}
+
 // The one arithmetic of every subtraction and combination kernel: for VEC rows at once (v(k, x):
 // their values in column k), t = base, then t += h_k v_k for the columns in order (a fused
 // multiply-add each), so a fused subtraction leaves the same bits of w as update_kernel. (Eight
@@ -301,10 +310,7 @@ template <msp_precision P, int C>
 static msp_status update_launch(msp_context ctx, const bview &b, int j0, int cnt,
                                 const double *coef, double sign, bool zero, double *w) {
   msp_status st = MSP_SUCCESS;
-  coefs<C> h;
-  memset(&h, 0, sizeof h);
-  for (int k = 0; k < cnt; k++)
-    h.c[k] = sign * coef[k];
+  const coefs<C> h = coefs_of<C>(coef, cnt, sign);
   const unsigned g = ew_blocks(ctx, b.n);
   const cudaStream_t s = msp__cuda(ctx)->stream;
   if (zero)
@@ -399,10 +405,7 @@ template <msp_precision P, int C>
 static msp_status subtract_project_launch(msp_context ctx, const msp__basis *V, int j0, int cnt,
                                           const double *coef, bool proj, bool ww, double *w) {
   msp_status st = MSP_SUCCESS;
-  coefs<C> h;
-  memset(&h, 0, sizeof h);
-  for (int k = 0; k < cnt; k++)
-    h.c[k] = -coef[k];
+  const coefs<C> h = coefs_of<C>(coef, cnt, -1.0);
   const int64_t nb = V->nchunks;
   subtract_project_kernel<P, C><<<(unsigned)nb, PROJ_THREADS, 0, msp__cuda(ctx)->stream>>>(
       view_of(V), j0, cnt, h, w, proj ? cnt : 0, nb, V->work, ww);
@@ -651,10 +654,7 @@ template <msp_precision P, int C>
 static msp_status staged_launch(msp_context ctx, const msp__basis *V, int j0, int cnt,
                                 const double *coef, int R, bool ww, double *w) {
   msp_status st = MSP_SUCCESS;
-  coefs<C> h;
-  memset(&h, 0, sizeof h);
-  for (int k = 0; k < cnt; k++)
-    h.c[k] = -coef[k];
+  const coefs<C> h = coefs_of<C>(coef, cnt, -1.0);
   const int64_t nb = V->nchunks;
   const size_t smem = stage_smem(V, cnt, R);
   MSP_CUDA_TRY(cudaFuncSetAttribute(staged_subtract_project<P, C>,
