@@ -379,9 +379,9 @@ static void basis_ops_all(int quick) {
   }
   // More columns than one launch of the subtraction / combination takes.
   basis_ops(MSP_PRECISION_F32, 300, quick ? 40 : 600, 0);
-  // The staged subtraction-projection's tile sizes (src/cuda/basis.cu, stage_rows): from 256 rows
-  // per tile down to 32 (f64, 400 and 480 columns), cpms4 tiles of whole 64-value groups; n not a
-  // multiple of a tile, of 16 bytes or of a CPMS group.
+  // The staged subtraction-projection's tile sizes (src/cuda/basis_update.cu, stage_rows): from 256
+  // rows per tile down to 32 (f64, 400 and 480 columns), cpms4 tiles of whole 64-value groups; n
+  // not a multiple of a tile, of 16 bytes or of a CPMS group.
   basis_ops(MSP_PRECISION_F64, 700, 400, 1);    // 32 rows
   basis_ops(MSP_PRECISION_F32, 3001, 90, 1);    // 128 rows, two f32 per load
   basis_ops(MSP_PRECISION_F16, 1031, 120, 1);   // 256 rows, four f16 per load

@@ -352,7 +352,7 @@ struct msp__backend {
 };
 
 // A Krylov basis: `cols` vectors of n values in `prec`, column j at value offset j * n (CUDA:
-// j * ld, ld = n rounded up to a multiple of 256, src/cuda/basis.cu), each
+// j * ld, ld = n rounded up to a multiple of 256, src/cuda/basis.cuh), each
 // column its own accessor view: fixed point with scales[j], CPMS-i with 128-byte banks. The
 // memory (host or device) and the workspace belong to the backend that made it.
 struct msp__basis_s {
