@@ -20,7 +20,8 @@
 //                 or -1 (see csr_merge_kernel's last-block epilogue)
 //   d[10] run_row  int64[runs]: fused fix-up only: the row of each run
 //   d[11] counter  unsigned[1]: fused fix-up only: blocks done in the current launch (0 between)
-//   i64[0] vector group size G, i64[1] tiles, i64[2] nruns, i64[5] nlong, i64[7] fused run count
+//   i64[0] vector group size G, i64[1] tiles, i64[2] nruns, i64[3] 1 where the mean row length
+//   exceeds G (the vector kernel's slots per step), i64[5] nlong, i64[7] fused run count
 //   (> 0: the merge kernel applies the carries itself, no fix-up launches). The values' view
 //   (precision, scales, CPMS banks and segments read) comes from A->pval at each product
 //   (msp__fmt_values), as for the other formats.
@@ -149,6 +150,7 @@ extern "C" msp_status msp__cuda_csr_structure_upload(msp_context ctx, msp__cuda_
         msp__cuda_matrix_put(ctx, m, SLOT_LONG_RUNS, lruns, (size_t)(3 * nlong) * sizeof(int64_t)));
   }
   m->i64[0] = vector_group(rows, nnz);
+  m->i64[3] = (double)nnz > (double)rows * (double)m->i64[0]; // long rows (csr.cuh vector_unroll)
   m->i64[1] = tiles;
   m->i64[2] = nruns;
   m->i64[5] = nlong;

@@ -115,12 +115,32 @@ __global__ void __launch_bounds__(SCALAR_THREADS)
 // Slots per lane and row and step: 2 where the loaders leave the registers for it, 1 elsewhere
 // (the 64-register cap of VECTOR_MIN_BLOCKS): 2 for the pairs of f64, f32 and bf16 (but bf16
 // values with an f32 or bf16 x: 1), and, from G = 4 on, for f64, f16, bf16, fx16 and cpms4 values
-// with an f64, f32, f16, bf16, fx16 or fx32 x (with G = 2 the four rows' pointers take the
-// registers); fx32 and cpms2 values and a CPMS x: 1. cpms4 values take 2 (with 32-bit row
-// indices, below): 1.43x-1.56x faster than 1 on gen:stencil27:128 and 1.18x-1.19x on
-// gen:random:4000000:16 (H100, f64 x and y, reading 1, 2 or 4 segments); fx32 values do not (1.31x
-// faster on the stencil, 1.13x slower on the random matrix: 1 keeps them never slower than f64).
-// Spills left (-Xptxas -v, CUDA 13.0, sm_90), 87 of the 900 kernels of this file, all through L1:
+// with an f64, f32, f16, bf16, fx16 or fx32 x and f32 values with an f16 x (with G = 2 the four
+// rows' pointers take the registers); fx32 and cpms2 values and a CPMS x: 1. cpms4 values take 2
+// (with 32-bit row indices, below): 1.43x-1.56x faster than 1 on gen:stencil27:128 and
+// 1.18x-1.19x on gen:random:4000000:16 (H100, f64 x and y, reading 1, 2 or 4 segments).
+// Where the mean row length exceeds G (long_rows), fx32 values with an f64, f32 or f16 x and bf16
+// values with an f32 x take 2 as well: a second slot then has entries to load, and where rows are
+// G long (gen:random:4000000:16, 16 a row on 16 lanes) it is an empty step that costs registers.
+// Measured on one H200 job (27 Nov, median of 10, f64 x, ms, 1 -> 2): fx32 on gen:stencil27:128
+// 0.4671 -> 0.3598, gen:laplace2d:3000 0.5340 -> 0.4236, wave 0.0255 -> 0.0240, but
+// gen:random:4000000:16 0.6082 -> 0.6753; with an f32 x 0.4774 -> 0.3926, 0.5276 -> 0.4400 (random
+// 0.5383 -> 0.6398); bf16 values with an f32 x (64-bit indices) 0.2927 -> 0.2229 on the stencil,
+// 0.2805 -> 0.2399 on the Laplacian, random 0.4798 -> 0.5024. f32 values with an f16 x: 0.3730 ->
+// 0.2690 on the stencil, 0.5915 -> 0.5141 on random. cpms2 values were mixed (2 slots: the
+// Laplacian 3%-12% faster, the stencil up to 5% and random up to 38% slower) and keep 1.
+//
+// Rows per group, measured and not taken (H100, 27 Nov, f64 x and y): 8 rows a group instead of 4
+// (with 4 blocks per SM it spills 100-200 bytes; with 3, 80 registers; with 2, none) was slower
+// for every value precision: f16 on gen:stencil27:128 0.2165 ms with 4 rows, 0.3739 / 0.3452 /
+// 0.2775 with 8 rows at 4 / 3 / 2 blocks per SM, f64 0.3012 against 0.3206 at best. ncu
+// (gen:stencil27:128, 4 rows): the f16 kernel is bound by the L1/TEX pipeline (86% of its
+// throughput, DRAM 48%; f64: L2 83%, DRAM 74%). The x gathers, a warp's 2 x 16 lanes reading
+// columns of two rows, touch several lines per load, the same for every value precision, so
+// narrower values do not shorten them; reading x per row in consecutive lanes (as the scalar
+// kernel does, from columns and values staged in shared memory) is the design that would.
+// Spills left before 27 Nov (-Xptxas -v, CUDA 13.0, sm_90; the index rule below changed some), 87
+// of the 900 kernels of this file, all through L1:
 // none with an f64 x whatever the values and y; 4-24 bytes for f64, f16 and bf16 values with a
 // fixed-point x, f32, f16 and bf16 values with a 2-byte or f32 x, cpms4 or cpms2 values with a
 // cpms2 x; 16-52 bytes for f64 values with a 2-byte or f32 x at G = 2; 8 bytes in the scalar kernel
@@ -138,16 +158,34 @@ __global__ void __launch_bounds__(SCALAR_THREADS)
 // value precision (H100, gen:stencil27:128, f64 x and y, ms, 64-bit against 32-bit): f64 0.314
 // against 0.436, f16 and bf16 0.223 against 0.296; f32 0.315 against 0.258, fx32 0.512 against
 // 0.498, CPMS 0.38-0.81 against 0.37-0.66, fx16 equal; on gen:random:4000000:16 within 3%
-// either way. So 64-bit for f64, f16 and bf16 values with an f64 x (where it was measured), 32-bit
-// for the others (with a 2-byte or f32 x the 64-bit indices made f16 and bf16 values spill).
+// either way. So 64-bit for f64, f16 and bf16 values with an f64 x, 32-bit for the others. With
+// an f32 or f16 x the same values had 32-bit indices until 27 Nov and ran 1.3x-1.8x slower than
+// with an f64 x. 64-bit indices there (ptxas: no spills for f64 values into an f64 y, 8-16 bytes
+// for f16 and bf16 values), measured on one H200 job (ms, 32-bit -> 64-bit): f64 values with an
+// f32 x 0.4481 -> 0.3167 on gen:stencil27:128, 0.4793 -> 0.3073 on gen:laplace2d:3000, 0.5930 ->
+// 0.5594 on gen:random:4000000:16, 0.0274 -> 0.0211 on wave; f16 values with an f32 x 0.3376 ->
+// 0.2224, 0.3373 -> 0.2395, 0.5637 -> 0.5024; with an f16 x 0.78x-0.80x of the time (geometric
+// mean). A bf16 x takes them too, by analogy with f16 (not measured). f64 values with an f32 x
+// are still slower than with an f64 x on the stencil (0.3162 against 0.2506 ms) and wave.
 __host__ __device__ constexpr bool vector_index64(msp_precision pa, msp_precision px) {
-  return px == MSP_PRECISION_F64 &&
+  return (px == MSP_PRECISION_F64 || px == MSP_PRECISION_F32 || px == MSP_PRECISION_F16 ||
+          px == MSP_PRECISION_BF16) &&
          (pa == MSP_PRECISION_F64 || pa == MSP_PRECISION_F16 || pa == MSP_PRECISION_BF16);
 }
 __host__ __device__ constexpr bool vector_light(msp_precision p) {
   return p == MSP_PRECISION_F64 || p == MSP_PRECISION_F32 || p == MSP_PRECISION_BF16;
 }
-__host__ __device__ constexpr int vector_unroll(msp_precision pa, msp_precision px, int g) {
+// long_rows: the matrix's mean row length exceeds G (csr.cu, m->i64[3]), so that a second slot
+// per step has entries to load; the launcher instantiates the kernel for it only where the
+// answer differs (vector_unroll_differs).
+__host__ __device__ constexpr int vector_unroll(msp_precision pa, msp_precision px, int g,
+                                                bool long_rows) {
+  if (g >= 4 && long_rows &&
+      ((pa == MSP_PRECISION_FX32 &&
+        (px == MSP_PRECISION_F64 || px == MSP_PRECISION_F32 || px == MSP_PRECISION_F16)) ||
+       (pa == MSP_PRECISION_BF16 && px == MSP_PRECISION_F32)))
+    return 2;
+  if (g >= 4 && pa == MSP_PRECISION_F32 && px == MSP_PRECISION_F16) return 2;
   if (vector_light(pa) && vector_light(px))
     return pa == MSP_PRECISION_BF16 && px != MSP_PRECISION_F64 ? 1 : 2;
   const bool va = pa == MSP_PRECISION_F64 || pa == MSP_PRECISION_F16 || pa == MSP_PRECISION_BF16 ||
@@ -156,10 +194,14 @@ __host__ __device__ constexpr int vector_unroll(msp_precision pa, msp_precision 
                   px == MSP_PRECISION_FX32;
   return g >= 4 && va && vx ? 2 : 1;
 }
+__host__ __device__ constexpr bool vector_unroll_differs(msp_precision pa, msp_precision px,
+                                                         int g) {
+  return vector_unroll(pa, px, g, true) != vector_unroll(pa, px, g, false);
+}
 // A fixed-point y is staged per CUDA block (VECTOR_THREADS / 32 * GPW * VECTOR_ROWS consecutive
 // rows from a multiple of 32, in dynamic shared memory: the f64 launch asks for none, so its
 // L1 carve-out is untouched), then each warp stores whole blocks of 32 rows (ystore_warp).
-template <class VA, msp_precision PX, int G, class Y, class VB = csr_no_split>
+template <class VA, msp_precision PX, int G, class Y, class VB = csr_no_split, bool LONG = false>
 __global__ void __launch_bounds__(VECTOR_THREADS, VECTOR_MIN_BLOCKS)
     csr_vector_kernel(int64_t rows, const int64_t *__restrict__ rowptr,
                       const int32_t *__restrict__ colind, const VA val, const loader<PX> x,
@@ -171,7 +213,7 @@ __global__ void __launch_bounds__(VECTOR_THREADS, VECTOR_MIN_BLOCKS)
   // Rows in two parts (PBP), one after the other: ptxas spills 72-84 bytes (the second part's
   // row data while the first is summed; with one slot per step, 116-124 bytes). In one loop
   // (SELECT): one slot per step, without spills (with two, 104-112 bytes).
-  constexpr int GPW = 32 / G, UNROLL = SELECT ? 1 : vector_unroll(PA, PX, G);
+  constexpr int GPW = 32 / G, UNROLL = SELECT ? 1 : vector_unroll(PA, PX, G, LONG);
   constexpr int BLOCK_ROWS = VECTOR_THREADS / 32 * GPW * VECTOR_ROWS;
   static_assert(BLOCK_ROWS % 32 == 0, "a CUDA block must finish whole fixed-point blocks of y");
   const int64_t warp_id = ((int64_t)blockIdx.x * VECTOR_THREADS + threadIdx.x) / 32;
@@ -567,13 +609,20 @@ __global__ void __launch_bounds__(FIXUP_THREADS)
 template <class VA, msp_precision PX, int G, class Y, class VB>
 static void launch_vector_g(cudaStream_t s, int64_t rows, const int64_t *rp, const int32_t *ci,
                             const VA &va, const VB &vb, const int64_t *split, const loader<PX> &xa,
-                            double alpha, double beta, const Y &y) {
+                            double alpha, double beta, const Y &y, bool long_rows) {
   constexpr int64_t per_warp = (int64_t)(32 / G) * VECTOR_ROWS;
   constexpr size_t block_rows = VECTOR_THREADS / 32 * per_warp;
   const unsigned blocks = msp__cuda_blocks((rows + per_warp - 1) / per_warp * 32, VECTOR_THREADS);
   size_t smem = 0;
   if constexpr (!ystore_is_f64<Y>)
     if (msp_prec_is_fixed(y.a.prec)) smem = block_rows * sizeof(double);
+  if constexpr (vector_unroll_differs(VA::prec, PX, G) && std::is_same<VB, csr_no_split>::value) {
+    if (long_rows) {
+      csr_vector_kernel<VA, PX, G, Y, VB, true>
+          <<<blocks, VECTOR_THREADS, smem, s>>>(rows, rp, ci, va, xa, alpha, beta, y, vb, split);
+      return;
+    }
+  }
   csr_vector_kernel<VA, PX, G, Y, VB>
       <<<blocks, VECTOR_THREADS, smem, s>>>(rows, rp, ci, va, xa, alpha, beta, y, vb, split);
 }
@@ -599,26 +648,28 @@ static msp_status msp__cuda_csr_launch(msp_context ctx, msp_kernel k, const msp_
             rows, rp, ci, va, xa, alpha, beta, y, vb, split);
     MSP_CUDA_CHECK_LAUNCH("csr_scalar_kernel");
     break;
-  case MSP_KERNEL_VECTOR:
+  case MSP_KERNEL_VECTOR: {
+    const bool lr = m->i64[3] != 0;
     switch ((int)m->i64[0]) {
     case 2:
-      launch_vector_g<VA, PX, 2, Y>(s, rows, rp, ci, va, vb, split, xa, alpha, beta, y);
+      launch_vector_g<VA, PX, 2, Y>(s, rows, rp, ci, va, vb, split, xa, alpha, beta, y, lr);
       break;
     case 4:
-      launch_vector_g<VA, PX, 4, Y>(s, rows, rp, ci, va, vb, split, xa, alpha, beta, y);
+      launch_vector_g<VA, PX, 4, Y>(s, rows, rp, ci, va, vb, split, xa, alpha, beta, y, lr);
       break;
     case 8:
-      launch_vector_g<VA, PX, 8, Y>(s, rows, rp, ci, va, vb, split, xa, alpha, beta, y);
+      launch_vector_g<VA, PX, 8, Y>(s, rows, rp, ci, va, vb, split, xa, alpha, beta, y, lr);
       break;
     case 16:
-      launch_vector_g<VA, PX, 16, Y>(s, rows, rp, ci, va, vb, split, xa, alpha, beta, y);
+      launch_vector_g<VA, PX, 16, Y>(s, rows, rp, ci, va, vb, split, xa, alpha, beta, y, lr);
       break;
     default:
-      launch_vector_g<VA, PX, 32, Y>(s, rows, rp, ci, va, vb, split, xa, alpha, beta, y);
+      launch_vector_g<VA, PX, 32, Y>(s, rows, rp, ci, va, vb, split, xa, alpha, beta, y, lr);
       break;
     }
     MSP_CUDA_CHECK_LAUNCH("csr_vector_kernel");
     break;
+  }
   default: {
     if constexpr (SPLIT) {
       return msp__error(MSP_ERR_INTERNAL, "csr launch: rows in two parts need the scalar or "
