@@ -21,7 +21,8 @@
 //   d[10] run_row  int64[runs]: fused fix-up only: the row of each run
 //   d[11] counter  unsigned[1]: fused fix-up only: blocks done in the current launch (0 between)
 //   i64[0] vector group size G, i64[1] tiles, i64[2] nruns, i64[3] 1 where the mean row length
-//   exceeds G (the vector kernel's slots per step), i64[5] nlong, i64[7] fused run count
+//   exceeds G, i64[4] 1 where at least half of the rows are longer than G (both: the vector
+//   kernel's slots per step, csr.cuh vector_long_rows), i64[5] nlong, i64[7] fused run count
 //   (> 0: the merge kernel applies the carries itself, no fix-up launches). The values' view
 //   (precision, scales, CPMS banks and segments read) comes from A->pval at each product
 //   (msp__fmt_values), as for the other formats.
@@ -150,7 +151,14 @@ extern "C" msp_status msp__cuda_csr_structure_upload(msp_context ctx, msp__cuda_
         msp__cuda_matrix_put(ctx, m, SLOT_LONG_RUNS, lruns, (size_t)(3 * nlong) * sizeof(int64_t)));
   }
   m->i64[0] = vector_group(rows, nnz);
-  m->i64[3] = (double)nnz > (double)rows * (double)m->i64[0]; // long rows (csr.cuh vector_unroll)
+  { // long rows (csr.cuh vector_long_rows): the mean row length above the group, and at least
+    // half of the rows longer than it
+    int64_t longer = 0;
+    for (int64_t i = 0; i < rows; i++)
+      longer += rowptr[i + 1] - rowptr[i] > m->i64[0];
+    m->i64[3] = (double)nnz > (double)rows * (double)m->i64[0];
+    m->i64[4] = rows > 0 && 2 * longer >= rows;
+  }
   m->i64[1] = tiles;
   m->i64[2] = nruns;
   m->i64[5] = nlong;

@@ -119,9 +119,16 @@ __global__ void __launch_bounds__(SCALAR_THREADS)
 // rows' pointers take the registers); fx32 and cpms2 values and a CPMS x: 1. cpms4 values take 2
 // (with 32-bit row indices, below): 1.43x-1.56x faster than 1 on gen:stencil27:128 and
 // 1.18x-1.19x on gen:random:4000000:16 (H100, f64 x and y, reading 1, 2 or 4 segments).
-// Where the mean row length exceeds G (long_rows), fx32 values with an f64, f32 or f16 x and bf16
-// values with an f32 x take 2 as well: a second slot then has entries to load, and where rows are
-// G long (gen:random:4000000:16, 16 a row on 16 lanes) it is an empty step that costs registers.
+// Where rows are longer than G (long_rows), fx32 values with an f64, f32 or f16 x and bf16 values
+// with an f32 x take 2 as well: a second slot then has entries to load, and where rows are G long
+// (gen:random:4000000:16, 16 a row on 16 lanes) it is an empty step that costs registers. "Longer"
+// is tested two ways (vector_long_rows), each where it measured better (H200, 27 Nov, the vector
+// kernel that the CSR rule does not choose for these graphs): for fx32, at least half of the rows
+// longer than G, since the mean alone also gave 2 slots to the power-law graphs, whose rows are
+// mostly short, and made fx32 slower there (gen:rmat:21:16 7.78 -> 8.14 ms, web-NotreDame, 21% of
+// its rows longer than its G = 4, 0.534 -> 0.587 with an f32 x; back to 7.87 and 0.542 with the
+// half-the-rows test); for bf16 values with an f32 x, the mean, since 2 slots paid on those graphs
+// (R-MAT 3.65 ms against 5.83 with 1, web-NotreDame 0.319 against 0.380).
 // Measured on one H200 job (27 Nov, median of 10, f64 x, ms, 1 -> 2): fx32 on gen:stencil27:128
 // 0.4671 -> 0.3598, gen:laplace2d:3000 0.5340 -> 0.4236, wave 0.0255 -> 0.0240, but
 // gen:random:4000000:16 0.6082 -> 0.6753; with an f32 x 0.4774 -> 0.3926, 0.5276 -> 0.4400 (random
@@ -175,9 +182,9 @@ __host__ __device__ constexpr bool vector_index64(msp_precision pa, msp_precisio
 __host__ __device__ constexpr bool vector_light(msp_precision p) {
   return p == MSP_PRECISION_F64 || p == MSP_PRECISION_F32 || p == MSP_PRECISION_BF16;
 }
-// long_rows: the matrix's mean row length exceeds G (csr.cu, m->i64[3]), so that a second slot
-// per step has entries to load; the launcher instantiates the kernel for it only where the
-// answer differs (vector_unroll_differs).
+// long_rows: a second slot per step has entries to load, by the test vector_long_rows picks for
+// the pair; the launcher instantiates the kernel for it only where the answer differs
+// (vector_unroll_differs).
 __host__ __device__ constexpr int vector_unroll(msp_precision pa, msp_precision px, int g,
                                                 bool long_rows) {
   if (g >= 4 && long_rows &&
@@ -193,6 +200,14 @@ __host__ __device__ constexpr int vector_unroll(msp_precision pa, msp_precision 
   const bool vx = vector_light(px) || px == MSP_PRECISION_F16 || px == MSP_PRECISION_FX16 ||
                   px == MSP_PRECISION_FX32;
   return g >= 4 && va && vx ? 2 : 1;
+}
+// The long-rows test of a pair: the mean row length above G (m->i64[3], csr.cu) for bf16 values
+// with an f32 x, at least half of the rows longer than G (m->i64[4]) for the others.
+__host__ __device__ constexpr bool vector_long_by_mean(msp_precision pa, msp_precision px) {
+  return pa == MSP_PRECISION_BF16 && px == MSP_PRECISION_F32;
+}
+static inline bool vector_long_rows(const msp__cuda_matrix *m, msp_precision pa, msp_precision px) {
+  return m->i64[vector_long_by_mean(pa, px) ? 3 : 4] != 0;
 }
 __host__ __device__ constexpr bool vector_unroll_differs(msp_precision pa, msp_precision px,
                                                          int g) {
@@ -649,7 +664,7 @@ static msp_status msp__cuda_csr_launch(msp_context ctx, msp_kernel k, const msp_
     MSP_CUDA_CHECK_LAUNCH("csr_scalar_kernel");
     break;
   case MSP_KERNEL_VECTOR: {
-    const bool lr = m->i64[3] != 0;
+    const bool lr = vector_long_rows(m, VA::prec, PX);
     switch ((int)m->i64[0]) {
     case 2:
       launch_vector_g<VA, PX, 2, Y>(s, rows, rp, ci, va, vb, split, xa, alpha, beta, y, lr);
