@@ -144,8 +144,19 @@ __global__ void __launch_bounds__(SCALAR_THREADS)
 // (gen:stencil27:128, 4 rows): the f16 kernel is bound by the L1/TEX pipeline (86% of its
 // throughput, DRAM 48%; f64: L2 83%, DRAM 74%). The x gathers, a warp's 2 x 16 lanes reading
 // columns of two rows, touch several lines per load, the same for every value precision, so
-// narrower values do not shorten them; reading x per row in consecutive lanes (as the scalar
-// kernel does, from columns and values staged in shared memory) is the design that would.
+// narrower values do not shorten them. Measured and not taken (H200, 27 Nov, one job, f64 x and
+// y unless said, ms, against this kernel): a kernel in which each warp copied 32 rows' columns
+// and decoded values into shared memory in coalesced windows of 512 entries and each lane then
+// summed one row from there, so that a load of x reads the k-th columns of 32 consecutive rows
+// (as the scalar kernel does). It was slower for nearly every precision: gen:stencil27:128 f64
+// 0.3182 against 0.2512, f16 0.2292 against 0.2079, fx32 0.3806 against 0.3538;
+// gen:laplace2d:3000 f64 0.4095 against 0.2772; gen:random:4000000:16 f64 0.7182 against 0.5788;
+// gen:banded:1000000:64 f64 0.3721 against 0.2592; wave f64 0.0280 against 0.0178. Shared memory
+// goes through the same L1/TEX data path as the gathers, so the copies in and the reads out add
+// to the pipeline they were to relieve. It gained only for CPMS values read in one segment
+// (cpms2:1: 0.2230 against 0.3532 on the stencil, 0.2733 against 0.4332 on the Laplacian) and on
+// the stencil with f32 x and y (f32 values 0.1991 against 0.2251), where the scalar kernel with
+// f16 values was faster still (0.1827 against 0.2221).
 // Spills left before 27 Nov (-Xptxas -v, CUDA 13.0, sm_90; the index rule below changed some), 87
 // of the 900 kernels of this file, all through L1:
 // none with an f64 x whatever the values and y; 4-24 bytes for f64, f16 and bf16 values with a
