@@ -134,6 +134,58 @@ static void kernel_rule(void) {
   CHECK(strstr(why, "skewness") != NULL, "reason names the statistic: %s", why);
 }
 
+// The rule's refinement for 2-byte values (matrix.c): f16, bf16 and fx16 CSR on a large
+// near-banded matrix of short rows take the scalar kernel where f64 takes the vector kernel;
+// a matrix with more diagonals than rows, or wider values, keeps the vector kernel.
+static void kernel_rule_narrow(void) {
+  msp_context cpu = NULL;
+  msp_matrix S = NULL, R = NULL;
+  CHECK_OK(msp_context_create(MSP_BACKEND_CPU, 0, &cpu));
+  CHECK_OK(msp_matrix_generate(cpu, "stencil27:51", &S));    // 132651 rows, 27 diagonals
+  CHECK_OK(msp_matrix_generate(cpu, "random:140000:16", &R)); // more diagonals than rows
+  if (!S || !R) goto done;
+  CHECK(msp_matrix_kernel(S) == MSP_KERNEL_VECTOR, "stencil27:51 in f64: vector (got %s)",
+        msp_kernel_name(msp_matrix_kernel(S)));
+  static const struct {
+    msp_precision p;
+    msp_kernel stencil, random;
+  } want[] = {{MSP_PRECISION_F64, MSP_KERNEL_VECTOR, MSP_KERNEL_VECTOR},
+              {MSP_PRECISION_F32, MSP_KERNEL_VECTOR, MSP_KERNEL_VECTOR},
+              {MSP_PRECISION_F16, MSP_KERNEL_SCALAR, MSP_KERNEL_VECTOR},
+              {MSP_PRECISION_BF16, MSP_KERNEL_SCALAR, MSP_KERNEL_VECTOR},
+              {MSP_PRECISION_FX16, MSP_KERNEL_SCALAR, MSP_KERNEL_VECTOR},
+              {MSP_PRECISION_CPMS4, MSP_KERNEL_VECTOR, MSP_KERNEL_VECTOR}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    msp_convert_options o = msp_convert_options_default();
+    o.format = MSP_FORMAT_CSR;
+    o.precision = want[i].p;
+    o.range = MSP_RANGE_SATURATE; // random values in f16 / fx16: the kernel is what is tested
+    for (int m = 0; m < 2; m++) {
+      msp_matrix B = NULL;
+      CHECK_OK(msp_matrix_convert(cpu, m ? R : S, &o, &B));
+      if (!B) continue;
+      const msp_kernel k = m ? want[i].random : want[i].stencil;
+      CHECK(msp_matrix_kernel(B) == k, "%s in %s: kernel %s, expected %s (%s)",
+            m ? "random:140000:16" : "stencil27:51", msp_precision_name(want[i].p),
+            msp_kernel_name(msp_matrix_kernel(B)), msp_kernel_name(k),
+            msp_matrix_choice_reason(B));
+      if (k == MSP_KERNEL_SCALAR)
+        CHECK(strstr(msp_matrix_choice_reason(B), "2 bytes") != NULL,
+              "the reason names the 2-byte rule: %s", msp_matrix_choice_reason(B));
+      // asking for the rule again on the converted matrix gives the same kernel
+      CHECK_OK(msp_matrix_set_kernel(B, MSP_KERNEL_MERGE));
+      CHECK_OK(msp_matrix_set_kernel(B, MSP_KERNEL_AUTO));
+      CHECK(msp_matrix_kernel(B) == k, "set_kernel(auto) on %s: %s",
+            msp_precision_name(want[i].p), msp_kernel_name(msp_matrix_kernel(B)));
+      msp_matrix_destroy(&B);
+    }
+  }
+done:
+  msp_matrix_destroy(&S);
+  msp_matrix_destroy(&R);
+  msp_context_destroy(&cpu);
+}
+
 static void no_cuda(void) {
   msp_context c = NULL;
   msp_status st = msp_context_create(MSP_BACKEND_CUDA, 0, &c);
@@ -233,6 +285,7 @@ int main(void) {
   tags();
   arguments();
   kernel_rule();
+  kernel_rule_narrow();
   no_cuda();
   device_exchange_cpu();
   stats();

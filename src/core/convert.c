@@ -379,7 +379,7 @@ msp_status msp__convert_built(msp_context ctx, const msp_matrix A, msp_format f,
   // on them (src/cuda/bdmp.cu).
   if (f == MSP_FORMAT_CSR || f == MSP_FORMAT_BDMP_PBP) {
     char kwhy[200];
-    msp_kernel k = msp_choose_kernel(&B->stats, kwhy, sizeof kwhy);
+    msp_kernel k = msp__choose_kernel_prec(&B->stats, B->precision, kwhy, sizeof kwhy);
     if (o.kernel == MSP_KERNEL_AUTO) {
       B->kernel = k;
       if (why)

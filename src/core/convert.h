@@ -4,6 +4,11 @@
 
 #include "internal.h"
 
+// The CSR kernel rule (msp_choose_kernel) for values stored in precision p: 2-byte values on
+// large near-banded matrices of short rows take the scalar kernel where it says vector
+// (matrix.c has the measurements).
+msp_kernel msp__choose_kernel_prec(const msp_matrix_stats *s, msp_precision p, char *reason,
+                                   size_t n);
 // Does format f have a kernel for values stored in precision p on ctx's backend?
 int msp__convert_has_kernel(msp_context ctx, msp_format f, msp_precision p);
 // b bytes as text ("12.3 MB") into out[n].

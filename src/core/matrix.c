@@ -1,4 +1,5 @@
 // matrix.c: matrix handles: creation from CSR or triples, validation, analysis, kernel rule.
+#include "convert.h"
 #include "internal.h"
 
 #include <math.h>
@@ -16,6 +17,25 @@
 // one or two cache lines, which its neighbours' rows continue.
 #define MSP__SCALAR_UNIFORM_MEAN_BELOW 6.0
 #define MSP__SCALAR_UNIFORM_SKEW_BELOW 1.5
+// Values stored in 2 bytes (f16, bf16, fx16): where the rule gives the vector kernel, rows are
+// shorter than 32 on average, there are at least 2^17 rows and no more occupied diagonals than
+// rows (near-banded: consecutive rows read nearby columns), the scalar kernel. A thread's row of
+// 2-byte values spans few cache lines, its neighbours' rows continue them, and a load of x reads
+// the same column offset of 32 consecutive rows; the vector kernel is bound by its gathers of x
+// there (csr.cuh). Measured on one H200 job (27 Nov, ms, vector -> scalar, x and y in f64 / f32):
+// gen:stencil27:128 (mean 26.6, 27 diagonals) f16 0.2081 -> 0.1999 / 0.2214 -> 0.1835, bf16
+// 0.2086 -> 0.1996 / 0.2212 -> 0.1824, fx16 0.3369 -> 0.2248 / 0.3585 -> 0.2520; wave (156317
+// rows, mean 13.6, 87796 diagonals) f16 0.0146 -> 0.0141 / 0.0162 -> 0.0134, bf16 0.0148 ->
+// 0.0142 / 0.0162 -> 0.0132, fx16 0.0228 -> 0.0163 / 0.0239 -> 0.0151. Where the conditions fail
+// the vector kernel stayed faster: gen:random:4000000:16 (7.5 M diagonals: f16 0.5444 against
+// 0.7341 with f64 x and y), gen:banded:1000000:64 (mean 64: f16 0.1969 against 0.5289, fx16
+// 0.3182 against 0.6271), and the collection's matrices of 3948-75888 rows (f16, f64 x and y:
+// bcsstk29 0.0070 against 0.0154, delaunay_n16 0.0064 against 0.0068, fe_body 0.0068 against
+// 0.0074; too few rows to fill the GPU one thread each). Wider values stay with the vector kernel
+// (f64 on the stencil: 0.2512 against 0.6062), as do CPMS values, whose segments read may change
+// after the conversion (cpms4 read in full: 0.3775 against 2.118).
+#define MSP__NARROW_SCALAR_MEAN_BELOW 32.0
+#define MSP__NARROW_SCALAR_MIN_ROWS 131072
 
 msp_status msp__matrix_alloc(msp_context ctx, int64_t rows, int64_t cols, int64_t nnz,
                              msp_matrix *out) {
@@ -106,6 +126,24 @@ msp_kernel msp_choose_kernel(const msp_matrix_stats *s, char *reason, size_t n) 
              s->skewness, MSP__VECTOR_SKEW_BELOW);
   }
   if (reason && n) snprintf(reason, n, "%s", buf);
+  return k;
+}
+
+msp_kernel msp__choose_kernel_prec(const msp_matrix_stats *s, msp_precision p, char *reason,
+                                   size_t n) {
+  msp_kernel k = msp_choose_kernel(s, reason, n);
+  if (k == MSP_KERNEL_VECTOR &&
+      (p == MSP_PRECISION_F16 || p == MSP_PRECISION_BF16 || p == MSP_PRECISION_FX16) &&
+      s->row_mean < MSP__NARROW_SCALAR_MEAN_BELOW && s->rows >= MSP__NARROW_SCALAR_MIN_ROWS &&
+      s->diagonals <= s->rows) {
+    k = MSP_KERNEL_SCALAR;
+    if (reason && n)
+      snprintf(reason, n,
+               "%s values (2 bytes) on %lld rows of mean length %.2f < %.0f with %lld occupied "
+               "diagonals (near-banded): scalar (a thread per row)",
+               msp_precision_name(p), (long long)s->rows, s->row_mean,
+               MSP__NARROW_SCALAR_MEAN_BELOW, (long long)s->diagonals);
+  }
   return k;
 }
 
@@ -397,7 +435,7 @@ msp_status msp_matrix_set_kernel(msp_matrix A, msp_kernel kernel) {
                       msp_format_name(A->format));
   char why[200];
   if (kernel == MSP_KERNEL_AUTO) {
-    A->kernel = msp_choose_kernel(&A->stats, why, sizeof why);
+    A->kernel = msp__choose_kernel_prec(&A->stats, A->precision, why, sizeof why);
     snprintf(A->reason, sizeof A->reason, "csr: %s", why);
   } else {
     A->kernel = kernel;
