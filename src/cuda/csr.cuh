@@ -156,7 +156,13 @@ __global__ void __launch_bounds__(SCALAR_THREADS)
 // to the pipeline they were to relieve. It gained only for CPMS values read in one segment
 // (cpms2:1: 0.2230 against 0.3532 on the stencil, 0.2733 against 0.4332 on the Laplacian) and on
 // the stencil with f32 x and y (f32 values 0.1991 against 0.2251), where the scalar kernel with
-// f16 values was faster still (0.1827 against 0.2221).
+// f16 values was faster still (0.1827 against 0.2221; the CSR rule now gives 2-byte values the
+// scalar kernel on such matrices, src/core/matrix.c). Also measured and not taken (the same
+// day, H200, one job): for G >= 8, each warp taking 32 consecutive rows in G / 4 passes from one
+// coalesced load of their row pointers (shuffled to the groups) rather than one load of row
+// pointers per 4 rows: 0.80x over 7 matrices for f64 values (gen:stencil27:128 0.2512 -> 0.3626
+// ms, wave 0.0179 -> 0.0283), 0.86x for f16: fewer warps in flight cost more than the latency
+// of the row pointers.
 // Spills left before 27 Nov (-Xptxas -v, CUDA 13.0, sm_90; the index rule below changed some), 87
 // of the 900 kernels of this file, all through L1:
 // none with an f64 x whatever the values and y; 4-24 bytes for f64, f16 and bf16 values with a
