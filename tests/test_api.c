@@ -141,7 +141,7 @@ static void kernel_rule_narrow(void) {
   msp_context cpu = NULL;
   msp_matrix S = NULL, R = NULL;
   CHECK_OK(msp_context_create(MSP_BACKEND_CPU, 0, &cpu));
-  CHECK_OK(msp_matrix_generate(cpu, "stencil27:51", &S));    // 132651 rows, 27 diagonals
+  CHECK_OK(msp_matrix_generate(cpu, "stencil27:51", &S));     // 132651 rows, 27 diagonals
   CHECK_OK(msp_matrix_generate(cpu, "random:140000:16", &R)); // more diagonals than rows
   if (!S || !R) goto done;
   CHECK(msp_matrix_kernel(S) == MSP_KERNEL_VECTOR, "stencil27:51 in f64: vector (got %s)",
@@ -167,16 +167,15 @@ static void kernel_rule_narrow(void) {
       const msp_kernel k = m ? want[i].random : want[i].stencil;
       CHECK(msp_matrix_kernel(B) == k, "%s in %s: kernel %s, expected %s (%s)",
             m ? "random:140000:16" : "stencil27:51", msp_precision_name(want[i].p),
-            msp_kernel_name(msp_matrix_kernel(B)), msp_kernel_name(k),
-            msp_matrix_choice_reason(B));
+            msp_kernel_name(msp_matrix_kernel(B)), msp_kernel_name(k), msp_matrix_choice_reason(B));
       if (k == MSP_KERNEL_SCALAR)
         CHECK(strstr(msp_matrix_choice_reason(B), "2 bytes") != NULL,
               "the reason names the 2-byte rule: %s", msp_matrix_choice_reason(B));
       // asking for the rule again on the converted matrix gives the same kernel
       CHECK_OK(msp_matrix_set_kernel(B, MSP_KERNEL_MERGE));
       CHECK_OK(msp_matrix_set_kernel(B, MSP_KERNEL_AUTO));
-      CHECK(msp_matrix_kernel(B) == k, "set_kernel(auto) on %s: %s",
-            msp_precision_name(want[i].p), msp_kernel_name(msp_matrix_kernel(B)));
+      CHECK(msp_matrix_kernel(B) == k, "set_kernel(auto) on %s: %s", msp_precision_name(want[i].p),
+            msp_kernel_name(msp_matrix_kernel(B)));
       msp_matrix_destroy(&B);
     }
   }
