@@ -132,6 +132,22 @@ static void kernel_rule(void) {
   char why[256];
   CHECK(msp_choose_kernel(&s, why, sizeof why) == MSP_KERNEL_MERGE, "skewed -> merge");
   CHECK(strstr(why, "skewness") != NULL, "reason names the statistic: %s", why);
+  // short near-uniform rows: scalar from a mean of 6 to 9 only on large near-banded matrices
+  s.row_mean = 7;
+  s.skewness = 1.0;
+  s.rows = 1 << 17;
+  s.diagonals = 7;
+  CHECK(msp_choose_kernel(&s, why, sizeof why) == MSP_KERNEL_SCALAR,
+        "7-point rows, 2^17 rows -> scalar");
+  CHECK(strstr(why, "near-banded") != NULL, "reason: %s", why);
+  s.rows = (1 << 17) - 1;
+  CHECK(msp_choose_kernel(&s, NULL, 0) == MSP_KERNEL_VECTOR, "fewer rows -> vector");
+  s.rows = 1 << 17;
+  s.diagonals = s.rows + 1;
+  CHECK(msp_choose_kernel(&s, NULL, 0) == MSP_KERNEL_VECTOR, "more diagonals than rows -> vector");
+  s.diagonals = 7;
+  s.row_mean = 9;
+  CHECK(msp_choose_kernel(&s, NULL, 0) == MSP_KERNEL_VECTOR, "mean 9 -> vector");
 }
 
 // The rule's refinement for 2-byte values (matrix.c): f16, bf16 and fx16 CSR on a large

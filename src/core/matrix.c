@@ -17,6 +17,17 @@
 // one or two cache lines, which its neighbours' rows continue.
 #define MSP__SCALAR_UNIFORM_MEAN_BELOW 6.0
 #define MSP__SCALAR_UNIFORM_SKEW_BELOW 1.5
+// A second one, measured on one H200 job (27 Nov, ms, vector -> scalar, x and y in f64 / f32): on
+// large near-banded matrices (at least 2^17 rows, no more occupied diagonals than rows) rows of
+// near-equal length up to a mean of 9 go to the scalar kernel too: gen:poisson3d:128 (7-point,
+// mean 6.95) 0.0798 -> 0.0696 / 0.0858 -> 0.0648, gen:convdiff3d:128 0.0798 -> 0.0702 / 0.0844 ->
+// 0.0651, gen:banded:4000000:8 0.1530 -> 0.1310 / 0.1610 -> 0.1260, gen:poisson3d:64 (262144
+// rows) 0.0129 -> 0.0120 / 0.0135 -> 0.0115. The collection's meshes of this kind have fewer
+// rows (delaunay_n16: 65536) and keep the measured choice of the rule above.
+#define MSP__SCALAR_BANDED_MEAN_BELOW 9.0
+// Both refinements below for large near-banded matrices (at least this many rows, and no more
+// occupied diagonals than rows: consecutive rows read nearby columns).
+#define MSP__BANDED_MIN_ROWS 131072
 // Values stored in 2 bytes (f16, bf16, fx16): where the rule gives the vector kernel, rows are
 // shorter than 32 on average, there are at least 2^17 rows and no more occupied diagonals than
 // rows (near-banded: consecutive rows read nearby columns), the scalar kernel. A thread's row of
@@ -26,7 +37,13 @@
 // gen:stencil27:128 (mean 26.6, 27 diagonals) f16 0.2081 -> 0.1999 / 0.2214 -> 0.1835, bf16
 // 0.2086 -> 0.1996 / 0.2212 -> 0.1824, fx16 0.3369 -> 0.2248 / 0.3585 -> 0.2520; wave (156317
 // rows, mean 13.6, 87796 diagonals) f16 0.0146 -> 0.0141 / 0.0162 -> 0.0134, bf16 0.0148 ->
-// 0.0142 / 0.0162 -> 0.0132, fx16 0.0228 -> 0.0163 / 0.0239 -> 0.0151. Where the conditions fail
+// 0.0142 / 0.0162 -> 0.0132, fx16 0.0228 -> 0.0163 / 0.0239 -> 0.0151. A second job on more
+// generated matrices of the kind (f16): gen:stencil27:160 0.4032 -> 0.3809 / 0.4290 -> 0.3510,
+// gen:stencil27:64 0.0328 -> 0.0329 / 0.0333 -> 0.0317, gen:banded:1000000:24 0.0853 -> 0.0705 /
+// 0.1032 -> 0.0683, gen:convdiff3d:128 (under the banded rule above for f64: mean 6.95)
+// 0.0575 -> 0.0411 / 0.0634 -> 0.0383, fx16 up to 2.4x; the one loss, gen:banded:2000000:16, whose
+// rows of 16 fill the vector groups exactly: f16 0.0972 -> 0.1191 / 0.1098 -> 0.1149 (fx16 still
+// 0.1721 -> 0.1252). Where the conditions fail
 // the vector kernel stayed faster: gen:random:4000000:16 (7.5 M diagonals: f16 0.5444 against
 // 0.7341 with f64 x and y), gen:banded:1000000:64 (mean 64: f16 0.1969 against 0.5289, fx16
 // 0.3182 against 0.6271), and the collection's matrices of 3948-75888 rows (f16, f64 x and y:
@@ -35,7 +52,6 @@
 // (f64 on the stencil: 0.2512 against 0.6062), as do CPMS values, whose segments read may change
 // after the conversion (cpms4 read in full: 0.3775 against 2.118).
 #define MSP__NARROW_SCALAR_MEAN_BELOW 32.0
-#define MSP__NARROW_SCALAR_MIN_ROWS 131072
 
 msp_status msp__matrix_alloc(msp_context ctx, int64_t rows, int64_t cols, int64_t nnz,
                              msp_matrix *out) {
@@ -113,6 +129,15 @@ msp_kernel msp_choose_kernel(const msp_matrix_stats *s, char *reason, size_t n) 
              "thread per row)",
              s->row_mean, MSP__SCALAR_UNIFORM_MEAN_BELOW, s->skewness,
              MSP__SCALAR_UNIFORM_SKEW_BELOW);
+  } else if (s->row_mean < MSP__SCALAR_BANDED_MEAN_BELOW &&
+             s->skewness < MSP__SCALAR_UNIFORM_SKEW_BELOW && s->rows >= MSP__BANDED_MIN_ROWS &&
+             s->diagonals <= s->rows) {
+    k = MSP_KERNEL_SCALAR;
+    snprintf(buf, sizeof buf,
+             "short near-uniform rows on a large near-banded matrix (mean %.2f < %.0f, skewness "
+             "%.2f < %.1f, %lld rows, %lld occupied diagonals): scalar (a thread per row)",
+             s->row_mean, MSP__SCALAR_BANDED_MEAN_BELOW, s->skewness,
+             MSP__SCALAR_UNIFORM_SKEW_BELOW, (long long)s->rows, (long long)s->diagonals);
   } else if (s->skewness < MSP__VECTOR_SKEW_BELOW) {
     k = MSP_KERNEL_VECTOR;
     snprintf(buf, sizeof buf,
@@ -134,7 +159,7 @@ msp_kernel msp__choose_kernel_prec(const msp_matrix_stats *s, msp_precision p, c
   msp_kernel k = msp_choose_kernel(s, reason, n);
   if (k == MSP_KERNEL_VECTOR &&
       (p == MSP_PRECISION_F16 || p == MSP_PRECISION_BF16 || p == MSP_PRECISION_FX16) &&
-      s->row_mean < MSP__NARROW_SCALAR_MEAN_BELOW && s->rows >= MSP__NARROW_SCALAR_MIN_ROWS &&
+      s->row_mean < MSP__NARROW_SCALAR_MEAN_BELOW && s->rows >= MSP__BANDED_MIN_ROWS &&
       s->diagonals <= s->rows) {
     k = MSP_KERNEL_SCALAR;
     if (reason && n)
