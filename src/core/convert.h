@@ -1,4 +1,5 @@
-// convert.h: what convert.c shares with convert_digits.c (AUTO with a requested accuracy).
+// convert.h: what convert.c shares with convert_digits.c (AUTO with a requested accuracy), and
+// the CSR kernel rule by storage precision (matrix.c), which conversion applies.
 #ifndef MSP_CONVERT_H
 #define MSP_CONVERT_H
 

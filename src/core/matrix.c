@@ -43,14 +43,14 @@
 // 0.1032 -> 0.0683, gen:convdiff3d:128 (under the banded rule above for f64: mean 6.95)
 // 0.0575 -> 0.0411 / 0.0634 -> 0.0383, fx16 up to 2.4x; the one loss, gen:banded:2000000:16, whose
 // rows of 16 fill the vector groups exactly: f16 0.0972 -> 0.1191 / 0.1098 -> 0.1149 (fx16 still
-// 0.1721 -> 0.1252). Where the conditions fail
-// the vector kernel stayed faster: gen:random:4000000:16 (7.5 M diagonals: f16 0.5444 against
-// 0.7341 with f64 x and y), gen:banded:1000000:64 (mean 64: f16 0.1969 against 0.5289, fx16
-// 0.3182 against 0.6271), and the collection's matrices of 3948-75888 rows (f16, f64 x and y:
-// bcsstk29 0.0070 against 0.0154, delaunay_n16 0.0064 against 0.0068, fe_body 0.0068 against
-// 0.0074; too few rows to fill the GPU one thread each). Wider values stay with the vector kernel
-// (f64 on the stencil: 0.2512 against 0.6062), as do CPMS values, whose segments read may change
-// after the conversion (cpms4 read in full: 0.3775 against 2.118).
+// 0.1721 -> 0.1252). Where the conditions fail the vector kernel stayed faster:
+// gen:random:4000000:16 (7.5 M diagonals: f16 0.5444 against 0.7341 with f64 x and y),
+// gen:banded:1000000:64 (mean 64: f16 0.1969 against 0.5289, fx16 0.3182 against 0.6271), and the
+// collection's matrices of 3948-75888 rows (f16, f64 x and y: bcsstk29 0.0070 against 0.0154,
+// delaunay_n16 0.0064 against 0.0068, fe_body 0.0068 against 0.0074; too few rows to fill the GPU
+// one thread each). Wider values stay with the vector kernel (f64 on the stencil: 0.2512 against
+// 0.6062), as do CPMS values, whose segments read may change after the conversion (cpms4 read in
+// full: 0.3775 against 2.118).
 #define MSP__NARROW_SCALAR_MEAN_BELOW 32.0
 
 msp_status msp__matrix_alloc(msp_context ctx, int64_t rows, int64_t cols, int64_t nnz,
@@ -114,6 +114,11 @@ msp_status msp_matrix_destroy(msp_matrix *A) {
   return MSP_SUCCESS;
 }
 
+// Large and near-banded, the condition of both refinements above.
+static int large_near_banded(const msp_matrix_stats *s) {
+  return s->rows >= MSP__BANDED_MIN_ROWS && s->diagonals <= s->rows;
+}
+
 msp_kernel msp_choose_kernel(const msp_matrix_stats *s, char *reason, size_t n) {
   msp_kernel k;
   char buf[200];
@@ -130,8 +135,7 @@ msp_kernel msp_choose_kernel(const msp_matrix_stats *s, char *reason, size_t n) 
              s->row_mean, MSP__SCALAR_UNIFORM_MEAN_BELOW, s->skewness,
              MSP__SCALAR_UNIFORM_SKEW_BELOW);
   } else if (s->row_mean < MSP__SCALAR_BANDED_MEAN_BELOW &&
-             s->skewness < MSP__SCALAR_UNIFORM_SKEW_BELOW && s->rows >= MSP__BANDED_MIN_ROWS &&
-             s->diagonals <= s->rows) {
+             s->skewness < MSP__SCALAR_UNIFORM_SKEW_BELOW && large_near_banded(s)) {
     k = MSP_KERNEL_SCALAR;
     snprintf(buf, sizeof buf,
              "short near-uniform rows on a large near-banded matrix (mean %.2f < %.0f, skewness "
@@ -159,8 +163,7 @@ msp_kernel msp__choose_kernel_prec(const msp_matrix_stats *s, msp_precision p, c
   msp_kernel k = msp_choose_kernel(s, reason, n);
   if (k == MSP_KERNEL_VECTOR &&
       (p == MSP_PRECISION_F16 || p == MSP_PRECISION_BF16 || p == MSP_PRECISION_FX16) &&
-      s->row_mean < MSP__NARROW_SCALAR_MEAN_BELOW && s->rows >= MSP__BANDED_MIN_ROWS &&
-      s->diagonals <= s->rows) {
+      s->row_mean < MSP__NARROW_SCALAR_MEAN_BELOW && large_near_banded(s)) {
     k = MSP_KERNEL_SCALAR;
     if (reason && n)
       snprintf(reason, n,
