@@ -85,19 +85,6 @@ static int combo_runs(msp_precision mp, msp_precision vp) {
   return mp == MSP_PRECISION_F64 || vp == MSP_PRECISION_F64 || mp == vp;
 }
 
-// A backend's documented limitations (README, "CUDA limitation"): CUDA writes a fixed-point y
-// only from kernels that finish whole aligned blocks of 32 rows inside one CUDA block, so the
-// merge-path CSR kernel, COO and HYB return MSP_ERR_NOT_SUPPORTED for a fixed-point y. The CPU
-// supports every combination.
-static int documented_unsupported(msp_backend b, msp_format f, msp_kernel k, msp_precision yp) {
-  if (b != MSP_BACKEND_CUDA) return 0;
-  // BDMP's CUDA kernels read and write fp64 vectors only (README; the BDMP issue templates them)
-  if ((f == MSP_FORMAT_BDMP_PBP || f == MSP_FORMAT_BDMP_TCKI) && yp != MSP_PRECISION_F64) return 1;
-  if (!msp_prec_is_fixed(yp)) return 0;
-  return (f == MSP_FORMAT_CSR && k == MSP_KERNEL_MERGE) || f == MSP_FORMAT_COO ||
-         f == MSP_FORMAT_HYB;
-}
-
 int64_t cross_env_max_nnz(void) {
   const char *c = getenv("MSP_CROSS_MAX_NNZ");
   return c && atoll(c) > 0 ? (int64_t)atoll(c) : 0;
@@ -409,19 +396,9 @@ static void run_combo(work *w, msp_matrix *B, msp_format f, const test_csr *s, c
         }
         msp_status gst;
         msp_status st = product(w, c, B[c], alpha, beta, w->got[c], &gst);
-        if (st == MSP_ERR_NOT_SUPPORTED && c > 0 &&
-            documented_unsupported(bk, f, msp_matrix_kernel(B[c]), vp)) {
-          char what[200];
-          snprintf(what, sizeof what, "%s %s%s%s with y in %s", msp_backend_name(bk),
-                   msp_format_name(f), f == MSP_FORMAT_CSR ? " kernel " : "",
-                   f == MSP_FORMAT_CSR ? msp_kernel_name(msp_matrix_kernel(B[c])) : "",
-                   msp_precision_name(vp));
-          note_unsupported(e, what);
-          continue;
-        }
-        CHECK(st == MSP_SUCCESS, "%s: msp_spmv: %s (%s)%s", clab, msp_status_name(st),
-              msp_last_error(),
-              st == MSP_ERR_NOT_SUPPORTED ? " (not a documented limitation: a failure)" : "");
+        // Every backend runs every format with every precision of x and y.
+        CHECK(st == MSP_SUCCESS, "%s: msp_spmv: %s (%s)", clab, msp_status_name(st),
+              msp_last_error());
         if (st == MSP_SUCCESS) {
           CHECK(gst == MSP_SUCCESS || gst == MSP_ERR_RANGE, "%s: msp_vector_get(y): %s (%s)", clab,
                 msp_status_name(gst), msp_last_error());

@@ -41,6 +41,7 @@ static void cuda_context_fini(msp_context ctx) {
   if (c->stream) (void)cudaStreamDestroy(c->stream);
   if (c->d_scratch) (void)cudaFree(c->d_scratch);
   if (c->h_result) (void)cudaFreeHost(c->h_result);
+  if (c->d_ywork) (void)cudaFree(c->d_ywork);
   (void)cudaGetLastError();
   msp__free(c);
   ctx->impl = NULL;

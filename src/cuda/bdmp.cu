@@ -64,10 +64,7 @@ struct pbp_loader {
 // The kernel of A's products (the CSR rule's, or the caller's at conversion), which decides the
 // device layout.
 static msp_kernel pbp_kernel_of(const msp_matrix A) {
-  const msp_kernel k = A->kernel;
-  return k == MSP_KERNEL_SCALAR || k == MSP_KERNEL_VECTOR || k == MSP_KERNEL_MERGE
-             ? k
-             : msp_choose_kernel(&A->stats, NULL, 0);
+  return msp__cuda_csr_kernel(A);
 }
 
 // Device layout by the mix and the kernel (m->i64[6]):
@@ -145,17 +142,18 @@ template <msp_precision P> static loader<P> plain_loader(const void *data) {
   return l;
 }
 
-// Every storage precision of x and y, as CSR (msp__cuda_csr_kernel refuses a fixed-point y
-// with the merge-path kernel).
+// Every storage precision of x and y, as CSR (the merge-path kernel writes a fixed-point y through
+// msp__cuda_spmv_fixed_y).
 extern "C" msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, const msp_matrix A,
                                               msp_vector x, double beta, msp_vector y) {
   msp_status st = MSP_SUCCESS;
-  msp_kernel k;
   if (A->rows == 0) return MSP_SUCCESS;
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
   const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
   if (!m || !P) return msp__error(MSP_ERR_INTERNAL, "bdmp-pbp spmv (cuda): no device data");
-  MSP_TRY(msp__cuda_csr_kernel(A, y, "bdmp-pbp spmv (cuda)", &k));
+  const msp_kernel k = pbp_kernel_of(A);
+  if (msp__cuda_csr_via_f64_y(k, y))
+    return msp__cuda_spmv_fixed_y(ctx, alpha, A, x, beta, y, msp__cuda_bdmp_pbp_spmv);
   {
     const int layout = (int)m->i64[6];
     const auto v64 = plain_loader<MSP_PRECISION_F64>(m->d[SLOT_VAL]);
@@ -185,18 +183,7 @@ extern "C" msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, con
       });
     });
   }
-exit:
   return st;
-}
-
-// The TCKI kernels read x and write y as fp64 arrays: other vector precisions are refused until
-// they are templates over the vector loaders like the other formats' kernels.
-static msp_status f64_vectors(const char *fn, const msp_vector x, const msp_vector y) {
-  if (x->prec == MSP_PRECISION_F64 && y->prec == MSP_PRECISION_F64) return MSP_SUCCESS;
-  return msp__error(MSP_ERR_NOT_SUPPORTED,
-                    "%s (cuda): x (%s) and y (%s) must be f64 vectors; BDMP-TCKI reads and writes "
-                    "only fp64 vectors on the GPU for now",
-                    fn, msp_precision_name(x->prec), msp_precision_name(y->prec));
 }
 
 // ---- TCKI --------------------------------------------------------------------------------------
@@ -218,16 +205,18 @@ __device__ __forceinline__ int64_t ld_off(const int64_t *p) {
 // like a CSR tile with full columns: lane (r, h) takes row r's entries ends[r - 1] + h, + 2, ...
 // and gathers x directly (no segment of x to stage, none prefetched). Each lane sums its tiles
 // in order and the halves are added at the end (lane r gets lane r + 16's sum): a fixed order,
-// so repeated runs give the same bits.
-template <typename OFF>
+// so repeated runs give the same bits. x is read through the loader of its precision and y
+// written through its store Y (ystore_f64 for an f64 y; a fixed-point y goes through
+// msp__cuda_spmv_fixed_y, since a warp finishes 16 rows, not an aligned block of 32).
+template <typename OFF, msp_precision PX, class Y>
 __global__ void __launch_bounds__(TCKI_THREADS)
     tcki_kernel(int64_t nchunks, int64_t rows, int64_t cols, const int32_t *__restrict__ chunk_br,
                 const OFF *__restrict__ chunk_t0, const int32_t *__restrict__ chunk_part,
                 const int32_t *__restrict__ tile_col, const uint16_t *__restrict__ tinfo,
                 const OFF *__restrict__ eoff, const OFF *__restrict__ voff,
                 const uint8_t *__restrict__ idx, const float *__restrict__ val32,
-                const double *__restrict__ val64, const double *__restrict__ x, double alpha,
-                double beta, double *__restrict__ y, double *__restrict__ part) {
+                const double *__restrict__ val64, const loader<PX> x, double alpha, double beta,
+                const Y y, double *__restrict__ part) {
   __shared__ double xs_all[TCKI_WARPS][MSP_BDMP_TILE];
   const unsigned full = 0xffffffffu;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -251,7 +240,7 @@ __global__ void __launch_bounds__(TCKI_THREADS)
   double xn = 0.0; // x segment of the next tile, one entry per lane < 16
   if (nt > 0 && !(__shfl_sync(full, my_info, 0) & MSP__TILE_ROWS)) {
     const int64_t c = (int64_t)__shfl_sync(full, my_col, 0) * MSP_BDMP_TILE + r;
-    if (h == 0 && c < cols) xn = __ldg(x + c);
+    if (h == 0 && c < cols) xn = x(c);
   }
   double acc = 0.0;
   for (int j = 0; j < nt; j++) {
@@ -265,7 +254,7 @@ __global__ void __launch_bounds__(TCKI_THREADS)
     xn = 0.0;
     if (j + 1 < nt && !(__shfl_sync(full, my_info, j + 1) & MSP__TILE_ROWS)) { // warp-uniform
       const int64_t c = (int64_t)__shfl_sync(full, my_col, j + 1) * MSP_BDMP_TILE + r;
-      if (h == 0 && c < cols) xn = __ldg(x + c);
+      if (h == 0 && c < cols) xn = x(c);
     }
     const int fmt = (int)(info & 3u), w = (int)(info >> 8);
     const bool f64 = (info & MSP__TILE_F64) != 0;
@@ -277,7 +266,7 @@ __global__ void __launch_bounds__(TCKI_THREADS)
       const int32_t *sc = (const int32_t *)(ends + MSP_BDMP_TILE);
       const int q0 = r > 0 ? (int)__ldg(ends + r - 1) : 0, q1 = (int)__ldg(ends + r);
       for (int q = q0 + h; q < q1; q += 2)
-        acc += (f64 ? __ldg(v64 + q) : (double)__ldg(v32 + q)) * __ldg(x + __ldg(sc + q));
+        acc += (f64 ? __ldg(v64 + q) : (double)__ldg(v32 + q)) * x(__ldg(sc + q));
       continue;
     }
     if (fmt == MSP__TILE_COO) {
@@ -315,14 +304,14 @@ __global__ void __launch_bounds__(TCKI_THREADS)
     part[(int64_t)cp * MSP_BDMP_TILE + r] = acc;
   } else {
     const int64_t i = (int64_t)__ldg(chunk_br + chunk) * MSP_BDMP_TILE + r;
-    if (i < rows) y[i] = beta == 0.0 ? alpha * acc : alpha * acc + beta * y[i];
+    if (i < rows) ystore_row(y, i, alpha, acc, beta);
   }
 }
 
 // Rows of block rows split over several chunks: their partial sums in chunk order.
+template <class Y>
 __global__ void tcki_fixup(int64_t nsplit, int64_t rows, const int64_t *__restrict__ runs,
-                           const double *__restrict__ part, double alpha, double beta,
-                           double *__restrict__ y) {
+                           const double *__restrict__ part, double alpha, double beta, const Y y) {
   const int64_t tid = (int64_t)blockIdx.x * FIX_THREADS + threadIdx.x;
   const int64_t q = tid / MSP_BDMP_TILE;
   const int r = (int)(tid % MSP_BDMP_TILE);
@@ -333,7 +322,7 @@ __global__ void tcki_fixup(int64_t nsplit, int64_t rows, const int64_t *__restri
   double s = 0.0;
   for (int64_t k = 0; k < np; k++)
     s += part[(p0 + k) * MSP_BDMP_TILE + r];
-  y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i];
+  ystore_row(y, i, alpha, s, beta);
 }
 
 // Device copy of an int64 host array as OFF (uint32 when it fits, checked by the caller).
@@ -404,12 +393,12 @@ exit:
   return st;
 }
 
-template <typename OFF>
-static msp_status launch_tcki(const msp__cuda_matrix *m, const msp_matrix A, const double *x,
-                              double alpha, double beta, double *y, cudaStream_t s) {
+template <typename OFF, msp_precision PX, class Y>
+static msp_status launch_tcki(const msp__cuda_matrix *m, const msp_matrix A, const loader<PX> &x,
+                              double alpha, double beta, const Y &y, cudaStream_t s) {
   msp_status st = MSP_SUCCESS;
   const int64_t nchunks = m->i64[0];
-  tcki_kernel<OFF><<<msp__cuda_blocks(nchunks, TCKI_WARPS), TCKI_THREADS, 0, s>>>(
+  tcki_kernel<OFF, PX, Y><<<msp__cuda_blocks(nchunks, TCKI_WARPS), TCKI_THREADS, 0, s>>>(
       nchunks, A->rows, A->cols, (const int32_t *)m->d[3], (const OFF *)m->d[9],
       (const int32_t *)m->d[0], (const int32_t *)m->d[1], (const uint16_t *)m->d[2],
       (const OFF *)m->d[4], (const OFF *)m->d[5], (const uint8_t *)m->d[6], (const float *)m->d[7],
@@ -419,29 +408,35 @@ exit:
   return st;
 }
 
+// Every precision of x, and of y (a fixed-point one through msp__cuda_spmv_fixed_y).
 extern "C" msp_status msp__cuda_bdmp_tcki_spmv(msp_context ctx, double alpha, const msp_matrix A,
                                                msp_vector x, double beta, msp_vector y) {
-  msp_status st = MSP_SUCCESS;
-  if ((st = f64_vectors("bdmp-tcki spmv", x, y)) != MSP_SUCCESS) return st;
   if (A->rows == 0) return MSP_SUCCESS;
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
   if (!m || !A->fmt) return msp__error(MSP_ERR_INTERNAL, "bdmp-tcki spmv (cuda): no device data");
+  if (msp_prec_is_fixed(y->prec))
+    return msp__cuda_spmv_fixed_y(ctx, alpha, A, x, beta, y, msp__cuda_bdmp_tcki_spmv);
   const cudaStream_t s = msp__cuda(ctx)->stream;
   const int64_t nchunks = m->i64[0], nsplit = m->i64[1];
-  if (nchunks > 0) {
-    if (m->i64[2] == 4)
-      MSP_TRY(launch_tcki<uint32_t>(m, A, (const double *)x->d_data, alpha, beta,
-                                    (double *)y->d_data, s));
-    else
-      MSP_TRY(launch_tcki<int64_t>(m, A, (const double *)x->d_data, alpha, beta,
-                                   (double *)y->d_data, s));
-  }
-  if (nsplit > 0) {
-    tcki_fixup<<<msp__cuda_blocks(nsplit * MSP_BDMP_TILE, FIX_THREADS), FIX_THREADS, 0, s>>>(
-        nsplit, A->rows, (const int64_t *)m->d[10], (const double *)m->d[11], alpha, beta,
-        (double *)y->d_data);
-    MSP_CUDA_CHECK_LAUNCH("tcki_fixup");
-  }
-exit:
-  return st;
+  return msp__prec_dispatch(x->prec, [&](auto px) {
+    constexpr msp_precision PX = decltype(px)::value;
+    const loader<PX> xl = msp__vector_loader<PX>(x);
+    return msp__ystore_dispatch(y, [&](const auto &ys) {
+      using Y = typename std::decay<decltype(ys)>::type;
+      msp_status st = MSP_SUCCESS;
+      if (nchunks > 0) {
+        if (m->i64[2] == 4)
+          MSP_TRY(launch_tcki<uint32_t>(m, A, xl, alpha, beta, ys, s));
+        else
+          MSP_TRY(launch_tcki<int64_t>(m, A, xl, alpha, beta, ys, s));
+      }
+      if (nsplit > 0) {
+        tcki_fixup<Y><<<msp__cuda_blocks(nsplit * MSP_BDMP_TILE, FIX_THREADS), FIX_THREADS, 0, s>>>(
+            nsplit, A->rows, (const int64_t *)m->d[10], (const double *)m->d[11], alpha, beta, ys);
+        MSP_CUDA_CHECK_LAUNCH("tcki_fixup");
+      }
+    exit:
+      return st;
+    });
+  });
 }

@@ -235,6 +235,50 @@ static msp_status ew_launch(msp_context ctx, int64_t n, double a, msp_vector x, 
       x->prec, [&](auto px) { return ew_enqueue<decltype(px)::value>(ctx, n, a, x, b, y); });
 }
 
+// A fixed-point y from kernels that finish rows one lane or one fix-up at a time (see
+// cuda_internal.cuh): their product alpha*A*x into the context's fp64 work vector t (y's shallow
+// copy with fp64 device data, so the format's kernel takes its plain fp64 store), then
+// y = 1 * t + beta * y through ew_kernel, a warp per block of 32 values.
+extern "C" msp_status msp__cuda_spmv_fixed_y(msp_context ctx, double alpha, const msp_matrix A,
+                                             msp_vector x, double beta, msp_vector y,
+                                             msp__spmv_fn spmv) {
+  msp_status st = MSP_SUCCESS;
+  msp__cuda_ctx *c = msp__cuda(ctx);
+  struct msp_vector_s t;
+  if (y->n == 0) return MSP_SUCCESS;
+  if (c->ywork_n < y->n) {
+    if (c->d_ywork) MSP_CUDA_TRY(cudaFree(c->d_ywork)); // cudaFree waits for the device
+    c->d_ywork = NULL;
+    c->ywork_n = 0;
+    const cudaError_t e = cudaMalloc((void **)&c->d_ywork, (size_t)y->n * sizeof(double));
+    if (e != cudaSuccess) {
+      c->d_ywork = NULL;
+      st = msp__cuda_status(e, "cudaMalloc", __FILE__, __LINE__);
+      return msp__error(st,
+                        "CUDA backend: cannot allocate %zu bytes of device memory for the fp64 "
+                        "work vector of a product into a %s y (%s)",
+                        (size_t)y->n * sizeof(double), msp_precision_name(y->prec),
+                        cudaGetErrorString(e));
+    }
+    c->ywork_n = y->n;
+  }
+  t = *y;
+  t.prec = MSP_PRECISION_F64;
+  t.segments = 0;
+  t.bank_shift = MSP_CPMS_SEPARATE;
+  t.nscales = 0;
+  t.h_data = NULL;
+  t.h_scales = NULL;
+  t.d_data = c->d_ywork;
+  t.d_scales = NULL;
+  MSP_TRY(spmv(ctx, alpha, A, x, 0.0, &t));
+  ew_kernel<MSP_PRECISION_F64, true><<<ew_blocks(ctx, y->n), EW_THREADS, 0, c->stream>>>(
+      y->n, 1.0, msp__vector_acc(&t, 1), beta, msp__vector_ystore(y));
+  MSP_CUDA_CHECK_LAUNCH("ew_kernel");
+exit:
+  return st;
+}
+
 extern "C" msp_status msp__cuda_axpby(msp_context ctx, double a, msp_vector x, double b,
                                       msp_vector y) {
   if (x->n == 0) return MSP_SUCCESS;

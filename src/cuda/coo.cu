@@ -24,9 +24,10 @@
 // launches: a single fused launch (fix-up by the last block to finish) measured 0.90x of them in
 // geometric mean on the H100 (33 matrices), so it was removed.
 //
-// A fixed-point y is not supported (MSP_ERR_NOT_SUPPORTED, naming format and precision): its
-// scale per block of 32 rows needs the block's 32 results at once, and here a row is finished by
-// one lane or by a fix-up, never by a warp holding a whole block.
+// A fixed-point y goes through msp__cuda_spmv_fixed_y (blas1.cu: this product into an fp64 work
+// vector, then a warp per block of 32 rows stores y): its scale per block of 32 rows needs the
+// block's 32 results at once, and here a row is finished by one lane or by a fix-up, never by a
+// warp holding a whole block.
 //
 // Device slots of a COO matrix:
 //   0 row    int32 [tiles * 256]  row indices, padded with INT32_MAX (above every row: sorted)
@@ -380,11 +381,12 @@ exit:
 extern "C" msp_status msp__cuda_coo_spmv(msp_context ctx, double alpha, const msp_matrix A,
                                          msp_vector x, double beta, msp_vector y) {
   msp_status st = MSP_SUCCESS;
+  if (msp_prec_is_fixed(y->prec))
+    return msp__cuda_spmv_fixed_y(ctx, alpha, A, x, beta, y, msp__cuda_coo_spmv);
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
   const cudaStream_t s = msp__cuda(ctx)->stream;
   const int64_t nempty = m->i64[COO_EMPTY_Q];
   const ystore ys = msp__vector_ystore(y);
-  if (msp_prec_is_fixed(y->prec)) return msp__fmt_refuse_fixed_y("coo", y);
   MSP_TRY(msp__cuda_coo_part_spmv(s, m, 0, 0, msp__fmt_values(A, m, COO_VAL_SLOT, COO_SCALES_SLOT),
                                   0, msp__vector_acc(x, 1), ys, alpha, beta, NULL));
   if (nempty > 0) {

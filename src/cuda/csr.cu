@@ -36,8 +36,8 @@
 //
 // Fixed-point y (one scale per 32 rows, set from those rows' results): the scalar and vector
 // kernels finish aligned blocks of 32 rows inside one CUDA block and set the scales in the same
-// pass. The merge path does not (a block of 32 rows may straddle tiles): it returns
-// MSP_ERR_NOT_SUPPORTED for a fixed-point y; choose the vector kernel (or f32 for y) there.
+// pass. The merge path does not (a block of 32 rows may straddle tiles): it writes an fp64 work
+// vector, which msp__cuda_spmv_fixed_y (blas1.cu) then stores into y, a warp per block.
 #include "csr.cuh"
 
 #include <string.h>
@@ -202,9 +202,9 @@ extern "C" msp_status msp__cuda_csr_spmv(msp_context ctx, double alpha, const ms
   if (A->rows == 0) return MSP_SUCCESS;
   if (!A->dev)
     return msp__error(MSP_ERR_INTERNAL, "csr spmv (cuda): the matrix has no device data");
-  msp_kernel k;
-  msp_status st = msp__cuda_csr_kernel(A, y, "csr spmv (cuda)", &k);
-  if (st != MSP_SUCCESS) return st;
+  const msp_kernel k = msp__cuda_csr_kernel(A);
+  if (msp__cuda_csr_via_f64_y(k, y))
+    return msp__cuda_spmv_fixed_y(ctx, alpha, A, x, beta, y, msp__cuda_csr_spmv);
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
   return msp__prec_dispatch(A->precision, [&](auto pa) {
     // The device view of the stored values; CPMS reads the segments the matrix asks for now

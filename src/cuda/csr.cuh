@@ -736,20 +736,17 @@ exit:
   return st;
 }
 
-// The kernel A's products run (A->kernel, or the CSR rule's choice): an error for the merge path
-// into a fixed-point y (fn names the caller).
-static inline msp_status msp__cuda_csr_kernel(const msp_matrix A, const msp_vector y,
-                                              const char *fn, msp_kernel *k) {
-  *k = A->kernel;
-  if (*k != MSP_KERNEL_SCALAR && *k != MSP_KERNEL_VECTOR && *k != MSP_KERNEL_MERGE)
-    *k = msp_choose_kernel(&A->stats, NULL, 0);
-  if (*k != MSP_KERNEL_SCALAR && *k != MSP_KERNEL_VECTOR && msp_prec_is_fixed(y->prec))
-    return msp__error(MSP_ERR_NOT_SUPPORTED,
-                      "%s: the merge-path kernel cannot write a fixed-point y (%s: one scale per "
-                      "32 rows, which may straddle its tiles); use the scalar or vector kernel, or "
-                      "another precision for y",
-                      fn, msp_precision_name(y->prec));
-  return MSP_SUCCESS;
+// The kernel A's products run (A->kernel, or the CSR rule's choice). The merge path cannot write
+// a fixed-point y itself (a block of 32 rows may straddle its tiles): 1 when the product must go
+// through msp__cuda_spmv_fixed_y.
+static inline msp_kernel msp__cuda_csr_kernel(const msp_matrix A) {
+  const msp_kernel k = A->kernel;
+  return k == MSP_KERNEL_SCALAR || k == MSP_KERNEL_VECTOR || k == MSP_KERNEL_MERGE
+             ? k
+             : msp_choose_kernel(&A->stats, NULL, 0);
+}
+static inline bool msp__cuda_csr_via_f64_y(msp_kernel k, const msp_vector y) {
+  return k == MSP_KERNEL_MERGE && msp_prec_is_fixed(y->prec);
 }
 
 // CSR structure of a matrix on the device (slots ROWPTR, COLIND and the merge-path plan) and its

@@ -31,6 +31,8 @@ typedef struct {
   int l2_bytes;      // L2 cache size
   double *d_scratch; // reduction scratch (partial sums + result), MSP__CUDA_SCRATCH doubles
   double *h_result;  // pinned host slot for reduction results
+  double *d_ywork;   // fp64 y of the kernels that cannot write a fixed-point y (grown on demand)
+  int64_t ywork_n;   // its length
 } msp__cuda_ctx;
 
 #define MSP__CUDA_SCRATCH 8192
@@ -68,16 +70,25 @@ typedef msp_status (*msp__cuda_upload_fn)(msp_context ctx, msp_matrix A);
 
 // CSR (csr.cu): upload and y = alpha*A*x + beta*y with A->kernel (scalar, vector, merge), for
 // every storage precision of the values (other than f64: A->pval), of x and of y, read and
-// written through src/cuda/access.cuh. The merge path answers MSP_ERR_NOT_SUPPORTED for a
-// fixed-point y.
+// written through src/cuda/access.cuh. The merge path writes a fixed-point y through
+// msp__cuda_spmv_fixed_y.
 msp_status msp__cuda_csr_upload(msp_context ctx, msp_matrix A);
 msp_status msp__cuda_csr_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                               double beta, msp_vector y);
 
+// y = alpha*A*x + beta*y into a fixed-point y for the kernels that cannot set its block scales
+// themselves (blas1.cu): spmv (a format's product) writes alpha*A*x into the context's fp64 work
+// vector, then one pass over y, a warp per block of 32 values, adds beta*y and stores the block
+// with its scale (ystore_warp). Used where a row is finished by one lane or a fix-up rather than
+// by a warp holding an aligned block of 32 rows (merge-path CSR, COO, HYB, BDMP-TCKI): 16 more
+// bytes per row than a kernel that stores y itself.
+msp_status msp__cuda_spmv_fixed_y(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                                  double beta, msp_vector y, msp__spmv_fn spmv);
+
 // COO, ELL, HLL, DIA, HDIA, HYB (coo.cu, ell.cu, hll.cu, dia.cu, hdia.cu, hyb.cu): upload from
 // A->fmt (values: the host f64 array or A->pval, in the format's own order) and
 // y = alpha*A*x + beta*y for every storage precision of A, x and y, one kernel per format
-// (deterministic, no atomics). COO and HYB refuse a fixed-point y (MSP_ERR_NOT_SUPPORTED).
+// (deterministic, no atomics). COO and HYB write a fixed-point y through msp__cuda_spmv_fixed_y.
 msp_status msp__cuda_coo_upload(msp_context ctx, msp_matrix A);
 msp_status msp__cuda_coo_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                               double beta, msp_vector y);
@@ -97,7 +108,8 @@ msp_status msp__cuda_hyb_upload(msp_context ctx, msp_matrix A);
 msp_status msp__cuda_hyb_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                               double beta, msp_vector y);
 
-// BDMP-PBP / BDMP-TCKI (bdmp.cu): f64 x and y only for now (MSP_ERR_NOT_SUPPORTED otherwise).
+// BDMP-PBP / BDMP-TCKI (bdmp.cu): every storage precision of x and y (TCKI and PBP's merge path
+// write a fixed-point y through msp__cuda_spmv_fixed_y).
 msp_status msp__cuda_bdmp_pbp_upload(msp_context ctx, msp_matrix A);
 msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                                    double beta, msp_vector y);

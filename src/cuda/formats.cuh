@@ -472,17 +472,9 @@ msp_status msp__cuda_coo_part_upload(msp_context ctx, msp__cuda_matrix *m, int s
 // or with part (HYB) y_r = alpha * sum_r + part[r], rounded once into y's precision; triple k's
 // value is va[voff + k]. Rows without triples are not touched. y must not be fixed point (a row's
 // sum is finished by one lane or a fix-up, never by a warp holding a whole block of 32 rows): the
-// caller refuses it.
+// caller goes through msp__cuda_spmv_fixed_y for it.
 msp_status msp__cuda_coo_part_spmv(cudaStream_t s, const msp__cuda_matrix *m, int s0, int q0,
                                    const msp_acc &va, int64_t voff, const msp_acc &xa,
                                    const ystore &y, double alpha, double beta, const double *part);
-// The refusal of a fixed-point y by the formats whose rows are finished one at a time.
-static inline msp_status msp__fmt_refuse_fixed_y(const char *fmt, const msp_vector y) {
-  return msp__error(MSP_ERR_NOT_SUPPORTED,
-                    "CUDA %s spmv: y in %s is not supported (a fixed-point y takes one scale per "
-                    "block of %d rows, and %s finishes rows one at a time); use another format "
-                    "or y in a floating-point precision",
-                    fmt, msp_precision_name(y->prec), MSP_VEC_FX_BLOCK, fmt);
-}
 
 #endif

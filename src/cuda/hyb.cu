@@ -12,8 +12,8 @@
 //
 // One value array for both parts, as A->pval holds it in every precision (the ELL part's stride *
 // K values, then the COO part's): the f64 upload joins the two host arrays the same way, so the
-// kernels have one addressing (the COO part's triple k is value stride * K + k). A fixed-point y is
-// not supported (MSP_ERR_NOT_SUPPORTED): the COO part finishes rows one at a time (coo.cu).
+// kernels have one addressing (the COO part's triple k is value stride * K + k). A fixed-point y
+// goes through msp__cuda_spmv_fixed_y: the COO part finishes rows one at a time (coo.cu).
 //
 // Device slots of a HYB matrix:
 //   0 .. 1  the ELL part, as in ell.cu (col, rowlen when used)
@@ -69,6 +69,8 @@ exit:
 extern "C" msp_status msp__cuda_hyb_spmv(msp_context ctx, double alpha, const msp_matrix A,
                                          msp_vector x, double beta, msp_vector y) {
   msp_status st = MSP_SUCCESS;
+  if (msp_prec_is_fixed(y->prec))
+    return msp__cuda_spmv_fixed_y(ctx, alpha, A, x, beta, y, msp__cuda_hyb_spmv);
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
   const cudaStream_t s = msp__cuda(ctx)->stream;
   const msp_acc va = msp__fmt_values(A, m, HYB_VAL_SLOT, HYB_SCALES_SLOT);
@@ -76,7 +78,6 @@ extern "C" msp_status msp__cuda_hyb_spmv(msp_context ctx, double alpha, const ms
   const ystore ys = msp__vector_ystore(y);
   const uint32_t *tail = (const uint32_t *)m->d[HYB_TAIL_SLOT]; // NULL: no COO part
   double *part = (double *)m->d[HYB_PART_SLOT];
-  if (msp_prec_is_fixed(y->prec)) return msp__fmt_refuse_fixed_y("hyb", y);
   MSP_TRY(msp__cuda_ell_part_spmv(s, m, HYB_ELL_SLOT, HYB_ELL_Q, A->rows, va, xa, ys, alpha, beta,
                                   tail, part));
   // Same stream: the COO pass sees the ELL pass's partials.
