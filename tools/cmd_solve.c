@@ -230,6 +230,13 @@ int cmd_solve(int argc, char **argv) {
     for (int c = 0; c < cycles; c++)
       json_string(j, NULL, msp_precision_name(r.cycle_precision[c]));
     json_end(j);
+    // inner iterations run with each basis precision (every cycle counted, also past the ones
+    // basis_precisions lists)
+    json_object(j, "iterations_per_precision");
+    for (int p = 0; p < MSP_PRECISION_COUNT; p++)
+      if (r.iterations_by_precision[p] > 0)
+        json_int(j, msp_precision_name((msp_precision)p), (long long)r.iterations_by_precision[p]);
+    json_end(j);
     const int prc = json_finish(j, NULL);
     j = NULL;
     if (prc != EXIT_OK) goto exit;
@@ -249,7 +256,17 @@ int cmd_solve(int argc, char **argv) {
       printf("%s%s x%d", c ? ", " : "", msp_precision_name(r.cycle_precision[c]), e - c);
       c = e;
     }
+    if (cycles == MSP_SOLVER_MAX_CYCLES && r.restarts + 1 > cycles)
+      printf(" (the first %d of %lld cycles)", cycles, (long long)r.restarts + 1);
     printf("\n");
+    printf("by basis     ");
+    for (int p = 0, first = 1; p < MSP_PRECISION_COUNT; p++)
+      if (r.iterations_by_precision[p] > 0) {
+        printf("%s%s %lld", first ? "" : ", ", msp_precision_name((msp_precision)p),
+               (long long)r.iterations_by_precision[p]);
+        first = 0;
+      }
+    printf(" iterations\n");
     printf("time         %.6f s, %.6f ms per iteration, setup %.6f s\n", r.time_s, per_it * 1e3,
            r.setup_s);
   }

@@ -319,6 +319,14 @@ struct msp__backend {
   // z_i = d_i * x_i for f64 vectors d, x, z of one length (made current on the backend's side
   // by the caller; x and z distinct): Jacobi's application with d = the inverse diagonal.
   msp_status (*pmul)(msp_context ctx, msp_vector d, msp_vector x, msp_vector z);
+  // Optional (NULL: src/solvers/precond.c solves on the host): ILU(0)'s triangular solves on the
+  // backend. ilu_upload copies the factors of n rows (A's rowptr and colind, lu in place of its
+  // values, diag[i] the position of a_ii) into *dev; ilu_apply sets z = U^-1 L^-1 v for f64
+  // vectors v, z (distinct, current on the backend's side) with the host's bits.
+  msp_status (*ilu_upload)(msp_context ctx, int64_t n, const int64_t *rowptr, const int32_t *colind,
+                           const double *lu, const int64_t *diag, void **dev);
+  msp_status (*ilu_apply)(msp_context ctx, void *dev, msp_vector v, msp_vector z);
+  void (*ilu_free)(msp_context ctx, void *dev); // NULL accepted
   // PageRank (src/solvers/pagerank.c; struct msp__prgraph below). Make the backend's copy of the
   // graph's arrays and the reductions' workspace in g->dev (CPU: the workspace only).
   msp_status (*pr_upload)(msp_context ctx, msp__prgraph *g);

@@ -354,6 +354,10 @@ msp_status msp__cuda_basis_subtract(msp_context, const msp__basis *, int, int, c
 msp_status msp__cuda_basis_combine(msp_context, const msp__basis *, int, const double *,
                                    msp_vector);
 msp_status msp__cuda_pmul(msp_context, msp_vector, msp_vector, msp_vector);
+msp_status msp__cuda_ilu_upload(msp_context, int64_t, const int64_t *, const int32_t *,
+                                const double *, const int64_t *, void **);
+msp_status msp__cuda_ilu_apply(msp_context, void *, msp_vector, msp_vector);
+void msp__cuda_ilu_free(msp_context, void *);
 }
 
 // nvcc's host compiler (g++) has no array designators, so the table is filled by assignments,
@@ -388,6 +392,9 @@ static cuda_tables make_tables(void) {
   b.basis_subtract = msp__cuda_basis_subtract;
   b.basis_combine = msp__cuda_basis_combine;
   b.pmul = msp__cuda_pmul;
+  b.ilu_upload = msp__cuda_ilu_upload;
+  b.ilu_apply = msp__cuda_ilu_apply;
+  b.ilu_free = msp__cuda_ilu_free;
   b.pr_upload = msp__cuda_pr_upload;
   b.pr_transpose = msp__cuda_pr_transpose;
   b.pr_free = msp__cuda_pr_free;

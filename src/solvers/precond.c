@@ -1,6 +1,5 @@
 // precond.c: Jacobi and ILU(0) preconditioners: built on the host; Jacobi applied by the backend
-// (pmul), ILU(0)'s triangular solves on the host (also for the CUDA backend: the vector is copied
-// to the host and back on each application).
+// (pmul), ILU(0)'s triangular solves by the backend where it has them (CUDA), else on the host.
 #include "precond.h"
 
 #include <math.h>
@@ -86,7 +85,14 @@ msp_status msp__precond_setup(const msp_matrix A, msp_precond kind, msp__precond
   P->kind = kind;
   P->n = A->rows;
   if (kind == MSP_PRECOND_JACOBI) MSP_TRY(jacobi_setup(A, P));
-  if (kind == MSP_PRECOND_ILU0) MSP_TRY(ilu0_setup(A, P));
+  if (kind == MSP_PRECOND_ILU0) {
+    MSP_TRY(ilu0_setup(A, P));
+    if (A->ctx->backend->ilu_upload) {
+      MSP_TRY(A->ctx->backend->ilu_upload(A->ctx, A->rows, P->rowptr, P->colind, P->lu, P->diag,
+                                          &P->dev));
+      P->ctx = A->ctx;
+    }
+  }
 exit:
   if (st != MSP_SUCCESS) msp__precond_free(P);
   return st;
@@ -107,6 +113,12 @@ msp_status msp__precond_apply(msp_context ctx, const msp__precond *P, msp_vector
   msp_status st = MSP_SUCCESS;
   if (P->kind == MSP_PRECOND_NONE) return msp_copy(ctx, v, z);
   if (P->kind == MSP_PRECOND_JACOBI) return jacobi_apply(ctx, P, v, z);
+  if (P->dev) {
+    MSP_TRY(msp__vector_current(v));
+    MSP_TRY(ctx->backend->ilu_apply(ctx, P->dev, v, z));
+    msp__vector_written(z);
+    goto exit;
+  }
   MSP_TRY(msp__vector_on_host(v));
   const double *src = (const double *)v->h_data;
   double *dst = (double *)z->h_data;
@@ -140,6 +152,9 @@ void msp__precond_free(msp__precond *P) {
   msp_vector_destroy(&P->dinv);
   MSP_FREE(P->lu);
   MSP_FREE(P->diag);
+  if (P->dev && P->ctx->backend->ilu_free) P->ctx->backend->ilu_free(P->ctx, P->dev);
+  P->dev = NULL;
+  P->ctx = NULL;
   P->rowptr = NULL;
   P->colind = NULL;
 }

@@ -10,8 +10,9 @@ extern "C" {
 
 // M of a right-preconditioned solve, built from A's host CSR (always present, sorted by column
 // within each row). Jacobi is applied by the backend (its pmul slot: on the CUDA backend on the
-// device, no copy). ILU(0)'s triangular solves run on the host: on the CUDA backend the vector
-// travels to the host and back for each application (correct, not fast).
+// device, no copy). ILU(0) is factorised on the host; its triangular solves run on the backend
+// where it has them (ilu_upload / ilu_apply: on CUDA, sync-free solves on the device with the
+// host's bits, src/cuda/ilu.cu), else on the host (the CPU backend).
 typedef struct {
   msp_precond kind;
   int64_t n;
@@ -22,7 +23,9 @@ typedef struct {
   const int64_t *rowptr;
   const int32_t *colind;
   double *lu;
-  int64_t *diag; // position of a_ii in row i
+  int64_t *diag;   // position of a_ii in row i
+  msp_context ctx; // ILU(0) on the backend: A's context and the backend's copy of the factors
+  void *dev;
 } msp__precond;
 
 // Build M of the given kind from A (square). NONE builds nothing. MSP_ERR_INVALID_MATRIX when a
