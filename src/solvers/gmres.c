@@ -48,7 +48,7 @@ typedef struct {
   int m; // restart, at most n
   int64_t n;
   msp_vector r, v, w, z, t;
-  msp_vector x0; // basis auto: the initial guess (see STAGNATION)
+  msp_vector x0;   // basis auto: the initial guess (see STAGNATION)
   double *H;       // (m+1) x m, column-major: H[i + j (m+1)]
   double *cs, *sn; // rotations
   double *g;       // rotated right-hand side (m+1)
