@@ -508,8 +508,9 @@ typedef struct {
   msp_precision basis_precision; // storage of the Krylov basis (f64; any of MSP_PRECISION_LIST;
                                  // CPMS stores and reads all segments)
   int basis_auto;                // 1: ignore basis_precision; start with an f32 basis and move to
-                                 // f64 at a restart where the explicit residual stagnates
-                                 // (see msp_gmres)
+                                 // f64 at a restart where the explicit residual stagnates; an
+                                 // f64 cycle that then stagnates starts over from the initial
+                                 // guess, once, so auto converges wherever f64 does (msp_gmres)
   msp_precond precond;           // right preconditioner (NONE)
   msp_ortho ortho;               // (CGS)
 } msp_solver_options;
