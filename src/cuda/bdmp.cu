@@ -61,12 +61,6 @@ struct pbp_loader {
   __device__ __forceinline__ double stream(int64_t j) const { return load<true>(j); }
 };
 
-// The kernel of A's products (the CSR rule's, or the caller's at conversion), which decides the
-// device layout.
-static msp_kernel pbp_kernel_of(const msp_matrix A) {
-  return msp__cuda_csr_kernel(A);
-}
-
 // Device layout by the mix and the kernel (m->i64[6]):
 //   PBP_UNIFORM: one precision only: CSR with that precision's plain loader;
 //   PBP_WORDS:   both, merge-path kernel: the host layout (columns in order, precision words in
@@ -93,7 +87,7 @@ extern "C" msp_status msp__cuda_bdmp_pbp_upload(msp_context ctx, msp_matrix A) {
   const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
   if (!P) return msp__error(MSP_ERR_INTERNAL, "bdmp-pbp upload (cuda): no host data");
   const int64_t rows = A->rows, words = (A->nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD;
-  const msp_kernel k = pbp_kernel_of(A);
+  const msp_kernel k = msp__cuda_csr_kernel(A);
   const int layout = P->info.nnz32 == 0 || P->info.nnz64 == 0 ? PBP_UNIFORM
                      : k == MSP_KERNEL_MERGE                  ? PBP_WORDS
                                                               : PBP_SPLIT;
@@ -151,7 +145,7 @@ extern "C" msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, con
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
   const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
   if (!m || !P) return msp__error(MSP_ERR_INTERNAL, "bdmp-pbp spmv (cuda): no device data");
-  const msp_kernel k = pbp_kernel_of(A);
+  const msp_kernel k = msp__cuda_csr_kernel(A);
   if (msp__cuda_csr_via_f64_y(k, y))
     return msp__cuda_spmv_fixed_y(ctx, alpha, A, x, beta, y, msp__cuda_bdmp_pbp_spmv);
   {

@@ -29,21 +29,19 @@
 // lanes of many warps at once, and scattered rows).
 #include "cuda_internal.cuh"
 
-#include <string.h>
-
 #define ILU_THREADS 256
 #define ILU_BATCH 32 // rows a warp claims at once (consecutive rows: a stencil's chain)
 
+// The device arrays are the slots of a matrix record (msp__cuda_matrix_put allocates and fills
+// them, ilu_release frees them).
+enum { ILU_ROWPTR, ILU_COLIND, ILU_LU, ILU_DIAG, ILU_FLAG, ILU_COUNTER };
 typedef struct {
+  msp__cuda_matrix m; // rowptr int64[n + 1], colind int32[nnz], lu double[nnz], diag int64[n]
+                      // (position of a_ii), flag unsigned[n] (epoch of the solve that finished
+                      // row i), counter uint64[2] (batches claimed forward / backward)
   int64_t n;
-  int64_t *rowptr;             // n + 1
-  int32_t *colind;             // nnz
-  double *lu;                  // nnz
-  int64_t *diag;               // n: position of the diagonal entry in row i
-  unsigned *flag;              // n: epoch of the solve that finished row i
-  unsigned long long *counter; // 2: batches claimed by the forward and the backward solve
-  unsigned epoch;              // of the last solve
-  int blocks;                  // resident blocks of the persistent grid
+  unsigned epoch; // of the last solve
+  int blocks;     // resident blocks of the persistent grid
 } ilu_dev;
 
 __device__ __forceinline__ unsigned ld_acquire(const unsigned *p) {
@@ -104,31 +102,10 @@ __global__ void __launch_bounds__(ILU_THREADS)
 
 static void ilu_release(ilu_dev *h) {
   if (!h) return;
-  if (h->rowptr) (void)cudaFree(h->rowptr);
-  if (h->colind) (void)cudaFree(h->colind);
-  if (h->lu) (void)cudaFree(h->lu);
-  if (h->diag) (void)cudaFree(h->diag);
-  if (h->flag) (void)cudaFree(h->flag);
-  if (h->counter) (void)cudaFree(h->counter);
+  for (int i = 0; i < MSP__CUDA_MAX_ARRAYS; i++)
+    if (h->m.d[i]) (void)cudaFree(h->m.d[i]);
+  (void)cudaGetLastError();
   msp__free(h);
-}
-
-static msp_status put(msp_context ctx, void **dst, const void *src, size_t bytes,
-                      const char *what) {
-  msp_status st = MSP_SUCCESS;
-  const cudaError_t e = cudaMalloc(dst, bytes > 0 ? bytes : 1);
-  if (e != cudaSuccess) {
-    *dst = NULL;
-    st = msp__cuda_status(e, "cudaMalloc", __FILE__, __LINE__);
-    return msp__error(st, "ILU(0) on the device: cannot allocate %zu bytes for %s (%s)", bytes,
-                      what, cudaGetErrorString(e));
-  }
-  if (src && bytes)
-    MSP_CUDA_TRY(cudaMemcpyAsync(*dst, src, bytes, cudaMemcpyHostToDevice, msp__cuda(ctx)->stream));
-  else
-    MSP_CUDA_TRY(cudaMemsetAsync(*dst, 0, bytes > 0 ? bytes : 1, msp__cuda(ctx)->stream));
-exit:
-  return st;
 }
 
 extern "C" msp_status msp__cuda_ilu_upload(msp_context ctx, int64_t n, const int64_t *rowptr,
@@ -142,12 +119,12 @@ extern "C" msp_status msp__cuda_ilu_upload(msp_context ctx, int64_t n, const int
   MSP_TRY(MSP_ALLOC_ZERO(h, 1, "ILU(0) device record"));
   h->n = n;
   MSP_CUDA_TRY(cudaSetDevice(ctx->device));
-  MSP_TRY(put(ctx, (void **)&h->rowptr, rowptr, (size_t)(n + 1) * sizeof(int64_t), "row pointers"));
-  MSP_TRY(put(ctx, (void **)&h->colind, colind, (size_t)nnz * sizeof(int32_t), "columns"));
-  MSP_TRY(put(ctx, (void **)&h->lu, lu, (size_t)nnz * sizeof(double), "factors"));
-  MSP_TRY(put(ctx, (void **)&h->diag, diag, (size_t)n * sizeof(int64_t), "diagonal positions"));
-  MSP_TRY(put(ctx, (void **)&h->flag, NULL, (size_t)n * sizeof(unsigned), "row flags"));
-  MSP_TRY(put(ctx, (void **)&h->counter, NULL, 2 * sizeof(unsigned long long), "counters"));
+  MSP_TRY(msp__cuda_matrix_put(ctx, &h->m, ILU_ROWPTR, rowptr, (size_t)(n + 1) * sizeof(int64_t)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, &h->m, ILU_COLIND, colind, (size_t)nnz * sizeof(int32_t)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, &h->m, ILU_LU, lu, (size_t)nnz * sizeof(double)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, &h->m, ILU_DIAG, diag, (size_t)n * sizeof(int64_t)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, &h->m, ILU_FLAG, NULL, (size_t)n * sizeof(unsigned)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, &h->m, ILU_COUNTER, NULL, 2 * sizeof(unsigned long long)));
   MSP_CUDA_TRY(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ilu_solve<true>, ILU_THREADS, 0));
   h->blocks = (per_sm > 0 ? per_sm : 1) * msp__cuda(ctx)->sm_count;
@@ -164,22 +141,27 @@ extern "C" msp_status msp__cuda_ilu_apply(msp_context ctx, void *dev, msp_vector
   ilu_dev *h = (ilu_dev *)dev;
   const cudaStream_t s = msp__cuda(ctx)->stream;
   if (h->n == 0) return MSP_SUCCESS;
+  const int64_t *rowptr = (const int64_t *)h->m.d[ILU_ROWPTR];
+  const int32_t *colind = (const int32_t *)h->m.d[ILU_COLIND];
+  const double *lu = (const double *)h->m.d[ILU_LU];
+  const int64_t *diag = (const int64_t *)h->m.d[ILU_DIAG];
+  unsigned *flag = (unsigned *)h->m.d[ILU_FLAG];
+  unsigned long long *counter = (unsigned long long *)h->m.d[ILU_COUNTER];
   if (h->epoch > 0xfffffff0u) { // the epochs wrap: no flag may hold a future epoch
-    MSP_CUDA_TRY(cudaMemsetAsync(h->flag, 0, (size_t)h->n * sizeof(unsigned), s));
+    MSP_CUDA_TRY(cudaMemsetAsync(flag, 0, (size_t)h->n * sizeof(unsigned), s));
     h->epoch = 0;
   }
-  MSP_CUDA_TRY(cudaMemsetAsync(h->counter, 0, 2 * sizeof(unsigned long long), s));
+  MSP_CUDA_TRY(cudaMemsetAsync(counter, 0, 2 * sizeof(unsigned long long), s));
   {
     const int64_t batches = (h->n + ILU_BATCH - 1) / ILU_BATCH;
     const int64_t want = (batches + ILU_THREADS / 32 - 1) / (ILU_THREADS / 32);
     const unsigned grid = (unsigned)(want < h->blocks ? want : h->blocks);
     double *x = (double *)z->d_data;
-    ilu_solve<true><<<grid, ILU_THREADS, 0, s>>>(h->n, h->rowptr, h->colind, h->lu, h->diag,
-                                                 (const double *)v->d_data, x, h->flag, ++h->epoch,
-                                                 h->counter);
+    ilu_solve<true><<<grid, ILU_THREADS, 0, s>>>(
+        h->n, rowptr, colind, lu, diag, (const double *)v->d_data, x, flag, ++h->epoch, counter);
     MSP_CUDA_CHECK_LAUNCH("ilu_solve<forward>");
-    ilu_solve<false><<<grid, ILU_THREADS, 0, s>>>(h->n, h->rowptr, h->colind, h->lu, h->diag, NULL,
-                                                  x, h->flag, ++h->epoch, h->counter + 1);
+    ilu_solve<false><<<grid, ILU_THREADS, 0, s>>>(h->n, rowptr, colind, lu, diag, NULL, x, flag,
+                                                  ++h->epoch, counter + 1);
     MSP_CUDA_CHECK_LAUNCH("ilu_solve<backward>");
   }
 exit:
