@@ -43,6 +43,8 @@ struct bench_row {
   int digits = 0;                                     // error-bounded mode D (0: none)
   double bound = -1;                                  // msp_bdmp_report.bound (digits mode)
   double prep_spmv = -1; // setup_ms / our CSR f64 SpMV time (SpMV-equivalents)
+  double prep_dev_ms = -1, prep_dev_spmv = -1;     // BDMP-PBP built on the device: its device
+                                                   // time (ms, msp_bdmp_report) and / CSR f64
   double speedup_cusp64 = -1, speedup_cusp32 = -1; // t(cuSPARSE CSR f64 / f32) / t(this)
   // Issue 8 (storage and vector precisions): error limit of the row (<= 0: by precision tag),
   // speedup over the same variant with f64 values and f64 vectors in the same run, the speedup

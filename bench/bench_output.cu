@@ -164,6 +164,8 @@ static void row_json(json *j, const bench_row &r) {
     else
       json_null(j, "bound");
     json_number(j, "prep_spmv_equiv", r.prep_spmv);
+    json_number(j, "prep_device_ms", r.prep_dev_ms);
+    json_number(j, "prep_device_spmv_equiv", r.prep_dev_spmv);
     json_number(j, "speedup_cusparse_csr_f64", r.speedup_cusp64);
     json_number(j, "speedup_cusparse_csr_f32", r.speedup_cusp32);
   }
@@ -302,7 +304,8 @@ bool write_csv(const bench_state &S, const std::string &path) {
              "max_err,setup_ms,choice,note,acc_ratio,min_digits,mean_digits,digit_hist,"
              "footprint_bytes,footprint_vs_csr_f64,fp32_share,digits,bound,prep_spmv,"
              "speedup_cusparse_csr_f64,speedup_cusparse_csr_f32,format,kernel,vector_precision,"
-             "err_limit,speedup_vs_f64,target_speedup,peer,peer_ms,speedup_vs_peer\n");
+             "err_limit,speedup_vs_f64,target_speedup,peer,peer_ms,speedup_vs_peer,prep_device_ms,"
+             "prep_device_spmv\n");
   for (const bench_row &r : S.rows) {
     std::string hist; // digits 0..7 and >= 8, ';'-separated (one CSV field)
     if (r.has_acc)
@@ -311,7 +314,7 @@ bool write_csv(const bench_state &S, const std::string &path) {
     fprintf(f,
             "%s,%s,%lld,%lld,%lld,%s,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.4g,%.6g,%.3e,%.6g,%s,%s,"
             "%.6g,%.6g,%.6g,%s,%.6g,%.6g,%.6g,%d,%.6g,%.6g,%.6g,%.6g,%s,%s,%s,%.3g,%.6g,%.6g,%s,"
-            "%.6g,%.6g\n",
+            "%.6g,%.6g,%.6g,%.6g\n",
             csv_field(r.matrix).c_str(), r.kind.c_str(), (long long)r.rows, (long long)r.cols,
             (long long)r.nnz, r.variant.c_str(), r.precision.c_str(), r.status.c_str(), r.ms,
             r.ms_min, r.ms_max, r.bytes, r.gbs, r.pct_read, r.gflops, r.err, r.setup_ms,
@@ -319,7 +322,8 @@ bool write_csv(const bench_state &S, const std::string &path) {
             r.acc_mean, hist.c_str(), r.footprint, r.footprint_ratio, r.fp32_share, r.digits,
             r.bound, r.prep_spmv, r.speedup_cusp64, r.speedup_cusp32, r.format.c_str(),
             r.kernel.c_str(), csv_field(r.vprec).c_str(), r.err_limit, r.speedup_f64,
-            r.target_speedup, csv_field(r.peer).c_str(), r.peer_ms, r.peer_speedup);
+            r.target_speedup, csv_field(r.peer).c_str(), r.peer_ms, r.peer_speedup, r.prep_dev_ms,
+            r.prep_dev_spmv);
   }
   bool ok = fclose(f) == 0;
   if (!ok) fprintf(stderr, "mixsparse-bench: error writing %s\n", path.c_str());

@@ -131,6 +131,7 @@ void run_bdmp(bench_state &S, const bench_matrix &M, msp_matrix A, msp_vector xv
       int64_t nz = rep.nnz_f32 + rep.nnz_f64;
       r.fp32_share = nz ? (double)rep.nnz_f32 / (double)nz : 0;
       if (rep.digits > 0) r.bound = rep.bound;
+      if (rep.convert_device_ms > 0) r.prep_dev_ms = rep.convert_device_ms;
       char b[96];
       if (rep.digits > 0)
         snprintf(b, sizeof b, "D=%d bound %.3g", rep.digits, rep.bound);
@@ -146,6 +147,7 @@ void run_bdmp(bench_state &S, const bench_matrix &M, msp_matrix A, msp_vector xv
     bdmp_accuracy(M, y, &r);
     if (as_uploaded && r.status == "ok") csr_ms = r.ms;
     if (!as_uploaded && csr_ms > 0) r.prep_spmv = r.setup_ms / csr_ms;
+    if (r.prep_dev_ms > 0 && csr_ms > 0) r.prep_dev_spmv = r.prep_dev_ms / csr_ms;
     msp_matrix_destroy(&B);
     S.rows.push_back(r);
   }
@@ -462,6 +464,7 @@ void print_rows(const std::vector<bench_row> &rows, size_t from) {
                  (long long)r.acc_hist[d]);
         printf(") bytes %.3fx csr-f64, fp32 %.1f%%", r.footprint_ratio, 100 * r.fp32_share);
         if (r.prep_spmv >= 0) printf(", prep %.1f SpMV", r.prep_spmv);
+        if (r.prep_dev_spmv >= 0) printf(" (device %.1f)", r.prep_dev_spmv);
         printf(", vs cuSPARSE csr f64 %.2fx f32 %.2fx\n", r.speedup_cusp64, r.speedup_cusp32);
       }
     } else {

@@ -2,7 +2,8 @@
 """bench-table-bdmp.py BENCH.csv: the issue-5 table (storage precision and BDMP) for the README:
 per matrix and variant, speedup over cuSPARSE CSR fp64 (same run), accuracy ratio (share of rows
 with >= 7 significant digits against the CPU fp64 result), footprint against CSR fp64, fp32 share,
-guaranteed bound (digits mode) and conversion time in SpMV-equivalents; then the issue-9 summary:
+guaranteed bound (digits mode) and conversion time in SpMV-equivalents (end to end, and the device
+time of a conversion on the device: BDMP-PBP); then the issue-9 summary:
 per matrix the speedups of PBP and TCKI over cuSPARSE CSR fp64, PBP's time against our CSR fp64,
 the percentage of the measured read bandwidth, and `auto --digits 7` against AUTO in fp64 (the
 ours:auto row), with geometric means."""
@@ -10,17 +11,17 @@ import csv, math, sys
 
 allrows = list(csv.DictReader(open(sys.argv[1])))
 rows = [r for r in allrows if r['variant'].startswith('bdmp:')]
-print('| matrix | nnz | variant | storage | ms | x cuSPARSE CSR f64 | accuracy ratio | footprint / CSR f64 | fp32 share | bound | prep (SpMVs) |')
-print('|---|---:|---|---|---:|---:|---:|---:|---:|---|---:|')
+print('| matrix | nnz | variant | storage | ms | x cuSPARSE CSR f64 | accuracy ratio | footprint / CSR f64 | fp32 share | bound | prep (SpMVs) | device prep (SpMVs) |')
+print('|---|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|')
 for r in rows:
     if r['status'] != 'ok':
         continue
     f = lambda k, fmt='%.3g': (fmt % float(r[k])) if r.get(k) not in (None, '', '-1') else '-'
-    print('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+    print('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
         r['matrix'], r['nnz'], r['variant'][5:], r['precision'], f('ms', '%.4f'),
         f('speedup_cusparse_csr_f64', '%.2f'), f('acc_ratio', '%.3f'),
         f('footprint_vs_csr_f64', '%.2f'), f('fp32_share', '%.2f'), f('bound', '%.2g'),
-        f('prep_spmv', '%.0f')))
+        f('prep_spmv', '%.0f'), f('prep_device_spmv', '%.1f')))
 
 
 def num(r, k):
@@ -63,7 +64,7 @@ for m in mats:
     sp = num(auto, 'ms') / num(ad, 'ms') if auto and ad and num(auto, 'ms') and num(ad, 'ms') else None
     for k, v in (('pbp', x(pbp)), ('pbpd', x(pbpd)), ('tcki', x(tcki)), ('tckid', x(tckid)), ('ad', sp)):
         cols[k].append(v)
-    print('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+    print('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
         m, f(x(pbp)), f(x(pbpd)), f(x(tcki)), f(x(tckid)), f(rel),
         f(num(pbp, 'pct_read_bw') if pbp else None, '%.0f'), f(num(tcki, 'pct_read_bw') if tcki else None, '%.0f'),
         f(num(auto, 'ms') if auto else None, '%.4f'),

@@ -39,6 +39,72 @@ static double f32_cost_paper(double a) {
   return fabs(a);
 }
 
+// ---- deterministic sums (bdmp.h) ---------------------------------------------------------------
+static double sum_term(double a, int mode, double mean) {
+  if (mode == MSP__BDMP_SUM_ID) return a;
+  if (mode == MSP__BDMP_SUM_ABS) return fabs(a);
+  const double d = fabs(a) - mean;
+  return d * d;
+}
+
+// One chunk of terms v[0 .. n) (n <= MSP__BDMP_SUM_CHUNK), as a warp sums it.
+static double chunk_sum(const double *v, int64_t n, int mode, double mean) {
+  double s[32], t[32];
+  for (int l = 0; l < 32; l++) {
+    s[l] = 0.0;
+    for (int64_t k = l; k < n; k += 32)
+      s[l] += sum_term(v[k], mode, mean);
+  }
+  for (int off = 16; off > 0; off >>= 1) {
+    for (int l = 0; l < 32; l++)
+      t[l] = s[l] + s[l ^ off];
+    memcpy(s, t, sizeof s);
+  }
+  return s[0];
+}
+
+static msp_status det_sum(const double *v, int64_t n, int mode, double mean, double *out) {
+  msp_status st = MSP_SUCCESS;
+  double *buf[2] = {NULL, NULL};
+  const int64_t c = MSP__BDMP_SUM_CHUNK;
+  *out = 0.0;
+  if (n == 0) return MSP_SUCCESS;
+  MSP_TRY(MSP_ALLOC(buf[0], (n + c - 1) / c, "BDMP sum partials"));
+  MSP_TRY(MSP_ALLOC(buf[1], (n + c - 1) / c, "BDMP sum partials"));
+  for (int level = 0;; level++) {
+    double *part = buf[level & 1]; // the other buffer holds this level's terms from level 1 on
+    const int64_t nc = (n + c - 1) / c;
+#pragma omp parallel for schedule(static)
+    for (int64_t q = 0; q < nc; q++)
+      part[q] = chunk_sum(v + q * c, q * c + c < n ? c : n - q * c, mode, mean);
+    if (nc == 1) {
+      *out = part[0];
+      break;
+    }
+    v = part;
+    n = nc;
+    mode = MSP__BDMP_SUM_ID;
+  }
+exit:
+  MSP_FREE(buf[0]);
+  MSP_FREE(buf[1]);
+  return st;
+}
+
+msp_status msp__bdmp_lambda(const double *val, int64_t nnz, double f, double *lambda) {
+  msp_status st = MSP_SUCCESS;
+  double sum = 0, sq = 0;
+  *lambda = 0;
+  if (nnz == 0) return MSP_SUCCESS;
+  MSP_TRY(det_sum(val, nnz, MSP__BDMP_SUM_ABS, 0.0, &sum));
+  const double mean = sum / (double)nnz;
+  MSP_TRY(det_sum(val, nnz, MSP__BDMP_SUM_DEV2, mean, &sq));
+  const double sd = sqrt(sq / (double)nnz);
+  *lambda = f * (mean + 3.0 * sd);
+exit:
+  return st;
+}
+
 // ---- precision selection -----------------------------------------------------------------------
 // The paper (3.1.2) states its rule per element: a value inside (-lambda, lambda) is stored in
 // single precision, others in double. We store precision per 16x16 tile, so that a tile is read
@@ -63,7 +129,8 @@ static double f32_cost_paper(double a) {
 // tile would use), to put as many tiles as possible into fp32 under the budgets.
 static msp_status select_precision(const msp_matrix B, const msp_convert_options *o,
                                    const msp__bdmp_ent *ent, const msp__bdmp_tile *tiles,
-                                   int64_t ntiles, uint8_t *is64, msp__bdmp_info *info) {
+                                   int64_t ntiles, const int64_t *tile_ptr, int64_t nbrows,
+                                   uint8_t *is64, msp__bdmp_info *info) {
   const int paper = o->bdmp_paper_rule != 0;
   double (*cost_of)(double) = paper ? f32_cost_paper : f32_cost;
   msp_status st = MSP_SUCCESS;
@@ -84,20 +151,8 @@ static msp_status select_precision(const msp_matrix B, const msp_convert_options
   info->digits = o->bdmp_digits > 0 ? o->bdmp_digits : 0;
   if (o->bdmp_digits <= 0) {
     double lambda = o->bdmp_lambda;
-    if (!(lambda > 0)) {
-      // lambda = f (mean|A| + 3 std|A|) (paper Eq. 5), over the stored entries
-      double sum = 0, sq = 0;
-      int64_t nnz = B->nnz;
-#pragma omp parallel for reduction(+ : sum) schedule(static)
-      for (int64_t k = 0; k < nnz; k++)
-        sum += fabs(val[k]);
-      double mean = nnz ? sum / (double)nnz : 0;
-#pragma omp parallel for reduction(+ : sq) schedule(static)
-      for (int64_t k = 0; k < nnz; k++)
-        sq += (fabs(val[k]) - mean) * (fabs(val[k]) - mean);
-      double sd = nnz ? sqrt(sq / (double)nnz) : 0;
-      lambda = o->bdmp_f * (mean + 3.0 * sd);
-    }
+    // lambda = f (mean|A| + 3 std|A|) (paper Eq. 5), over the stored entries
+    if (!(lambda > 0)) MSP_TRY(msp__bdmp_lambda(val, B->nnz, o->bdmp_f, &lambda));
     info->lambda = lambda;
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < ntiles; t++) {
@@ -133,45 +188,62 @@ static msp_status select_precision(const msp_matrix B, const msp_convert_options
       order[t].t = t;
       is64[t] = 1;
     }
-    qsort(order, (size_t)ntiles, sizeof *order, cost_cmp);
-    for (int64_t q = 0; q < ntiles && order[q].cost <= 1.0; q++) {
-      int64_t t = order[q].t;
-      double ti[MSP_BDMP_TILE] = {0};
+    // The greedy pass block row by block row: a tile's budgets are those of its own block row's
+    // rows, which no other block row's tiles use, so taking each block row's tiles in (cost, t)
+    // order takes the same tiles as one pass over all tiles in that order, and the block rows are
+    // independent (the same choice with any number of threads; src/cuda/bdmp_convert.cu does the
+    // same).
+#pragma omp parallel for schedule(dynamic, 16)
+    for (int64_t br = 0; br < nbrows; br++) {
+      const int64_t q0 = tile_ptr[br], q1 = tile_ptr[br + 1];
+      qsort(order + q0, (size_t)(q1 - q0), sizeof *order, cost_cmp);
+      for (int64_t q = q0; q < q1 && order[q].cost <= 1.0; q++) {
+        int64_t t = order[q].t;
+        double ti[MSP_BDMP_TILE] = {0};
+        for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++) {
+          ti[(ent[e].key >> 4) & 15] += cost_of(val[ent[e].k]);
+        }
+        int ok = 1;
+        for (int r = 0; r < MSP_BDMP_TILE && ok; r++) {
+          int64_t i = br * MSP_BDMP_TILE + r;
+          if (ti[r] > 0) ok = used[i] + ti[r] <= rel * rowsum[i];
+        }
+        if (!ok) continue;
+        for (int r = 0; r < MSP_BDMP_TILE; r++) {
+          if (ti[r] > 0) used[br * MSP_BDMP_TILE + r] += ti[r];
+        }
+        is64[t] = 0;
+      }
+    }
+  }
+  // The guarantee actually reached (both modes), from the final choice: each row's fp32
+  // entries in column order (tiles in block-column order, a tile's row in column order).
+  int64_t tiles32 = 0, nnz32 = 0;
+  double bound = 0;
+#pragma omp parallel for schedule(dynamic, 16) reduction(+ : tiles32, nnz32) reduction(max : bound)
+  for (int64_t br = 0; br < nbrows; br++) {
+    const int64_t r0 = br * MSP_BDMP_TILE;
+    const int nr = (int)(rows - r0 < MSP_BDMP_TILE ? rows - r0 : MSP_BDMP_TILE);
+    for (int r = 0; r < nr; r++)
+      used[r0 + r] = 0;
+    for (int64_t t = tile_ptr[br]; t < tile_ptr[br + 1]; t++) {
+      if (is64[t]) continue;
+      tiles32++;
+      nnz32 += tiles[t].n;
       for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++) {
-        ti[(ent[e].key >> 4) & 15] += cost_of(val[ent[e].k]);
+        // the true error bound: exact values cost nothing under either rule
+        used[r0 + (int64_t)((ent[e].key >> 4) & 15)] += f32_cost(val[ent[e].k]);
       }
-      int ok = 1;
-      for (int r = 0; r < MSP_BDMP_TILE && ok; r++) {
-        int64_t i = tiles[t].br * MSP_BDMP_TILE + r;
-        if (ti[r] > 0) ok = used[i] + ti[r] <= rel * rowsum[i];
-      }
-      if (!ok) continue;
-      for (int r = 0; r < MSP_BDMP_TILE; r++) {
-        if (ti[r] > 0) used[tiles[t].br * MSP_BDMP_TILE + r] += ti[r];
-      }
-      is64[t] = 0;
+    }
+    for (int r = 0; r < nr; r++) {
+      if (rowsum[r0 + r] > 0) bound = fmax(bound, MSP_U_F32 * used[r0 + r] / rowsum[r0 + r]);
     }
   }
-  // The guarantee actually reached (both modes), from the final choice.
-  memset(used, 0, (size_t)rows * sizeof *used);
   info->tiles = ntiles;
-  info->tiles32 = 0;
-  info->nnz32 = 0;
-  for (int64_t t = 0; t < ntiles; t++) {
-    if (is64[t]) continue;
-    info->tiles32++;
-    info->nnz32 += tiles[t].n;
-    for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++) {
-      // the true error bound: exact values cost nothing under either rule
-      used[tiles[t].br * MSP_BDMP_TILE + (int64_t)((ent[e].key >> 4) & 15)] +=
-          f32_cost(val[ent[e].k]);
-    }
-  }
-  info->nnz64 = B->nnz - info->nnz32;
-  info->bound = 0;
-  for (int64_t i = 0; i < rows; i++) {
-    if (rowsum[i] > 0) info->bound = fmax(info->bound, MSP_U_F32 * used[i] / rowsum[i]);
-  }
+  info->tiles32 = tiles32;
+  info->nnz32 = nnz32;
+  info->nnz64 = B->nnz - nnz32;
+  info->bound = bound;
 exit:
   MSP_FREE(rowsum);
   MSP_FREE(used);
@@ -331,7 +403,7 @@ msp_status msp__bdmp_build(const msp_matrix B, msp_format format, const msp_conv
       tiles[t].n++;
     }
   }
-  MSP_TRY(select_precision(B, o, ent, tiles, ntiles, is64, &info));
+  MSP_TRY(select_precision(B, o, ent, tiles, ntiles, tile_ptr, nbrows, is64, &info));
   if (format == MSP_FORMAT_BDMP_PBP) {
     MSP_TRY(MSP_ALLOC(entry64, nnz, "BDMP entry precisions"));
 #pragma omp parallel for schedule(static)
@@ -397,6 +469,7 @@ msp_status msp_matrix_bdmp_info(const msp_matrix A, msp_bdmp_report *r) {
   r->tiles_f32 = in->tiles32;
   r->nnz_f32 = in->nnz32;
   r->nnz_f64 = in->nnz64;
+  r->convert_device_ms = in->convert_ms;
   if (A->format == MSP_FORMAT_BDMP_TCKI) {
     const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
     for (int f = 0; f < 4; f++)

@@ -38,7 +38,23 @@ typedef struct {
                  // |y_i - y_i(fp64 storage)| <= bound * sum_j |a_ij| * max|x| for every x
   int64_t tiles, tiles32; // nonempty tiles, of which fp32
   int64_t nnz32, nnz64;   // nonzeros stored in fp32 / fp64
+  double convert_ms;      // built on the device (src/cuda/bdmp_convert.cu): the device time of
+                          // the conversion, event-timed; 0 when built on the host
 } msp__bdmp_info;
+
+// Deterministic sums (the threshold's statistics, paper Eq. 5): the same bits on the host, with
+// any number of threads, and on the device. The n terms are cut into chunks of
+// MSP__BDMP_SUM_CHUNK; a chunk is summed as a warp sums it: lane l adds terms l, l + 32, l + 64,
+// ... of the chunk in order (from 0), then the 32 lane sums are combined by an xor butterfly
+// (s_l + s_(l^16), then ^8, ^4, ^2, ^1) and lane 0's value is the chunk's sum. The chunks' sums
+// are summed the same way, level after level, until one value is left. Terms: |v_k|
+// (MSP__BDMP_SUM_ABS), (|v_k| - mean)^2 (MSP__BDMP_SUM_DEV2), v_k (MSP__BDMP_SUM_ID); every
+// product and sum rounded on its own (no fused multiply-add).
+#define MSP__BDMP_SUM_CHUNK 1024
+enum { MSP__BDMP_SUM_ABS = 0, MSP__BDMP_SUM_DEV2 = 1, MSP__BDMP_SUM_ID = 2 };
+// The paper's threshold lambda = f (mean |a| + 3 std |a|) over the nnz stored values, with the
+// sums above (0 values: lambda = 0).
+msp_status msp__bdmp_lambda(const double *val, int64_t nnz, double f, double *lambda);
 
 // BDMP-PBP: the matrix's CSR structure (row pointers, columns sorted in each row) with its values
 // kept apart by precision, in the CSR's order: the fp64 entries in v64, the fp32 entries in v32.
@@ -59,6 +75,16 @@ typedef struct {
   double *v64;     // info.nnz64
 } msp__bdmp_pbp;
 #define MSP__PBP_WORD 32
+
+// PBP's device layout (src/cuda/bdmp.cu) by its precision mix and CSR kernel: one precision only
+// (plain CSR of that precision), the precision words (merge-path kernel), or each row's fp64
+// entries first (scalar and vector kernels).
+enum { MSP__PBP_UNIFORM = 0, MSP__PBP_WORDS = 1, MSP__PBP_SPLIT = 2 };
+static inline int msp__pbp_layout(int64_t nnz32, int64_t nnz64, msp_kernel k) {
+  return nnz32 == 0 || nnz64 == 0 ? MSP__PBP_UNIFORM
+         : k == MSP_KERNEL_MERGE  ? MSP__PBP_WORDS
+                                  : MSP__PBP_SPLIT;
+}
 
 // The number of fp64 entries of a PBP matrix before entry j.
 static inline int64_t msp__pbp_f64_before(const uint32_t *meta, int64_t j) {

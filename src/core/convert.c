@@ -357,7 +357,9 @@ msp_status msp__convert_built(msp_context ctx, const msp_matrix A, msp_format f,
   msp_convert_options o = *opts;
   char what[160] = "";
   *out = NULL;
-  if (prebuilt) {
+  // BDMP-PBP on a backend that builds it on the device: the plan here, the build there (below).
+  const int on_device = !prebuilt && f == MSP_FORMAT_BDMP_PBP && ctx->backend->bdmp_pbp_convert;
+  if (prebuilt || on_device) {
     double bytes = 0; // the plan only resolves the options and the description here
     MSP_TRY(msp__format_table[f]->plan(A, &o, &bytes, what, sizeof what));
   } else {
@@ -406,7 +408,10 @@ msp_status msp__convert_built(msp_context ctx, const msp_matrix A, msp_format f,
   B->opts = o;
   // Values in another precision than f64: encoded once here, before the upload.
   if (B->precision != MSP_PRECISION_F64) MSP_TRY(msp__matrix_encode_values(B));
-  if (ctx->backend->matrix_upload) MSP_TRY(ctx->backend->matrix_upload(ctx, B));
+  if (on_device)
+    MSP_TRY(ctx->backend->bdmp_pbp_convert(ctx, A, B));
+  else if (ctx->backend->matrix_upload)
+    MSP_TRY(ctx->backend->matrix_upload(ctx, B));
   *out = B;
   B = NULL;
 exit:

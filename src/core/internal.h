@@ -271,6 +271,10 @@ struct msp__backend {
   // matrices: make backend data from the host data (A->fmt / CSR arrays); free it
   msp_status (*matrix_upload)(msp_context ctx, msp_matrix A);
   void (*matrix_free)(msp_matrix A);
+  // BDMP-PBP built on the device (NULL: built on the host, then uploaded): B is A's copy with its
+  // format, options and kernel set and no format data; fills B->fmt (the host record, read back)
+  // and B->dev from A (A's device CSR when A is an fp64 CSR matrix of ctx, else its host CSR).
+  msp_status (*bdmp_pbp_convert)(msp_context ctx, const msp_matrix A, msp_matrix B);
   // vectors: allocate / free the device copy; copy host->device / device->host
   msp_status (*vector_alloc)(msp_vector v);
   void (*vector_free)(msp_vector v);

@@ -395,6 +395,7 @@ static cuda_tables make_tables(void) {
   b.ilu_upload = msp__cuda_ilu_upload;
   b.ilu_apply = msp__cuda_ilu_apply;
   b.ilu_free = msp__cuda_ilu_free;
+  b.bdmp_pbp_convert = msp__cuda_bdmp_pbp_convert;
   b.pr_upload = msp__cuda_pr_upload;
   b.pr_transpose = msp__cuda_pr_transpose;
   b.pr_free = msp__cuda_pr_free;

@@ -77,7 +77,7 @@ struct pbp_loader {
 // row, group 16): words 1.084, one loop 0.888, parts in turn 1.571 [0.786]. One loop with two
 // slots per step (as the plain loaders have) spilled in the loop: 1.041 and 1.723. Mixed rows stay
 // slower than cuSPARSE's fp64 with every layout tried.
-enum { PBP_UNIFORM = 0, PBP_WORDS = 1, PBP_SPLIT = 2 };
+enum { PBP_UNIFORM = MSP__PBP_UNIFORM, PBP_WORDS = MSP__PBP_WORDS, PBP_SPLIT = MSP__PBP_SPLIT };
 
 extern "C" msp_status msp__cuda_bdmp_pbp_upload(msp_context ctx, msp_matrix A) {
   msp_status st = MSP_SUCCESS;
@@ -88,9 +88,7 @@ extern "C" msp_status msp__cuda_bdmp_pbp_upload(msp_context ctx, msp_matrix A) {
   if (!P) return msp__error(MSP_ERR_INTERNAL, "bdmp-pbp upload (cuda): no host data");
   const int64_t rows = A->rows, words = (A->nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD;
   const msp_kernel k = msp__cuda_csr_kernel(A);
-  const int layout = P->info.nnz32 == 0 || P->info.nnz64 == 0 ? PBP_UNIFORM
-                     : k == MSP_KERNEL_MERGE                  ? PBP_WORDS
-                                                              : PBP_SPLIT;
+  const int layout = msp__pbp_layout(P->info.nnz32, P->info.nnz64, k);
   MSP_TRY(msp__cuda_matrix_new(A, &m));
   MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_VAL, P->v64, (size_t)P->info.nnz64 * sizeof(double)));
   MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_VAL2, P->v32, (size_t)P->info.nnz32 * sizeof(float)));

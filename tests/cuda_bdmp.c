@@ -1,0 +1,247 @@
+// cuda_bdmp.c: BDMP-PBP converted on the device (src/cuda/bdmp_convert.cu) against the host
+// build (src/core/bdmp.c), on the same matrix with the same options: the same record bit for bit
+// (lambda, the bound, the tile and entry counts, the precision words, both value streams), from a
+// source on the device (an fp64 CSR matrix of the context) and from a host-only one, with each
+// CSR kernel (the device layouts: precision words, rows in two parts, one precision); products of
+// the device-built matrix against the CPU's within the fp64 rounding of a row; the report's
+// device time set. Generated matrices, edge cases (empty, one entry, values fp32 cannot hold,
+// block rows cut short, long rows) and a sample of the collection.
+#include "bdmp.h"
+#include "internal.h"
+#include "testlib.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static msp_context cpu, gpu;
+
+typedef struct {
+  const char *name;
+  double f, lambda;
+  int digits, paper;
+} bdmp_opts;
+
+static const bdmp_opts OPTS[] = {
+    {"threshold", 0.5, 0, 0, 0},    {"f=0.05", 0.05, 0, 0, 0},    {"f=4", 4, 0, 0, 0},
+    {"lambda=0.3", 0.5, 0.3, 0, 0}, {"paper", 0.5, 0, 0, 1},      {"digits=3", 0.5, 0, 3, 0},
+    {"digits=7", 0.5, 0, 7, 0},     {"digits=12", 0.5, 0, 12, 0}, {"digits=7 paper", 0.5, 0, 7, 1},
+};
+static const msp_kernel KERNELS[] = {MSP_KERNEL_SCALAR, MSP_KERNEL_VECTOR, MSP_KERNEL_MERGE};
+
+static int same_bits(double a, double b) {
+  return memcmp(&a, &b, sizeof a) == 0;
+}
+
+// The two records are the same, field by field and byte by byte.
+static void same_record(const char *what, const msp_matrix H, const msp_matrix D) {
+  const msp__bdmp_pbp *h = (const msp__bdmp_pbp *)H->fmt, *d = (const msp__bdmp_pbp *)D->fmt;
+  CHECK(h && d, "%s: a record is missing", what);
+  if (!h || !d) return;
+  const int64_t nnz = H->nnz, words = (nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD;
+  CHECK(same_bits(h->info.lambda, d->info.lambda), "%s: lambda %.17g (host) against %.17g", what,
+        h->info.lambda, d->info.lambda);
+  CHECK(same_bits(h->info.bound, d->info.bound), "%s: bound %.17g (host) against %.17g", what,
+        h->info.bound, d->info.bound);
+  CHECK(h->info.digits == d->info.digits && h->info.tiles == d->info.tiles &&
+            h->info.tiles32 == d->info.tiles32 && h->info.nnz32 == d->info.nnz32 &&
+            h->info.nnz64 == d->info.nnz64,
+        "%s: counts (digits %d/%d, tiles %lld/%lld, fp32 tiles %lld/%lld, fp32 entries %lld/%lld, "
+        "fp64 entries %lld/%lld)",
+        what, h->info.digits, d->info.digits, (long long)h->info.tiles, (long long)d->info.tiles,
+        (long long)h->info.tiles32, (long long)d->info.tiles32, (long long)h->info.nnz32,
+        (long long)d->info.nnz32, (long long)h->info.nnz64, (long long)d->info.nnz64);
+  if (h->info.nnz32 != d->info.nnz32) return;
+  CHECK(memcmp(h->rowptr, d->rowptr, (size_t)(H->rows + 1) * sizeof *h->rowptr) == 0 &&
+            (nnz == 0 || memcmp(h->colind, d->colind, (size_t)nnz * sizeof *h->colind) == 0),
+        "%s: structure differs", what);
+  CHECK(words == 0 || memcmp(h->meta, d->meta, (size_t)(2 * words) * sizeof *h->meta) == 0,
+        "%s: precision words differ", what);
+  CHECK(h->info.nnz32 == 0 || memcmp(h->v32, d->v32, (size_t)h->info.nnz32 * sizeof *h->v32) == 0,
+        "%s: fp32 values differ", what);
+  CHECK(h->info.nnz64 == 0 || memcmp(h->v64, d->v64, (size_t)h->info.nnz64 * sizeof *h->v64) == 0,
+        "%s: fp64 values differ", what);
+  msp_bdmp_report r;
+  CHECK_OK(msp_matrix_bdmp_info(D, &r));
+  CHECK(r.convert_device_ms > 0, "%s: device time %g ms", what, r.convert_device_ms);
+  CHECK_OK(msp_matrix_bdmp_info(H, &r));
+  CHECK(r.convert_device_ms == 0, "%s: a host build reports %g ms of device time", what,
+        r.convert_device_ms);
+}
+
+// y = A x on the device-built matrix D against the CPU product of the host-built H: the stored
+// values are the same, so rows differ by the order of fp64 sums only (bound: row length times
+// u64 times sum |a_ij x_j|, twice for the two orders).
+static void same_products(const char *what, const msp_matrix H, const msp_matrix D) {
+  const int64_t n = H->cols, m = H->rows;
+  double *x = malloc((size_t)(n ? n : 1) * sizeof *x),
+         *yh = malloc((size_t)(m ? m : 1) * sizeof *yh);
+  double *yd = malloc((size_t)(m ? m : 1) * sizeof *yd);
+  CHECK(x && yh && yd, "allocation");
+  if (x && yh && yd) {
+    msp_rng rng = {0x5eedULL + (uint64_t)m};
+    for (int64_t j = 0; j < n; j++)
+      x[j] = msp_rng_uniform(&rng) - 0.5;
+    CHECK_OK(test_spmv(cpu, H, x, yh));
+    CHECK_OK(test_spmv(gpu, D, x, yd));
+    int64_t bad = 0, first = -1;
+    for (int64_t i = 0; i < m; i++) {
+      double s = 0;
+      for (int64_t k = H->rowptr[i]; k < H->rowptr[i + 1]; k++)
+        s += fabs(H->val[k] * x[H->colind[k]]);
+      const double len = (double)(H->rowptr[i + 1] - H->rowptr[i]);
+      if (!(fabs(yh[i] - yd[i]) <= 2.0 * (len + 1) * MSP_U_F64 * 2.0 * s)) {
+        if (first < 0) first = i;
+        bad++;
+      }
+    }
+    CHECK(bad == 0,
+          "%s: %lld rows differ beyond the fp64 bound (first row %lld: %.17g against "
+          "%.17g)",
+          what, (long long)bad, (long long)first, first >= 0 ? yh[first] : 0.0,
+          first >= 0 ? yd[first] : 0.0);
+  }
+  free(x);
+  free(yh);
+  free(yd);
+}
+
+// Every option set on matrix Ah (CPU) / Ad (CUDA, CSR fp64): host build, device build from Ad,
+// device build from Ah (a host-only source); each CSR kernel for the device layouts.
+static void check_matrix(const char *name, msp_matrix Ah, msp_matrix Ad) {
+  for (size_t q = 0; q < sizeof OPTS / sizeof OPTS[0]; q++) {
+    for (size_t k = 0; k < sizeof KERNELS / sizeof KERNELS[0]; k++) {
+      // the selection does not depend on the kernel: every option set with the rule's kernel,
+      // the default options with each kernel
+      if (q > 0 && k > 0) break;
+      msp_convert_options o = msp_convert_options_default();
+      o.format = MSP_FORMAT_BDMP_PBP;
+      o.kernel = q == 0 ? KERNELS[k] : MSP_KERNEL_AUTO;
+      o.bdmp_f = OPTS[q].f;
+      o.bdmp_lambda = OPTS[q].lambda;
+      o.bdmp_digits = OPTS[q].digits;
+      o.bdmp_paper_rule = OPTS[q].paper;
+      char what[256];
+      snprintf(what, sizeof what, "%s, %s, %s kernel", name, OPTS[q].name,
+               q == 0 ? msp_kernel_name(KERNELS[k]) : "rule's");
+      msp_matrix H = NULL, D = NULL, Dh = NULL;
+      CHECK_OK(msp_matrix_convert(cpu, Ah, &o, &H));
+      CHECK_OK(msp_matrix_convert(gpu, Ad, &o, &D));
+      CHECK_OK(msp_matrix_convert(gpu, Ah, &o, &Dh));
+      if (H && D) {
+        same_record(what, H, D);
+        same_products(what, H, D);
+      }
+      if (H && Dh) {
+        char w2[300];
+        snprintf(w2, sizeof w2, "%s, host-only source", what);
+        same_record(w2, H, Dh);
+      }
+      msp_matrix_destroy(&H);
+      msp_matrix_destroy(&D);
+      msp_matrix_destroy(&Dh);
+    }
+  }
+}
+
+static void check_csr(const char *name, const test_csr *m) {
+  msp_matrix Ah = NULL, Ad = NULL;
+  CHECK_OK(test_csr_to_matrix(m, cpu, &Ah));
+  CHECK_OK(test_csr_to_matrix(m, gpu, &Ad));
+  if (Ah && Ad) check_matrix(name, Ah, Ad);
+  msp_matrix_destroy(&Ah);
+  msp_matrix_destroy(&Ad);
+}
+
+static void check_generated(const char *spec) {
+  msp_matrix Ah = NULL, Ad = NULL;
+  CHECK_OK(msp_matrix_generate(cpu, spec, &Ah));
+  CHECK_OK(msp_matrix_generate(gpu, spec, &Ad));
+  if (Ah && Ad) check_matrix(spec, Ah, Ad);
+  msp_matrix_destroy(&Ah);
+  msp_matrix_destroy(&Ad);
+}
+
+// Values across fp32's range and beyond it: exact integers, short binary fractions, fp32
+// subnormals, values above FLT_MAX, tiny and huge magnitudes, with random signs.
+static double edge_value(msp_rng *r) {
+  static const double v[] = {1.0,     3.0,     0.25, 0.1,   1e-3,    7.0 / 3, 1e-40,
+                             1e-310,  3e38,    1e39, 1e300, 1e-30,   12345,   0.5 + 1e-9,
+                             FLT_MAX, FLT_MIN, 2.0,  1e-5,  123.456, 0.0};
+  const double a = v[msp_rng_range(r, sizeof v / sizeof v[0])];
+  return msp_rng_uniform(r) < 0.5 ? -a : a;
+}
+
+static void check_edges(void) {
+  test_csr m;
+  // empty: 0 x 0, and 40 x 70 without entries
+  memset(&m, 0, sizeof m);
+  int64_t rp0[1] = {0};
+  m.rowptr = rp0;
+  check_csr("0 x 0", &m);
+  int64_t rp40[41] = {0};
+  m.rows = 40;
+  m.cols = 70;
+  m.rowptr = rp40;
+  check_csr("40 x 70 empty", &m);
+  // one entry
+  int64_t rp1[2] = {0, 1};
+  int32_t ci1[1] = {0};
+  double v1[1] = {0.1};
+  m.rows = m.cols = m.nnz = 1;
+  m.rowptr = rp1;
+  m.colind = ci1;
+  m.val = v1;
+  check_csr("1 x 1", &m);
+  // random patterns with edge values: rows not a multiple of 16, long rows
+  static const int64_t shapes[][3] = {{17, 33, 5}, {100, 100, 12}, {250, 4000, 300}, {1000, 37, 9}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    test_csr r;
+    CHECK(test_csr_random(&r, shapes[s][0], shapes[s][1], (double)shapes[s][2], 77 + s) == 0,
+          "random matrix");
+    msp_rng rng = {1234 + s};
+    for (int64_t k = 0; k < r.nnz; k++)
+      r.val[k] = s % 2 ? edge_value(&rng)
+                       : (msp_rng_uniform(&rng) < 0.3 ? edge_value(&rng) : msp_rng_uniform(&rng));
+    char name[64];
+    snprintf(name, sizeof name, "random %lld x %lld, edge values", (long long)shapes[s][0],
+             (long long)shapes[s][1]);
+    check_csr(name, &r);
+    test_csr_free(&r);
+  }
+}
+
+static void check_file(const char *path, const char *name, void *user) {
+  (void)user;
+  msp_matrix Ah = NULL, Ad = NULL;
+  if (msp_matrix_read_mtx(cpu, path, 0, &Ah) != MSP_SUCCESS) {
+    printf("  %s: not read (%s), skipped\n", name, msp_last_error());
+    return;
+  }
+  CHECK_OK(msp_matrix_read_mtx(gpu, path, 0, &Ad));
+  if (Ad) check_matrix(name, Ah, Ad);
+  msp_matrix_destroy(&Ah);
+  msp_matrix_destroy(&Ad);
+}
+
+int main(void) {
+  int rc_ = test_cuda_context("cuda_bdmp", &gpu);
+  if (rc_ >= 0) return rc_;
+  CHECK_OK(msp_context_create(MSP_BACKEND_CPU, 0, &cpu));
+  if (cpu) {
+    check_edges();
+    static const char *gens[] = {"laplace2d:70",   "stencil27:14", "banded:5000:17",
+                                 "random:3000:9",  "rmat:12:8",    "powerlaw:4000:6",
+                                 "random:70000:16"};
+    for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++)
+      check_generated(gens[g]);
+    const int n = test_for_each_matrix_sample(200000, 20, check_file, NULL);
+    if (n == 0)
+      printf("collection matrices: none (MSP_MATRICES_DIR / ../shared/matrices absent), "
+             "skipped\n");
+  }
+  msp_context_destroy(&cpu);
+  msp_context_destroy(&gpu);
+  return msp_test_finish("cuda_bdmp");
+}
