@@ -231,11 +231,15 @@ int main(void) {
   CHECK_OK(msp_context_create(MSP_BACKEND_CPU, 0, &cpu));
   if (cpu) {
     check_edges();
+    // MSP_TEST_QUICK (under compute-sanitizer): small generated matrices only
+    const int quick = getenv("MSP_TEST_QUICK") != NULL;
     static const char *gens[] = {"laplace2d:70",   "stencil27:14", "banded:5000:17",
                                  "random:3000:9",  "rmat:12:8",    "powerlaw:4000:6",
                                  "random:70000:16"};
-    for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++)
-      check_generated(gens[g]);
+    static const char *small[] = {"laplace2d:20", "rmat:8:8", "random:500:9"};
+    const size_t ng = quick ? sizeof small / sizeof small[0] : sizeof gens / sizeof gens[0];
+    for (size_t g = 0; g < ng; g++)
+      check_generated(quick ? small[g] : gens[g]);
     const int n = test_for_each_matrix_sample(200000, 20, check_file, NULL);
     if (n == 0)
       printf("collection matrices: none (MSP_MATRICES_DIR / ../shared/matrices absent), "

@@ -358,7 +358,9 @@ msp_status msp__convert_built(msp_context ctx, const msp_matrix A, msp_format f,
   char what[160] = "";
   *out = NULL;
   // BDMP-PBP on a backend that builds it on the device: the plan here, the build there (below).
-  const int on_device = !prebuilt && f == MSP_FORMAT_BDMP_PBP && ctx->backend->bdmp_pbp_convert;
+  // (Another storage precision than f64 goes the host way, which refuses it: BDMP chooses its own.)
+  const int on_device = !prebuilt && f == MSP_FORMAT_BDMP_PBP && ctx->backend->bdmp_pbp_convert &&
+                        opts->precision == MSP_PRECISION_F64;
   if (prebuilt || on_device) {
     double bytes = 0; // the plan only resolves the options and the description here
     MSP_TRY(msp__format_table[f]->plan(A, &o, &bytes, what, sizeof what));

@@ -200,6 +200,15 @@ __device__ __forceinline__ int64_t ld_off(const int64_t *p) {
 // so repeated runs give the same bits. x is read through the loader of its precision and y
 // written through its store Y (ystore_f64 for an f64 y; a fixed-point y goes through
 // msp__cuda_spmv_fixed_y, since a warp finishes 16 rows, not an aligned block of 32).
+//
+// Measured and not taken (H100, 27 Nov; ms, this kernel first): a half-warp per tile (half h
+// taking tiles h, h + 2, ..., lane r row r over all its slots, x gathered directly, no shared
+// memory and no synchronisation per tile) was faster on narrow tiles and slower on wide ones and
+// on segments: laplace2d:3000 0.407 / 0.370, stencil27:128 0.609 / 0.521, wave 0.050 / 0.043,
+// web-NotreDame 0.088 / 0.078, banded:1000000:64 0.200 / 0.312, rmat:21:16 0.584 / 0.656. Both
+// paths in one kernel, chosen per chunk, ran no faster than this one (0.410, 0.585, 0.049, 0.088),
+// and two kernels over two chunk lists (narrow, other) were slower than either (0.457 on
+// laplace2d:3000, 0.071 on wave, 0.130 on web-NotreDame); neither was profiled further.
 template <typename OFF, msp_precision PX, class Y>
 __global__ void __launch_bounds__(TCKI_THREADS)
     tcki_kernel(int64_t nchunks, int64_t rows, int64_t cols, const int32_t *__restrict__ chunk_br,

@@ -33,8 +33,18 @@
 #define CV_NONE 0xffffffffu // no block column left in a lane's row
 
 // The scalars of one conversion (one read-back): tiles, fp32 tiles, the bound's bits, lambda's
-// bits, the mean's bits, fp64 entries.
-enum { SC_TILES, SC_TILES32, SC_BOUND, SC_LAMBDA, SC_MEAN, SC_NNZ64, SC_COUNT };
+// bits, the mean's bits, fp64 entries, rows longer than the vector group, long block rows.
+enum {
+  SC_TILES,
+  SC_TILES32,
+  SC_BOUND,
+  SC_LAMBDA,
+  SC_MEAN,
+  SC_NNZ64,
+  SC_LONGER,
+  SC_NLONG,
+  SC_COUNT
+};
 
 // ---- value tests (bdmp.c's, on the device) -----------------------------------------------------
 __device__ __forceinline__ bool exact_f32(double a) {
@@ -139,14 +149,29 @@ struct brow_cursor {
 // Threshold mode: a tile is fp32 when each of its values is exact in fp32 (not under the
 // paper's rule) or below lambda and in fp32's normal range (bdmp.c select_precision). e64: 1 for
 // an fp64 entry.
+// A block row of more than LONG_BROW entries (power-law rows) would keep its warp walking its
+// tiles one by one long after the others are done: with long_list, such block rows are listed
+// instead and decided by tile_threshold_long, a thread block each.
+#define LONG_BROW 4096
+#define LONG_THREADS 512
+#define LONG_SMEM_MAX (200 * 1024) // the bitmaps' bytes at most (H100: 227 KB a block)
 template <bool PAPER>
 __global__ void __launch_bounds__(CV_THREADS)
     tile_threshold(int64_t rows, int64_t nbrows, const int64_t *__restrict__ rowptr,
                    const int32_t *__restrict__ colind, const double *__restrict__ val,
-                   double lambda_fixed, unsigned long long *sc, uint8_t *__restrict__ e64) {
+                   double lambda_fixed, unsigned long long *sc, uint8_t *__restrict__ e64,
+                   int64_t *__restrict__ long_list) {
   const int lane = threadIdx.x & 31;
   const int64_t br = (int64_t)blockIdx.x * CV_WARPS + (threadIdx.x >> 5);
   if (br >= nbrows) return;
+  if (long_list) {
+    const int64_t r0 = br * MSP_BDMP_TILE;
+    const int64_t r1 = r0 + MSP_BDMP_TILE < rows ? r0 + MSP_BDMP_TILE : rows;
+    if (rowptr[r1] - rowptr[r0] > LONG_BROW) { // warp-uniform
+      if (lane == 0) long_list[atomicAdd(sc + SC_NLONG, 1ull)] = br;
+      return;
+    }
+  }
   const double lambda =
       lambda_fixed > 0 ? lambda_fixed : __longlong_as_double((long long)sc[SC_LAMBDA]);
   brow_cursor c(rows, rowptr, br, lane);
@@ -167,6 +192,56 @@ __global__ void __launch_bounds__(CV_THREADS)
   if (lane == 0) {
     atomicAdd(sc + SC_TILES, nt);
     atomicAdd(sc + SC_TILES32, n32);
+  }
+}
+
+// The listed long block rows (threshold mode), a thread block each: every entry marks its block
+// column in a bitmap of the tiles present and, when its value does not qualify, in a bitmap of
+// the tiles kept in fp64; then each entry takes its tile's bit. The same decision as the warp's
+// (a tile is fp32 when all its values qualify), in any order. Shared memory: the two bitmaps,
+// words = ceil(block columns / 32) each.
+template <bool PAPER>
+__global__ void __launch_bounds__(LONG_THREADS)
+    tile_threshold_long(int64_t rows, int64_t words, const int64_t *__restrict__ rowptr,
+                        const int32_t *__restrict__ colind, const double *__restrict__ val,
+                        double lambda_fixed, unsigned long long *sc,
+                        const int64_t *__restrict__ long_list, uint8_t *__restrict__ e64) {
+  extern __shared__ unsigned bits[]; // present[words], then fp64[words]
+  unsigned *present = bits, *fail = bits + words;
+  const double lambda =
+      lambda_fixed > 0 ? lambda_fixed : __longlong_as_double((long long)sc[SC_LAMBDA]);
+  const int64_t nlong = (int64_t)sc[SC_NLONG];
+  for (int64_t q = blockIdx.x; q < nlong; q += gridDim.x) {
+    const int64_t r0 = long_list[q] * MSP_BDMP_TILE;
+    const int64_t r1 = r0 + MSP_BDMP_TILE < rows ? r0 + MSP_BDMP_TILE : rows;
+    const int64_t lo = rowptr[r0], hi = rowptr[r1];
+    for (int64_t w = threadIdx.x; w < 2 * words; w += blockDim.x)
+      bits[w] = 0;
+    __syncthreads();
+    for (int64_t k = lo + threadIdx.x; k < hi; k += blockDim.x) {
+      const unsigned bc = (unsigned)__ldg(colind + k) >> 4;
+      const double a = __ldg(val + k);
+      atomicOr(present + (bc >> 5), 1u << (bc & 31));
+      if (!((!PAPER && exact_f32(a)) || (fabs(a) < lambda && fits_f32(a))))
+        atomicOr(fail + (bc >> 5), 1u << (bc & 31));
+    }
+    __syncthreads();
+    for (int64_t k = lo + threadIdx.x; k < hi; k += blockDim.x) {
+      const unsigned bc = (unsigned)__ldg(colind + k) >> 4;
+      e64[k] = (uint8_t)((fail[bc >> 5] >> (bc & 31)) & 1u);
+    }
+    unsigned nt = 0, n32 = 0;
+    for (int64_t w = threadIdx.x; w < words; w += blockDim.x) {
+      nt += __popc(present[w]);
+      n32 += __popc(present[w] & ~fail[w]);
+    }
+    nt = __reduce_add_sync(CV_FULL, nt);
+    n32 = __reduce_add_sync(CV_FULL, n32);
+    if ((threadIdx.x & 31) == 0) {
+      atomicAdd(sc + SC_TILES, (unsigned long long)nt);
+      atomicAdd(sc + SC_TILES32, (unsigned long long)n32);
+    }
+    __syncthreads(); // the bitmaps are cleared for the next block row
   }
 }
 
@@ -286,27 +361,47 @@ __global__ void __launch_bounds__(CV_THREADS)
 
 // ---- per row: the bound reached and the fp64 entries ------------------------------------------
 // bound = max over rows with S_i > 0 of u32 * F_i / S_i, F_i the sum of |a| over the row's
-// inexact fp32 entries in column order (bdmp.c); n64[i] the row's fp64 entries.
+// inexact fp32 entries in column order (bdmp.c); n64[i] the row's fp64 entries; the rows longer
+// than the vector group `group` (csr.cu's plan). A warp combines its rows first (one atomic each).
 __global__ void row_final(int64_t rows, const int64_t *__restrict__ rowptr,
                           const double *__restrict__ val, const uint8_t *__restrict__ e64,
-                          int64_t *__restrict__ n64, unsigned long long *sc) {
+                          int group, int64_t *__restrict__ n64, unsigned long long *sc) {
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= rows) return;
-  double s = 0.0, used = 0.0;
-  int64_t n = 0;
-  for (int64_t k = rowptr[i]; k < rowptr[i + 1]; k++) {
-    const double a = val[k];
-    s = __dadd_rn(s, fabs(a));
-    if (e64[k])
-      n++;
-    else
-      used = __dadd_rn(used, cost_of<false>(a));
+  double bound = 0.0;
+  unsigned longer = 0;
+  if (i < rows) {
+    double s = 0.0, used = 0.0;
+    int64_t n = 0;
+    const int64_t k0 = rowptr[i], k1 = rowptr[i + 1];
+    for (int64_t k = k0; k < k1; k++) {
+      const double a = val[k];
+      s = __dadd_rn(s, fabs(a));
+      if (e64[k])
+        n++;
+      else
+        used = __dadd_rn(used, cost_of<false>(a));
+    }
+    n64[i] = n;
+    if (s > 0) bound = __ddiv_rn(__dmul_rn(MSP_U_F32, used), s);
+    longer = k1 - k0 > group;
   }
-  n64[i] = n;
-  if (s > 0) {
-    const double bound = __ddiv_rn(__dmul_rn(MSP_U_F32, used), s);
-    atomicMax(sc + SC_BOUND, (unsigned long long)__double_as_longlong(bound)); // bound >= +0
+  for (int off = 16; off > 0; off >>= 1)
+    bound = fmax(bound, __shfl_xor_sync(CV_FULL, bound, off));
+  longer = __reduce_add_sync(CV_FULL, longer);
+  if ((threadIdx.x & 31) == 0) {
+    if (bound > 0) atomicMax(sc + SC_BOUND, (unsigned long long)__double_as_longlong(bound));
+    if (longer) atomicAdd(sc + SC_LONGER, (unsigned long long)longer);
   }
+}
+
+// The merge-path coordinates of the tiles of csr.cu's plan (tiles + 1 diagonals).
+__global__ void merge_plan(int64_t tiles, int64_t rows, int64_t nnz,
+                           const int64_t *__restrict__ rowptr, int64_t *__restrict__ trow,
+                           int64_t *__restrict__ tnz) {
+  const int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k > tiles) return;
+  const int64_t dg = k * MERGE_TILE < rows + nnz ? k * MERGE_TILE : rows + nnz;
+  msp__merge_search(dg, rowptr, rows, nnz, trow + k, tnz + k);
 }
 
 // ---- packing -----------------------------------------------------------------------------------
@@ -359,10 +454,12 @@ __global__ void split_columns(int64_t rows, const int64_t *__restrict__ rowptr,
 // Stream-ordered scratch, freed at the end whatever happens.
 struct scratch {
   cudaStream_t s;
-  void *p[16];
+  void *p[32];
   int n = 0;
   template <typename T> msp_status get(T **out, int64_t count, const char *what) {
     void *q = NULL;
+    if (n == (int)(sizeof p / sizeof p[0]))
+      return msp__error(MSP_ERR_INTERNAL, "bdmp-pbp conversion (cuda): too many scratch arrays");
     const size_t bytes = (size_t)(count > 0 ? count : 1) * sizeof(T);
     const cudaError_t e = cudaMallocAsync(&q, bytes, s);
     if (e != cudaSuccess) {
@@ -436,10 +533,12 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
   const int32_t *colind = NULL;
   const double *val = NULL;
   unsigned long long *sc = NULL, h_sc[SC_COUNT];
+  int64_t *h_plan = NULL;
+  const int64_t tiles = (rows + nnz + MERGE_TILE - 1) / MERGE_TILE;
   uint8_t *e64 = NULL;
   int64_t *n64 = NULL;
   uint32_t *mask = NULL;
-  unsigned long long *count = NULL;
+  unsigned long long *count = NULL, *before = NULL;
   uint2 *meta = NULL;
   float ms = 0;
   MSP_CUDA_TRY(cudaEventCreate(&ev[0]));
@@ -477,6 +576,7 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
   MSP_TRY(tmp.get(&n64, rows + 1, "the rows' fp64 entries"));
   MSP_TRY(tmp.get(&mask, words, "the precision words"));
   MSP_TRY(tmp.get(&count, words + 1, "the words' fp64 counts"));
+  MSP_TRY(tmp.get(&before, words + 1, "the fp64 entries before each word"));
   MSP_TRY(tmp.get(&meta, words, "the precision words and counts"));
   MSP_CUDA_TRY(cudaMemsetAsync(n64 + rows, 0, sizeof *n64, s));
   MSP_CUDA_TRY(cudaMemsetAsync(count + words, 0, sizeof *count, s));
@@ -497,12 +597,35 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
     }
     const double fixed = o->bdmp_lambda > 0 ? o->bdmp_lambda : 0;
     const unsigned blocks = msp__cuda_blocks(nbrows, CV_WARPS);
+    // long block rows by thread blocks when the bitmaps fit the shared memory
+    const int64_t bwords = ((B->cols + MSP_BDMP_TILE - 1) / MSP_BDMP_TILE + 31) / 32;
+    const size_t smem = (size_t)(2 * bwords) * sizeof(unsigned);
+    int64_t *long_list = NULL;
+    if (smem <= LONG_SMEM_MAX) {
+      MSP_TRY(tmp.get(&long_list, nbrows, "the long block rows"));
+      if (smem > 48 * 1024) {
+        MSP_CUDA_TRY(cudaFuncSetAttribute(tile_threshold_long<true>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        MSP_CUDA_TRY(cudaFuncSetAttribute(tile_threshold_long<false>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+      }
+    }
     if (paper)
-      tile_threshold<true>
-          <<<blocks, CV_THREADS, 0, s>>>(rows, nbrows, rowptr, colind, val, fixed, sc, e64);
+      tile_threshold<true><<<blocks, CV_THREADS, 0, s>>>(rows, nbrows, rowptr, colind, val, fixed,
+                                                         sc, e64, long_list);
     else
-      tile_threshold<false>
-          <<<blocks, CV_THREADS, 0, s>>>(rows, nbrows, rowptr, colind, val, fixed, sc, e64);
+      tile_threshold<false><<<blocks, CV_THREADS, 0, s>>>(rows, nbrows, rowptr, colind, val, fixed,
+                                                          sc, e64, long_list);
+    MSP_CUDA_CHECK_LAUNCH("tile_threshold");
+    if (long_list) {
+      const unsigned lb = (unsigned)(2 * msp__cuda(ctx)->sm_count);
+      if (paper)
+        tile_threshold_long<true><<<lb, LONG_THREADS, smem, s>>>(rows, bwords, rowptr, colind, val,
+                                                                 fixed, sc, long_list, e64);
+      else
+        tile_threshold_long<false><<<lb, LONG_THREADS, smem, s>>>(rows, bwords, rowptr, colind, val,
+                                                                  fixed, sc, long_list, e64);
+    }
     MSP_CUDA_CHECK_LAUNCH("tile_threshold");
   } else if (nnz > 0) {
     double *budget = NULL, *key = NULL, *key2 = NULL;
@@ -554,17 +677,30 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
     MSP_CUDA_CHECK_LAUNCH("tile_accept");
   }
   if (rows > 0) {
-    row_final<<<msp__cuda_blocks(rows, 256), 256, 0, s>>>(rows, rowptr, val, e64, n64, sc);
+    row_final<<<msp__cuda_blocks(rows, 256), 256, 0, s>>>(rows, rowptr, val, e64,
+                                                          msp__vector_group(rows, nnz), n64, sc);
     MSP_CUDA_CHECK_LAUNCH("row_final");
   }
   if (nnz > 0) {
     pack_words<<<msp__cuda_blocks(words * 32, 256), 256, 0, s>>>(nnz, e64, mask, count);
     MSP_CUDA_CHECK_LAUNCH("pack_words");
   }
-  MSP_CUDA_TRY(exclusive_sum(tmp, count, count, words + 1, &st)); // in place: CUB allows it
+  MSP_CUDA_TRY(exclusive_sum(tmp, count, before, words + 1, &st));
   MSP_TRY(st);
   MSP_CUDA_TRY(
-      cudaMemcpyAsync(sc + SC_NNZ64, count + words, sizeof *count, cudaMemcpyDeviceToDevice, s));
+      cudaMemcpyAsync(sc + SC_NNZ64, before + words, sizeof *before, cudaMemcpyDeviceToDevice, s));
+  // csr.cu's merge-path plan: the tiles' coordinates searched on the device, read back with the
+  // scalars (rowptr is then read on the host only at the tiles' rows)
+  if (tiles > 0) {
+    int64_t *d_plan = NULL;
+    MSP_TRY(tmp.get(&d_plan, 2 * (tiles + 1), "the merge-path plan"));
+    merge_plan<<<msp__cuda_blocks(tiles + 1, 256), 256, 0, s>>>(tiles, rows, nnz, rowptr, d_plan,
+                                                                d_plan + tiles + 1);
+    MSP_CUDA_CHECK_LAUNCH("merge_plan");
+    MSP_TRY(MSP_ALLOC(h_plan, 2 * (tiles + 1), "the merge-path plan"));
+    MSP_CUDA_TRY(cudaMemcpyAsync(h_plan, d_plan, (size_t)(2 * (tiles + 1)) * sizeof *h_plan,
+                                 cudaMemcpyDeviceToHost, s));
+  }
   MSP_CUDA_TRY(cudaMemcpyAsync(h_sc, sc, sizeof h_sc, cudaMemcpyDeviceToHost, s));
   MSP_CUDA_TRY(cudaStreamSynchronize(s));
 
@@ -595,7 +731,7 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
     MSP_TRY(slot_alloc(m, SLOT_COLIND, (size_t)(nnz > 0 ? nnz : 1) * sizeof(int32_t)));
     if (nnz > 0) {
       pack_values<<<msp__cuda_blocks(nnz, 256), 256, 0, s>>>(
-          nnz, val, mask, count, meta, (float *)m->d[SLOT_VAL2], (double *)m->d[SLOT_VAL]);
+          nnz, val, mask, before, meta, (float *)m->d[SLOT_VAL2], (double *)m->d[SLOT_VAL]);
       MSP_CUDA_CHECK_LAUNCH("pack_values");
     }
     if (layout == MSP__PBP_WORDS) {
@@ -616,7 +752,9 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
     }
     MSP_CUDA_TRY(cudaMemcpyAsync(m->d[SLOT_ROWPTR], rowptr, (size_t)(rows + 1) * sizeof(int64_t),
                                  cudaMemcpyDeviceToDevice, s));
-    MSP_TRY(msp__cuda_csr_structure_upload(ctx, m, rows, nnz, B->rowptr, NULL));
+    MSP_TRY(msp__cuda_csr_structure_planned(ctx, m, rows, nnz, B->rowptr, NULL, h_plan,
+                                            h_plan ? h_plan + tiles + 1 : NULL,
+                                            (int64_t)h_sc[SC_LONGER]));
     m->i64[6] = layout;
   }
   MSP_CUDA_TRY(cudaEventRecord(ev[1], s));
@@ -647,6 +785,7 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
   P = NULL;
 exit:
   if (P) msp__format_free(MSP_FORMAT_BDMP_PBP, P);
+  msp__free(h_plan);
   if (ev[0]) cudaEventDestroy(ev[0]);
   if (ev[1]) cudaEventDestroy(ev[1]);
   return st; // tmp frees its scratch (stream-ordered); B->dev is the caller's to free on failure

@@ -43,39 +43,16 @@
 #include <string.h>
 
 // ---- upload ------------------------------------------------------------------------------------
-// The split of diagonal d of the merge of the row ends (rowptr[1..rows]) with the nonzero
-// indices 0..nnz-1: x row ends and y nonzeros come before it (CUB's MergePathSearch).
-static void merge_search(int64_t d, const int64_t *rowptr, int64_t rows, int64_t nnz, int64_t *x,
-                         int64_t *y) {
-  int64_t lo = d > nnz ? d - nnz : 0, hi = d < rows ? d : rows;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (rowptr[mid + 1] <= d - mid - 1)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  *x = lo;
-  *y = d - lo;
-}
-
-// Vector group: the largest power of two <= the mean row length, in 2..32. Measured on the H100
-// against the smallest power of two >= the mean (the kernel this file had before): 1.08x-1.17x
-// faster on the balanced matrices the rule gives the vector kernel (stencil27:160 0.579 ms
-// against 0.644, banded:1000000:64 0.317 against 0.363).
-static int vector_group(int64_t rows, int64_t nnz) {
-  const double mean = rows > 0 ? (double)nnz / (double)rows : 0.0;
-  int g = 2;
-  while (g < 32 && (double)(2 * g) <= mean)
-    g *= 2;
-  return g;
-}
-
 // The CSR structure and the merge-path plan into m (every slot but the values'): shared by CSR
-// in every storage precision and by BDMP-PBP.
-extern "C" msp_status msp__cuda_csr_structure_upload(msp_context ctx, msp__cuda_matrix *m,
-                                                     int64_t rows, int64_t nnz,
-                                                     const int64_t *rowptr, const int32_t *colind) {
+// in every storage precision and by BDMP-PBP. trow_in, tnz_in (host arrays of tiles + 1, may be
+// NULL): the tiles' merge-path coordinates made elsewhere (the device conversion of
+// bdmp_convert.cu), so that rowptr is read here only at the tiles' rows; longer_in >= 0: the rows
+// longer than the vector group, counted elsewhere.
+extern "C" msp_status msp__cuda_csr_structure_planned(msp_context ctx, msp__cuda_matrix *m,
+                                                      int64_t rows, int64_t nnz,
+                                                      const int64_t *rowptr, const int32_t *colind,
+                                                      const int64_t *trow_in, const int64_t *tnz_in,
+                                                      int64_t longer_in) {
   msp_status st = MSP_SUCCESS;
   int64_t *trow = NULL, *tnz = NULL, *runs = NULL, *lruns = NULL, *rrow = NULL;
   int32_t *trun = NULL;
@@ -99,9 +76,14 @@ extern "C" msp_status msp__cuda_csr_structure_upload(msp_context ctx, msp__cuda_
     MSP_TRY(MSP_ALLOC(tnz, tiles + 1, "csr merge tile nonzeros"));
     MSP_TRY(MSP_ALLOC(runs, 3 * tiles, "csr merge fix-up runs"));
     MSP_TRY(MSP_ALLOC(lruns, 3 * tiles, "csr merge long fix-up runs"));
-    for (int64_t k = 0; k <= tiles; k++) {
-      const int64_t dg = k * MERGE_TILE < rows + nnz ? k * MERGE_TILE : rows + nnz;
-      merge_search(dg, rowptr, rows, nnz, &trow[k], &tnz[k]);
+    if (trow_in) {
+      memcpy(trow, trow_in, (size_t)(tiles + 1) * sizeof *trow);
+      memcpy(tnz, tnz_in, (size_t)(tiles + 1) * sizeof *tnz);
+    } else {
+      for (int64_t k = 0; k <= tiles; k++) {
+        const int64_t dg = k * MERGE_TILE < rows + nnz ? k * MERGE_TILE : rows + nnz;
+        msp__merge_search(dg, rowptr, rows, nnz, &trow[k], &tnz[k]);
+      }
     }
     for (int64_t k = 0; k < tiles; k++) {
       const int64_t r = trow[k + 1], n0 = tnz[k], n1 = tnz[k + 1];
@@ -150,12 +132,15 @@ extern "C" msp_status msp__cuda_csr_structure_upload(msp_context ctx, msp__cuda_
     MSP_TRY(
         msp__cuda_matrix_put(ctx, m, SLOT_LONG_RUNS, lruns, (size_t)(3 * nlong) * sizeof(int64_t)));
   }
-  m->i64[0] = vector_group(rows, nnz);
+  m->i64[0] = msp__vector_group(rows, nnz);
   { // long rows (csr.cuh vector_long_rows): the mean row length above the group, and at least
     // half of the rows longer than it
-    int64_t longer = 0;
-    for (int64_t i = 0; i < rows; i++)
-      longer += rowptr[i + 1] - rowptr[i] > m->i64[0];
+    int64_t longer = longer_in;
+    if (longer < 0) {
+      longer = 0;
+      for (int64_t i = 0; i < rows; i++)
+        longer += rowptr[i + 1] - rowptr[i] > m->i64[0];
+    }
     m->i64[3] = (double)nnz > (double)rows * (double)m->i64[0];
     m->i64[4] = rows > 0 && 2 * longer >= rows;
   }
@@ -174,6 +159,12 @@ exit:
   msp__free(trun);
   msp__free(rrow);
   return st;
+}
+
+extern "C" msp_status msp__cuda_csr_structure_upload(msp_context ctx, msp__cuda_matrix *m,
+                                                     int64_t rows, int64_t nnz,
+                                                     const int64_t *rowptr, const int32_t *colind) {
+  return msp__cuda_csr_structure_planned(ctx, m, rows, nnz, rowptr, colind, NULL, NULL, -1);
 }
 
 // One upload for every storage precision: the CSR structure and merge-path plan, and the value
