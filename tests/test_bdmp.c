@@ -820,6 +820,273 @@ static void test_error_bounded(void) {
   }
 }
 
+// ---- the selection against an independent reference --------------------------------------------
+// The reference follows the documented rules literally: lambda from the chunked warp-order sums
+// of bdmp.h, a tile's precision by scanning all its values (threshold mode), and the
+// error-bounded mode's greedy pass as ONE pass over all tiles in (cost, tile) order (the library
+// takes it block row by block row, which bdmp.c argues takes the same tiles). Tiles are numbered
+// by block row, then block column. The library's report and the precision of every stored entry
+// (the PBP record's bits) must match bit for bit, with 1, 2 and 3 threads.
+typedef struct {
+  int64_t br, bc, n;
+  int64_t *k; // the tile's entries (CSR positions), by row then column
+  double cost;
+  int64_t t;
+} ref_tile;
+
+static int ref_tile_cmp(const void *a, const void *b) {
+  const ref_tile *x = *(const ref_tile *const *)a, *y = *(const ref_tile *const *)b;
+  if (x->cost != y->cost) return x->cost < y->cost ? -1 : 1;
+  return (x->t > y->t) - (x->t < y->t);
+}
+
+static double ref_chunk_sum(const double *v, int64_t n, int mode, double mean) {
+  double l[32];
+  for (int q = 0; q < 32; q++) {
+    l[q] = 0;
+    for (int64_t k = q; k < n; k += 32) {
+      double a = mode == 2 ? v[k] : fabs(v[k]);
+      if (mode == 1) a = (fabs(v[k]) - mean) * (fabs(v[k]) - mean);
+      l[q] += a;
+    }
+  }
+  for (int off = 16; off; off /= 2) {
+    double t[32];
+    for (int q = 0; q < 32; q++)
+      t[q] = l[q] + l[q ^ off];
+    memcpy(l, t, sizeof l);
+  }
+  return l[0];
+}
+
+static double ref_sum(const double *v, int64_t n, int mode, double mean) {
+  if (n == 0) return 0;
+  double *p = malloc((size_t)((n + 1023) / 1024) * sizeof *p);
+  if (!p) return NAN;
+  int64_t m = 0;
+  for (int64_t k = 0; k < n; k += 1024)
+    p[m++] = ref_chunk_sum(v + k, n - k < 1024 ? n - k : 1024, mode, mean);
+  while (m > 1) {
+    int64_t m2 = 0;
+    for (int64_t k = 0; k < m; k += 1024)
+      p[m2++] = ref_chunk_sum(p + k, m - k < 1024 ? m - k : 1024, 2, 0);
+    m = m2;
+  }
+  const double r = p[0];
+  free(p);
+  return r;
+}
+
+static int ref_exact32(double a) {
+  return (double)(float)a == a;
+}
+static int ref_fits32(double a) {
+  return fabs(a) == 0 || (fabs(a) >= FLT_MIN && fabs(a) <= FLT_MAX);
+}
+
+static int mixed_threshold, mixed_digits; // cases whose reference mixes fp32 and fp64 entries
+
+static void check_selection(const test_csr *m, const char *name, double f, int digits, int paper) {
+  const int64_t nbr = (m->rows + 15) / 16;
+  ref_tile *tiles = NULL, **order = NULL;
+  int64_t nt = 0, cap = 0;
+  uint8_t *e64 = calloc((size_t)(m->nnz ? m->nnz : 1), 1);
+  double *rowsum = calloc((size_t)(m->rows ? m->rows : 1), sizeof *rowsum);
+  double *used = calloc((size_t)(m->rows ? m->rows : 1), sizeof *used);
+  CHECK(e64 && rowsum && used, "allocation");
+  if (!e64 || !rowsum || !used) goto done;
+  // tiles: each block row's entries grouped by block column (a scan per block column present)
+  for (int64_t br = 0; br < nbr; br++) {
+    const int64_t r0 = 16 * br, r1 = r0 + 16 < m->rows ? r0 + 16 : m->rows;
+    int64_t next = 0;
+    for (;;) { // the smallest block column >= next present in the block row
+      int64_t bc = INT64_MAX;
+      for (int64_t i = r0; i < r1; i++)
+        for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++)
+          if (m->colind[k] / 16 >= next && m->colind[k] / 16 < bc) bc = m->colind[k] / 16;
+      if (bc == INT64_MAX) break;
+      if (nt == cap) {
+        cap = cap ? 2 * cap : 64;
+        ref_tile *t2 = realloc(tiles, (size_t)cap * sizeof *t2);
+        CHECK(t2 != NULL, "allocation");
+        if (!t2) goto done;
+        tiles = t2;
+      }
+      ref_tile *t = &tiles[nt];
+      t->br = br;
+      t->bc = bc;
+      t->n = 0;
+      t->t = nt;
+      t->k = malloc(256 * sizeof *t->k);
+      CHECK(t->k != NULL, "allocation");
+      if (!t->k) goto done;
+      nt++;
+      for (int64_t i = r0; i < r1; i++)
+        for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++)
+          if (m->colind[k] / 16 == bc) t->k[t->n++] = k;
+      next = bc + 1;
+    }
+  }
+  for (int64_t i = 0; i < m->rows; i++)
+    for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++)
+      rowsum[i] += fabs(m->val[k]);
+  double lambda = 0;
+  if (!digits && m->nnz) {
+    const double mean = ref_sum(m->val, m->nnz, 0, 0) / (double)m->nnz;
+    const double sd = sqrt(ref_sum(m->val, m->nnz, 1, mean) / (double)m->nnz);
+    lambda = f * (mean + 3.0 * sd);
+  }
+  const double rel = 5.0 * pow(10.0, -(double)digits) / MSP_U_F32;
+  for (int64_t q = 0; q < nt; q++) {
+    ref_tile *t = &tiles[q];
+    int f32 = 1;
+    double cost = 0, ti[16] = {0};
+    for (int64_t e = 0; e < t->n; e++) {
+      const double a = m->val[t->k[e]];
+      const double c = !paper && ref_exact32(a) ? 0 : fabs(a);
+      if (!digits) f32 &= (!paper && ref_exact32(a)) || (fabs(a) < lambda && ref_fits32(a));
+      if (digits) {
+        f32 &= c == 0 || ref_fits32(a);
+        int64_t i = 0;
+        while (m->rowptr[i + 1] <= t->k[e])
+          i++;
+        ti[i - 16 * t->br] += c;
+      }
+    }
+    for (int r = 0; digits && r < 16; r++) {
+      const int64_t i = 16 * t->br + r;
+      if (ti[r] > 0) cost = fmax(cost, rel * rowsum[i] > 0 ? ti[r] / (rel * rowsum[i]) : HUGE_VAL);
+    }
+    t->cost = digits ? (f32 ? cost : HUGE_VAL) : 0;
+    for (int64_t e = 0; e < t->n; e++)
+      e64[t->k[e]] = 1; // fp64 until chosen
+    if (!digits && f32)
+      for (int64_t e = 0; e < t->n; e++)
+        e64[t->k[e]] = 0;
+  }
+  if (digits) {
+    order = malloc((size_t)(nt ? nt : 1) * sizeof *order);
+    CHECK(order != NULL, "allocation");
+    if (!order) goto done;
+    for (int64_t q = 0; q < nt; q++)
+      order[q] = &tiles[q];
+    qsort(order, (size_t)nt, sizeof *order, ref_tile_cmp);
+    for (int64_t q = 0; q < nt && order[q]->cost <= 1.0; q++) {
+      const ref_tile *t = order[q];
+      double ti[16] = {0};
+      for (int64_t e = 0; e < t->n; e++) {
+        int64_t i = 16 * t->br;
+        while (m->rowptr[i + 1] <= t->k[e])
+          i++;
+        ti[i - 16 * t->br] += !paper && ref_exact32(m->val[t->k[e]]) ? 0 : fabs(m->val[t->k[e]]);
+      }
+      int ok = 1;
+      for (int r = 0; r < 16; r++)
+        if (ti[r] > 0) ok &= used[16 * t->br + r] + ti[r] <= rel * rowsum[16 * t->br + r];
+      if (!ok) continue;
+      for (int r = 0; r < 16; r++)
+        if (ti[r] > 0) used[16 * t->br + r] += ti[r];
+      for (int64_t e = 0; e < t->n; e++)
+        e64[t->k[e]] = 0;
+    }
+  }
+  // the bound and the counts reached
+  int64_t tiles32 = 0, nnz32 = 0;
+  double bound = 0;
+  for (int64_t q = 0; q < nt; q++)
+    if (!e64[tiles[q].k[0]]) tiles32++;
+  for (int64_t i = 0; i < m->rows; i++) {
+    double u = 0;
+    for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++) {
+      if (e64[k]) continue;
+      nnz32++;
+      u += ref_exact32(m->val[k]) ? 0 : fabs(m->val[k]);
+    }
+    if (rowsum[i] > 0) bound = fmax(bound, MSP_U_F32 * u / rowsum[i]);
+  }
+  if (nnz32 > 0 && nnz32 < m->nnz) {
+    if (digits)
+      mixed_digits++;
+    else
+      mixed_threshold++;
+  }
+  const int saved = omp_get_max_threads();
+  for (int threads = 1; threads <= 3; threads++) {
+    omp_set_num_threads(threads);
+    msp_convert_options o = msp_convert_options_default();
+    o.bdmp_f = f;
+    o.bdmp_digits = digits;
+    o.bdmp_paper_rule = paper;
+    msp_matrix B = NULL;
+    CHECK_OK(make_bdmp(m, MSP_FORMAT_BDMP_PBP, o, &B));
+    if (!B) continue;
+    const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)B->fmt;
+    char what[160];
+    snprintf(what, sizeof what, "%s f=%g D=%d paper=%d, %d threads", name, f, digits, paper,
+             threads);
+    CHECK(memcmp(&P->info.lambda, &lambda, sizeof lambda) == 0, "%s: lambda %.17g, reference %.17g",
+          what, P->info.lambda, lambda);
+    CHECK(memcmp(&P->info.bound, &bound, sizeof bound) == 0, "%s: bound %.17g, reference %.17g",
+          what, P->info.bound, bound);
+    CHECK(P->info.tiles == nt && P->info.tiles32 == tiles32 && P->info.nnz32 == nnz32,
+          "%s: tiles %lld (reference %lld), fp32 tiles %lld (%lld), fp32 entries %lld (%lld)", what,
+          (long long)P->info.tiles, (long long)nt, (long long)P->info.tiles32, (long long)tiles32,
+          (long long)P->info.nnz32, (long long)nnz32);
+    int64_t differ = 0;
+    for (int64_t k = 0; k < m->nnz; k++) {
+      int64_t at;
+      differ += msp__pbp_split(P->meta, k, &at) != e64[k];
+    }
+    CHECK(differ == 0, "%s: %lld entries stored in another precision than the reference's", what,
+          (long long)differ);
+    msp_matrix_destroy(&B);
+  }
+  omp_set_num_threads(saved);
+done:
+  for (int64_t q = 0; q < nt; q++)
+    free(tiles[q].k);
+  free(tiles);
+  free(order);
+  free(e64);
+  free(rowsum);
+  free(used);
+}
+
+static void test_selection_reference(void) {
+  // values: mostly moderate with a tail of large ones (a mixed selection), integers (exact in
+  // fp32), and values fp32 cannot hold
+  static const int64_t shapes[][3] = {{40, 40, 9}, {333, 500, 17}, {200, 3000, 120}, {64, 64, 40}};
+  for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+    test_csr m;
+    if (test_csr_random(&m, shapes[sh][0], shapes[sh][1], (double)shapes[sh][2], 900 + sh) != 0) {
+      CHECK(0, "random matrix");
+      continue;
+    }
+    msp_rng r = {4242 + sh};
+    for (int64_t k = 0; k < m.nnz; k++) {
+      const double u = msp_rng_uniform(&r);
+      m.val[k] = u < 0.1    ? (double)(1 + msp_rng_range(&r, 9))
+                 : u < 0.15 ? 1e3 * msp_rng_uniform(&r)
+                 : u < 0.17 ? (sh == 1 ? 1e-40 : 1e39)
+                            : msp_rng_uniform(&r) - 0.5;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "random %lld x %lld", (long long)m.rows, (long long)m.cols);
+    check_selection(&m, name, 0.5, 0, 0);
+    check_selection(&m, name, 0.05, 0, 0);
+    check_selection(&m, name, 0.5, 0, 1);
+    check_selection(&m, name, 0.5, 3, 0);
+    check_selection(&m, name, 0.5, 7, 0);
+    check_selection(&m, name, 0.5, 10, 0);
+    check_selection(&m, name, 0.5, 7, 1);
+    test_csr_free(&m);
+  }
+  printf("test_bdmp: selection against the reference: %d threshold and %d error-bounded cases "
+         "with both precisions\n",
+         mixed_threshold, mixed_digits);
+  CHECK(mixed_threshold > 0 && mixed_digits > 0, "the reference cases never mix precisions");
+}
+
 // ---- accuracy helpers
 // ------------------------------------------------------------------------------
 static void test_accuracy(void) {
@@ -900,6 +1167,7 @@ int main(void) {
   test_random();
   test_brow_kinds();
   test_report_bytes();
+  test_selection_reference();
   test_accuracy();
   test_error_bounded();
   msp_context_destroy(&ctx);

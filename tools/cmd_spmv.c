@@ -240,6 +240,8 @@ static void print_accuracy_text(const options *o, const run_result *r, const msp
     printf("; %lld block rows (%lld nonzeros) stored CSR-like", (long long)b->csr_brows,
            (long long)b->csr_nnz);
   printf("\n");
+  if (b->convert_device_ms > 0)
+    printf("bdmp conversion on the device: %.3f ms\n", b->convert_device_ms);
 }
 
 static void add_accuracy_json(json *j, const options *o, const run_result *r,
@@ -282,6 +284,7 @@ static void add_accuracy_json(json *j, const options *o, const run_result *r,
   json_int(j, "bytes_meta", b->bytes_meta);
   json_int(j, "csr_brows", b->csr_brows);
   json_int(j, "csr_nnz", b->csr_nnz);
+  json_number(j, "convert_device_ms", b->convert_device_ms);
   json_end(j);
 }
 
