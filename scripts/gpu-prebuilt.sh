@@ -29,7 +29,7 @@ nvidia-smi > "$out/nvidia-smi.txt" 2>&1
 lb="stdbuf -oL -eL"
 if [ -z "${SKIP_TESTS:-}" ]; then
 echo "== CUDA tests, plain"
-for t in cuda_vector cuda_vector_prec cuda_pagerank cuda_gmres; do
+for t in cuda_vector cuda_vector_prec cuda_bdmp cuda_pagerank cuda_gmres; do
   [ -x "$bin/tests/$t" ] || continue
   timeout "${TEST_TIMEOUT:-120}" $lb "$bin/tests/$t" > "$out/$t.log" 2>&1
   echo "$t: exit $? $(tail -n 1 "$out/$t.log")"
@@ -56,7 +56,7 @@ for tool in memcheck racecheck; do
       "$bin/tests/cuda_cross" > "$out/san-$tool-cross.log" 2>&1
     echo "cuda_cross under $tool: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/san-$tool-cross.log" | tail -1)"
   fi
-  for t in cuda_pagerank cuda_gmres; do
+  for t in cuda_bdmp cuda_pagerank cuda_gmres; do
     [ -x "$bin/tests/$t" ] || continue
     env MSP_TEST_QUICK=1 timeout "${SAN_TIMEOUT:-100}" compute-sanitizer --tool $tool $extra \
       --error-exitcode 1 "$bin/tests/$t" > "$out/san-$tool-${t#cuda_}.log" 2>&1
