@@ -164,11 +164,13 @@ static void check_generated(const char *spec) {
 }
 
 // Values across fp32's range and beyond it: exact integers, short binary fractions, fp32
-// subnormals, values above FLT_MAX, tiny and huge magnitudes, with random signs.
+// subnormals (rounded, and one that fp32 holds exactly), values above FLT_MAX, tiny and huge
+// magnitudes, signed zeros, with random signs.
 static double edge_value(msp_rng *r) {
-  static const double v[] = {1.0,     3.0,     0.25, 0.1,   1e-3,    7.0 / 3, 1e-40,
-                             1e-310,  3e38,    1e39, 1e300, 1e-30,   12345,   0.5 + 1e-9,
-                             FLT_MAX, FLT_MIN, 2.0,  1e-5,  123.456, 0.0};
+  static const double v[] = {
+      1.0,  3.0,  0.25,    0.1,   1e-3,  7.0 / 3,    1e-40,   1e-310,
+      3e38, 1e39, 1e300,   1e-30, 12345, 0.5 + 1e-9, FLT_MAX, FLT_MIN,
+      2.0,  1e-5, 123.456, 0.0,   -0.0,  0x1p-140 /* an fp32 subnormal, exact */};
   const double a = v[msp_rng_range(r, sizeof v / sizeof v[0])];
   return msp_rng_uniform(r) < 0.5 ? -a : a;
 }

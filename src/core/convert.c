@@ -364,7 +364,18 @@ msp_status msp__convert_built(msp_context ctx, const msp_matrix A, msp_format f,
   if (prebuilt || on_device) {
     double bytes = 0; // the plan only resolves the options and the description here
     MSP_TRY(msp__format_table[f]->plan(A, &o, &bytes, what, sizeof what));
-  } else {
+  }
+  if (on_device) {
+    // the host memory the device build leaves: the CSR copy the converted matrix keeps and the
+    // PBP record read back (its structure, at most 8 bytes a value, a word per 32 entries)
+    size_t need = msp__bytes_mul_add(2 * ((size_t)A->rows + 1), sizeof(int64_t), 0);
+    need = msp__bytes_mul_add((size_t)A->nnz, 2 * (sizeof(int32_t) + sizeof(double)), need);
+    need = msp__bytes_mul_add(((size_t)A->nnz + 31) / 32, 2 * sizeof(uint32_t), need);
+    char desc[128];
+    snprintf(desc, sizeof desc, "converting a %lld x %lld matrix to bdmp-pbp on the device",
+             (long long)A->rows, (long long)A->cols);
+    MSP_TRY(msp__memory_check(need, desc));
+  } else if (!prebuilt) {
     MSP_TRY(msp__convert_build_format(A, f, &o, &fmt, what, sizeof what));
   }
   MSP_TRY(msp__matrix_alloc(ctx, A->rows, A->cols, A->nnz, &B));

@@ -2,7 +2,7 @@
 // selection (the paper's threshold rule and the error-bounded --digits rule), the packing of the
 // two value streams with their precision words, and the device layout of bdmp.cu, from the fp64
 // CSR arrays of the source on the device. The result is the host build's, bit for bit
-// (src/core/bdmp.c; tests/cuda_vector_prec.c compares them): the same tiles go to fp32, and the
+// (src/core/bdmp.c; tests/cuda_bdmp.c compares them): the same tiles go to fp32, and the
 // threshold and the bound come from the same operations in the same order:
 //   - lambda = f (mean|a| + 3 std|a|) from the deterministic sums of bdmp.h (a warp per chunk,
 //     then the chunks' sums level by level), every operation rounded on its own;
@@ -154,7 +154,7 @@ struct brow_cursor {
 // instead and decided by tile_threshold_long, a thread block each.
 #define LONG_BROW 4096
 #define LONG_THREADS 512
-#define LONG_SMEM_MAX (200 * 1024) // the bitmaps' bytes at most (H100: 227 KB a block)
+#define LONG_SMEM_MAX (200 * 1024) // the bitmaps' bytes at most (and the device's opt-in limit)
 template <bool PAPER>
 __global__ void __launch_bounds__(CV_THREADS)
     tile_threshold(int64_t rows, int64_t nbrows, const int64_t *__restrict__ rowptr,
@@ -541,11 +541,14 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
   unsigned long long *count = NULL, *before = NULL;
   uint2 *meta = NULL;
   float ms = 0;
+  MSP_CUDA_TRY(cudaSetDevice(ctx->device));
   MSP_CUDA_TRY(cudaEventCreate(&ev[0]));
   MSP_CUDA_TRY(cudaEventCreate(&ev[1]));
   MSP_CUDA_TRY(cudaEventRecord(ev[0], s));
-  // The source: A's device CSR when it has one on this context, else A's host CSR (B's copy).
-  if (A->ctx == ctx && A->dev && A->format == MSP_FORMAT_CSR && A->precision == MSP_PRECISION_F64) {
+  // The source: A's device CSR when it has one on this context (a CUDA matrix record: A's
+  // context is the CUDA backend's, not a table derived from it), else A's host CSR (B's copy).
+  if (A->ctx == ctx && ctx->backend == msp__backend_cuda() && A->dev &&
+      A->format == MSP_FORMAT_CSR && A->precision == MSP_PRECISION_F64) {
     const msp__cuda_matrix *a = (const msp__cuda_matrix *)A->dev;
     rowptr = (const int64_t *)a->d[SLOT_ROWPTR];
     colind = (const int32_t *)a->d[SLOT_COLIND];
@@ -601,7 +604,10 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
     const int64_t bwords = ((B->cols + MSP_BDMP_TILE - 1) / MSP_BDMP_TILE + 31) / 32;
     const size_t smem = (size_t)(2 * bwords) * sizeof(unsigned);
     int64_t *long_list = NULL;
-    if (smem <= LONG_SMEM_MAX) {
+    int optin = 0; // the device's shared memory per block with opt-in
+    MSP_CUDA_TRY(
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device));
+    if (smem <= LONG_SMEM_MAX && smem <= (size_t)optin) {
       MSP_TRY(tmp.get(&long_list, nbrows, "the long block rows"));
       if (smem > 48 * 1024) {
         MSP_CUDA_TRY(cudaFuncSetAttribute(tile_threshold_long<true>,
