@@ -388,8 +388,9 @@ class Matrix(_Handle):
     def bdmp_info(self):
         """BDMP formats: the per-tile precision selection as a dict (lambda, digits, bound,
         tiles, tiles_f32, nnz_f32, nnz_f64, tile_formats), the footprint in parts (bytes_values,
-        bytes_indices, bytes_meta) and TCKI's CSR-like block rows (csr_brows, csr_nnz).
-        NotSupportedError otherwise."""
+        bytes_indices, bytes_meta), TCKI's CSR-like block rows (csr_brows, csr_nnz) and the
+        device time of a BDMP-PBP conversion on CUDA (convert_device_ms; 0 when built on the
+        host). NotSupportedError otherwise."""
         r = _lib.BdmpReport()
         check(lib.msp_matrix_bdmp_info(self._handle(), ctypes.byref(r)))
         d = {k: getattr(r, k) for k, _ in r._fields_}

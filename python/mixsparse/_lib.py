@@ -84,7 +84,7 @@ class BdmpReport(ctypes.Structure):
         ("tiles", c_int64), ("tiles_f32", c_int64), ("nnz_f32", c_int64), ("nnz_f64", c_int64),
         ("tile_formats", c_int64 * 4),
         ("bytes_values", c_int64), ("bytes_indices", c_int64), ("bytes_meta", c_int64),
-        ("csr_brows", c_int64), ("csr_nnz", c_int64),
+        ("csr_brows", c_int64), ("csr_nnz", c_int64), ("convert_device_ms", c_double),
     ]  # fmt: skip
 
 

@@ -131,6 +131,11 @@ def test_bdmp_bound_is_reported(ctx):
     parts = info["bytes_values"] + info["bytes_indices"] + info["bytes_meta"]
     assert parts == B.nbytes
     assert info["bytes_values"] == 4 * info["nnz_f32"] + 8 * info["nnz_f64"]
+    # PBP is built on the device on CUDA (its device time reported), on the host otherwise
+    if ctx.backend == "cuda":
+        assert info["convert_device_ms"] > 0
+    else:
+        assert info["convert_device_ms"] == 0.0
 
 
 @pytest.mark.parametrize("prec", ms.precisions)
