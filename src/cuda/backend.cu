@@ -126,9 +126,9 @@ exit:
   return st;
 }
 
-extern "C" msp_status msp__cuda_matrix_put(msp_context ctx, msp__cuda_matrix *m, int slot,
-                                           const void *host, size_t bytes) {
-  msp_status st = MSP_SUCCESS;
+// Allocate device array slot `slot` of `bytes`, left unfilled (bytes == 0 leaves it NULL); the
+// slot is recorded at once, so that matrix_free releases it if anything after fails.
+extern "C" msp_status msp__cuda_matrix_reserve(msp__cuda_matrix *m, int slot, size_t bytes) {
   void *p = NULL;
   if (slot < 0 || slot >= MSP__CUDA_MAX_ARRAYS)
     return msp__error(MSP_ERR_INTERNAL, "msp__cuda_matrix_put: slot %d outside 0..%d", slot,
@@ -138,20 +138,28 @@ extern "C" msp_status msp__cuda_matrix_put(msp_context ctx, msp__cuda_matrix *m,
   if (bytes == 0) return MSP_SUCCESS;
   cudaError_t e = cudaMalloc(&p, bytes);
   if (e != cudaSuccess) {
-    st = msp__cuda_status(e, "cudaMalloc", __FILE__, __LINE__);
+    const msp_status st = msp__cuda_status(e, "cudaMalloc", __FILE__, __LINE__);
     return msp__error(st,
                       "CUDA backend: cannot allocate %zu bytes of device memory for matrix "
                       "array %d (%s)",
                       bytes, slot, cudaGetErrorString(e));
   }
-  // Recorded before the copy so that matrix_free releases it if anything below fails.
   m->d[slot] = p;
   m->bytes[slot] = bytes;
   if (slot + 1 > m->count) m->count = slot + 1;
+  return MSP_SUCCESS;
+}
+
+extern "C" msp_status msp__cuda_matrix_put(msp_context ctx, msp__cuda_matrix *m, int slot,
+                                           const void *host, size_t bytes) {
+  msp_status st = MSP_SUCCESS;
+  MSP_TRY(msp__cuda_matrix_reserve(m, slot, bytes));
+  if (bytes == 0) return MSP_SUCCESS;
   if (host)
-    MSP_CUDA_TRY(cudaMemcpyAsync(p, host, bytes, cudaMemcpyHostToDevice, msp__cuda(ctx)->stream));
+    MSP_CUDA_TRY(
+        cudaMemcpyAsync(m->d[slot], host, bytes, cudaMemcpyHostToDevice, msp__cuda(ctx)->stream));
   else
-    MSP_CUDA_TRY(cudaMemsetAsync(p, 0, bytes, msp__cuda(ctx)->stream));
+    MSP_CUDA_TRY(cudaMemsetAsync(m->d[slot], 0, bytes, msp__cuda(ctx)->stream));
 exit:
   return st;
 }

@@ -479,25 +479,10 @@ struct scratch {
   }
 };
 
-// A device slot of the matrix record, allocated and left unfilled (the conversion writes it).
-static msp_status slot_alloc(msp__cuda_matrix *m, int slot, size_t bytes) {
-  if (m->d[slot])
-    return msp__error(MSP_ERR_INTERNAL, "bdmp-pbp conversion (cuda): slot %d is filled", slot);
-  if (bytes == 0) return MSP_SUCCESS;
-  void *p = NULL;
-  const cudaError_t e = cudaMalloc(&p, bytes);
-  if (e != cudaSuccess) {
-    msp_status st = msp__cuda_status(e, "cudaMalloc", __FILE__, __LINE__);
-    return msp__error(st,
-                      "CUDA backend: cannot allocate %zu bytes of device memory for matrix "
-                      "array %d (%s)",
-                      bytes, slot, cudaGetErrorString(e));
-  }
-  m->d[slot] = p;
-  m->bytes[slot] = bytes;
-  if (slot + 1 > m->count) m->count = slot + 1;
-  return MSP_SUCCESS;
-}
+// A device slot of the matrix record, allocated and left unfilled (the conversion writes it):
+// backend.cu's allocation of msp__cuda_matrix_put without its copy or zero fill. (Declared here,
+// not in cuda_internal.cuh, which every CUDA file includes: its only other user is backend.cu.)
+extern "C" msp_status msp__cuda_matrix_reserve(msp__cuda_matrix *m, int slot, size_t bytes);
 
 static double bits_double(unsigned long long b) {
   double d;
@@ -731,22 +716,23 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
   {
     const int layout = msp__pbp_layout(P->info.nnz32, P->info.nnz64, msp__cuda_csr_kernel(B));
     MSP_TRY(msp__cuda_matrix_new(B, &m));
-    MSP_TRY(slot_alloc(m, SLOT_VAL, (size_t)P->info.nnz64 * sizeof(double)));
-    MSP_TRY(slot_alloc(m, SLOT_VAL2, (size_t)P->info.nnz32 * sizeof(float)));
-    MSP_TRY(slot_alloc(m, SLOT_ROWPTR, (size_t)(rows + 1) * sizeof(int64_t)));
-    MSP_TRY(slot_alloc(m, SLOT_COLIND, (size_t)(nnz > 0 ? nnz : 1) * sizeof(int32_t)));
+    MSP_TRY(msp__cuda_matrix_reserve(m, SLOT_VAL, (size_t)P->info.nnz64 * sizeof(double)));
+    MSP_TRY(msp__cuda_matrix_reserve(m, SLOT_VAL2, (size_t)P->info.nnz32 * sizeof(float)));
+    MSP_TRY(msp__cuda_matrix_reserve(m, SLOT_ROWPTR, (size_t)(rows + 1) * sizeof(int64_t)));
+    MSP_TRY(
+        msp__cuda_matrix_reserve(m, SLOT_COLIND, (size_t)(nnz > 0 ? nnz : 1) * sizeof(int32_t)));
     if (nnz > 0) {
       pack_values<<<msp__cuda_blocks(nnz, 256), 256, 0, s>>>(
           nnz, val, mask, before, meta, (float *)m->d[SLOT_VAL2], (double *)m->d[SLOT_VAL]);
       MSP_CUDA_CHECK_LAUNCH("pack_values");
     }
     if (layout == MSP__PBP_WORDS) {
-      MSP_TRY(slot_alloc(m, SLOT_META, (size_t)words * sizeof(uint2)));
+      MSP_TRY(msp__cuda_matrix_reserve(m, SLOT_META, (size_t)words * sizeof(uint2)));
       MSP_CUDA_TRY(cudaMemcpyAsync(m->d[SLOT_META], meta, (size_t)words * sizeof(uint2),
                                    cudaMemcpyDeviceToDevice, s));
     }
     if (layout == MSP__PBP_SPLIT) {
-      MSP_TRY(slot_alloc(m, SLOT_META, (size_t)(rows + 1) * sizeof(int64_t)));
+      MSP_TRY(msp__cuda_matrix_reserve(m, SLOT_META, (size_t)(rows + 1) * sizeof(int64_t)));
       MSP_CUDA_TRY(exclusive_sum(tmp, n64, (int64_t *)m->d[SLOT_META], rows + 1, &st));
       MSP_TRY(st);
       split_columns<<<msp__cuda_blocks(rows, 256), 256, 0, s>>>(rows, rowptr, colind, e64, n64,
