@@ -351,10 +351,11 @@ typedef struct {
   int64_t tiles, tiles_f32; // nonempty 16x16 tiles, of which stored in fp32
   int64_t nnz_f32, nnz_f64; // nonzeros stored in fp32 / fp64
   int64_t tile_formats[4];  // TCKI: tiles stored as COO, ELL, CSR, HYB (0 for PBP)
-  // The footprint (msp_matrix_bytes) in three parts: the stored values (fp32 and fp64, TCKI's ELL
-  // padding included); the indices (PBP: row pointers and columns; TCKI: the in-tile index bytes
-  // and the CSR-like block rows' row ends and columns); the metadata (PBP: its precision words;
-  // TCKI: per-tile block column, format and offsets, and the chunks of the GPU layout).
+  // The footprint (msp_matrix_bytes) in three parts: the stored values (fp32 and fp64, TCKI's
+  // slab padding included); the indices (PBP: row pointers and columns; TCKI: the slabs' index
+  // bytes and the CSR-like block rows' row ends and columns); the metadata (PBP: its precision
+  // words; TCKI: the GPU layout's chunk records, tile columns and segment records, and the
+  // partial sums of block rows split over several chunks).
   int64_t bytes_values, bytes_indices, bytes_meta;
   int64_t csr_brows, csr_nnz; // TCKI: block rows stored CSR-like and their nonzeros (0 for PBP)
   double convert_device_ms;   // BDMP-PBP on a CUDA context, converted on the device: the device

@@ -474,8 +474,10 @@ msp_status msp_matrix_bdmp_info(const msp_matrix A, msp_bdmp_report *r) {
     const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
     for (int f = 0; f < 4; f++)
       r->tile_formats[f] = T->fmt_count[f];
-    r->bytes_values = T->n32 * 4 + T->n64 * 8;
-    r->bytes_indices = T->eoff[T->ntiles];
+    msp__tcki_dev_size z; // the arrays a product reads (bdmp.h): slabs with their padding
+    msp__bdmp_tcki_device(T, &z, NULL);
+    r->bytes_values = z.n32 * 4 + z.n64 * 8;
+    r->bytes_indices = z.nidx;
     r->bytes_meta = (int64_t)msp__bdmp_tcki_bytes(A) - r->bytes_values - r->bytes_indices;
     r->csr_brows = T->csr_brows;
     r->csr_nnz = T->csr_nnz;

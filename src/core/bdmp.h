@@ -24,11 +24,14 @@ extern "C" {
 // TCKI block-row kind (bytes a product reads, bdmp.c choose_brow_kind): a block row keeps its
 // tiles when they take at most MSP_BDMP_ROWS_GAIN times the bytes of the same entries stored
 // CSR-like, else it is stored CSR-like. The margin (tiles must save 10%) pays for the tile
-// kernel's extra work per byte (x staged per tile, per-tile metadata shuffles).
+// kernel's extra work per byte (x gathered per entry through the tile column).
 #define MSP_BDMP_ROWS_GAIN 0.9
-#define MSP_BDMP_TILE_META 14    // bytes per stored tile: block column 4, format 2, offsets 4 + 4
+#define MSP_BDMP_SEG_META 19 // per CSR-like segment: its record in segs 16, a chunk share 3
+// For tests of the tile formats on small hand-built matrices: nonzero keeps every block row's
+// tiles (the byte model is not consulted). Set it before a conversion, never during one.
+extern int msp__bdmp_keep_tiles;
 #define MSP_BDMP_SEG_ENTRIES 512 // entries per CSR-like segment (about; rows are cut evenly)
-#define MSP_BDMP_SEG_ROW 128     // at most this many entries of one row per segment (2 lanes)
+#define MSP_BDMP_SEG_ROW 128     // at most this many entries of one row per segment (a lane)
 
 // What the precision selection did (both variants).
 typedef struct {
@@ -125,12 +128,12 @@ enum { MSP__TILE_COO = 0, MSP__TILE_ELL = 1, MSP__TILE_CSR = 2, MSP__TILE_HYB = 
 // (MSP_BDMP_ROWS_GAIN): tiles, or CSR-like. A CSR-like block row keeps every entry's precision
 // from its tile (the selection is the same) and is stored as "segments" in place of its tiles:
 // entries of tile_fmt with MSP__TILE_ROWS set (| MSP__TILE_F64 for fp64 values), width 0,
-// tile_col 0, which the kernels and the chunking of src/cuda/bdmp.cu treat like tiles. The block
-// row's fp64 segments come first, then its fp32 segments; each precision's entries are split
+// tile_col 0 (the GPU layout groups them into chunks of their own, msp__bdmp_tcki_device). The
+// block row's fp64 segments come first, then its fp32 segments; each precision's entries are split
 // over ceil(n / MSP_BDMP_SEG_ENTRIES) segments, or more where a row has more than
 // MSP_BDMP_SEG_ROW entries per segment, each segment taking a contiguous share of every row (row
 // r's entries of that precision, in column order, cut evenly), so a long block row or a long row
-// is shared by several warps. A block row is tiles or CSR-like as a whole: the
+// is shared by several half-warps. A block row is tiles or CSR-like as a whole: the
 // kind is the MSP__TILE_ROWS bit of its stored entries (msp__bdmp_brow_csr).
 //   segment: its data start at a = msp__bdmp_seg_at(eoff[t]) (eoff[t] rounded up to 4 bytes:
 //        0..3 padding bytes): 16 uint16 row ends (row r's entries are [ends[r-1], ends[r]), with
@@ -170,12 +173,10 @@ static inline const int32_t *msp__bdmp_seg_cols(const msp__bdmp_tcki *T, int64_t
 static inline int msp__bdmp_brow_csr(const msp__bdmp_tcki *T, int64_t br) {
   return T->tile_ptr[br] < T->tile_ptr[br + 1] && (T->tile_fmt[T->tile_ptr[br]] & MSP__TILE_ROWS);
 }
-// The work of stored entry t when tiles are grouped into balanced chunks (a warp's 32 lanes,
-// two per row): a tile's index bytes (its entries, with ELL padding and CSR row pointers); a
-// segment's entries, or 16 times its longest row share where that is more (the two lanes of
-// that row take it alone).
-static inline int64_t msp__bdmp_tile_work(const msp__bdmp_tcki *T, int64_t t) {
-  if (!(T->tile_fmt[t] & MSP__TILE_ROWS)) return T->eoff[t + 1] - T->eoff[t];
+// The work of segment t when segments are grouped into balanced chunks (a half-warp, a lane per
+// row): its entries, or 16 times its longest row share where that is more (the lane of that row
+// takes it alone).
+static inline int64_t msp__bdmp_seg_work(const msp__bdmp_tcki *T, int64_t t) {
   const uint16_t *ends = msp__bdmp_seg_ends(T, t);
   int64_t longest = ends[0];
   for (int r = 1; r < MSP_BDMP_TILE; r++)
@@ -184,18 +185,86 @@ static inline int64_t msp__bdmp_tile_work(const msp__bdmp_tcki *T, int64_t t) {
   return MSP_BDMP_TILE * longest > n ? MSP_BDMP_TILE * longest : n;
 }
 
-// TCKI on the GPU (src/cuda/bdmp.cu): a warp per chunk, a chunk being at most
-// MSP__TCKI_CHUNK_TILES stored tiles or segments of one block row with at most about
-// MSP__TCKI_CHUNK_WORK of msp__bdmp_tile_work (a first tile always). A block row of several
-// chunks is split: each chunk writes its partial sums to its part slot, added in chunk order.
-// chunk_br, chunk_part: nchunks; chunk_t0: nchunks + 1 (chunk k covers chunk_t0[k] ..
-// chunk_t0[k+1]); runs: 3 per split block row (block row, first part slot, slot count); chunk_part
-// is -1 for a block row of one chunk. With NULL arrays only the counts.
-#define MSP__TCKI_CHUNK_TILES 32 // a warp: lane j holds tile j's metadata
-#define MSP__TCKI_CHUNK_WORK 2048
-void msp__bdmp_tcki_chunks(const msp__bdmp_tcki *T, int32_t *chunk_br, int64_t *chunk_t0,
-                           int32_t *chunk_part, int64_t *runs, int64_t *nchunks, int64_t *nsplit,
-                           int64_t *nparts);
+// TCKI on the GPU (src/cuda/bdmp.cu). The device arrays are built from this record at upload
+// (msp__bdmp_tcki_device) and are what msp__bdmp_tcki_bytes counts. The work is cut into chunks,
+// each taken by a half-warp (16 lanes, lane r for row r of the block row):
+//   tile chunk: at most MSP__TCKI_CHUNK_TILES consecutive tiles of one block row, stored as a
+//     row slab: row r's entries of the chunk's tiles, its fp64 ones first (tile order, then
+//     column order), then its fp32 ones, in slots k * 16 + r for k = 0, 1, ...; slot columns
+//     k < w64 hold their values in val64, the next w32 in val32 (msp__tcki_slab). A slot is one
+//     index byte, tile j of the chunk << 4 | in-tile column (MSP__TCKI_PAD: padding, value 0),
+//     and one value; the chunk's tiles' block columns are in tcol. So the loads of a row's entries
+//     do not depend on each other and every tile of the chunk is read at once. A chunk takes
+//     another tile while w64 + w32 <= MSP__TCKI_CHUNK_WIDTH (a first tile always).
+//   segment chunk (a CSR-like block row): at most MSP__TCKI_CHUNK_TILES of its segments with at
+//     most about MSP__TCKI_CHUNK_WORK of msp__bdmp_seg_work (a first one always); a segment's
+//     data (row ends and columns, as in the record) are copied to idx at a 4-byte boundary and
+//     its values to one stream; segs holds per segment its byte offset in idx and 2 * its value
+//     offset + 1 when fp64.
+// A block row of several chunks is split: each chunk writes its 16 partial sums to its part
+// slot, and they are added in chunk order (runs: block row, first part slot, slot count per split
+// block row): no atomics, the same bits on every run. Every block row has at least one chunk (an
+// empty one for an empty block row), so that every y_i is written.
+#define MSP__TCKI_CHUNK_TILES 15 // index byte: tile j < 15 of the chunk; j = 15 marks padding
+#define MSP__TCKI_PAD 0xFF
+#define MSP__TCKI_CHUNK_WIDTH 128 // slab slots per row (w64 + w32)
+#define MSP__TCKI_CHUNK_WORK 2048 // segment chunks
+enum { MSP__TCKI_CHUNK_SLAB = 0, MSP__TCKI_CHUNK_SEGS = 1 };
+typedef struct {
+  int32_t br, part;       // block row; part slot or -1 when the block row is this one chunk
+  int32_t first;          // first tile column in tcol (tile chunk) or first record in segs
+  uint32_t packed;        // n (tiles or segments) | w64 << 8 | w32 << 16 | kind << 24
+  int64_t ioff;           // first index byte of the slab (tile chunk)
+  int64_t v64off, v32off; // first slab value in val64 / val32 (tile chunk)
+} msp__tcki_chunk;        // 40 bytes, read as 10 words by the lanes of a half-warp
+typedef struct {
+  int64_t nchunks, nsplit, nparts, ntcol, nsegs, nidx, n32, n64;
+} msp__tcki_dev_size;
+typedef struct {
+  msp__tcki_chunk *chunk; // nchunks
+  int32_t *tcol;          // ntcol
+  int64_t *segs;          // 2 * nsegs
+  int64_t *runs;          // 3 * nsplit
+  uint8_t *idx;           // nidx
+  float *val32;           // n32
+  double *val64;          // n64
+} msp__tcki_dev;
+// The device arrays' sizes (dev NULL), or the arrays themselves (dev allocated to the sizes).
+void msp__bdmp_tcki_device(const msp__bdmp_tcki *T, msp__tcki_dev_size *size,
+                           const msp__tcki_dev *dev);
+
+// A tile chunk being built: its rows' entries per precision so far (0 fp64, 1 fp32) and the slab
+// widths they need: w[0] = the most fp64 entries of a row, w[0] + w[1] = the longest row. A row's
+// fp64 entries take its first slots and its fp32 entries the next, so a slot column k < w[0] may
+// hold fp32 entries of rows with fewer fp64 ones: they are stored widened in val64 (exactly:
+// every fp32 value is an fp64 value), which costs 4 bytes where padding would cost 9.
+// msp__tcki_slab_add adds a tile of precision p with row lengths len when it fits (returns 1),
+// else leaves the chunk as it is (returns 0); a first tile always fits.
+typedef struct {
+  int n, w[2];
+  int len[2][MSP_BDMP_TILE];
+} msp__tcki_slab;
+static inline int msp__tcki_slab_add(msp__tcki_slab *c, int p, const int len[MSP_BDMP_TILE]) {
+  int w64 = 0, w = 0;
+  for (int r = 0; r < MSP_BDMP_TILE; r++) {
+    const int a = c->len[0][r] + (p == 0 ? len[r] : 0), b = c->len[1][r] + (p == 1 ? len[r] : 0);
+    w64 = a > w64 ? a : w64;
+    w = a + b > w ? a + b : w;
+  }
+  if (c->n > 0 && (c->n >= MSP__TCKI_CHUNK_TILES || w > MSP__TCKI_CHUNK_WIDTH)) return 0;
+  for (int r = 0; r < MSP_BDMP_TILE; r++)
+    c->len[p][r] += len[r];
+  c->w[0] = w64;
+  c->w[1] = w - w64;
+  c->n++;
+  return 1;
+}
+// Bytes a product reads for a tile chunk: its record, tile columns, and slab (index byte and
+// value per slot).
+static inline int64_t msp__tcki_slab_bytes(const msp__tcki_slab *c) {
+  return (int64_t)sizeof(msp__tcki_chunk) + 4 * c->n +
+         (int64_t)MSP_BDMP_TILE * (c->w[0] * (1 + 8) + c->w[1] * (1 + 4));
+}
 
 // Decode tile t (a tile, not a segment) into (row, column, value) in row-then-column order,
 // padding dropped; arrays of 256 entries. Returns the number of entries.

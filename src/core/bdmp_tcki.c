@@ -82,12 +82,15 @@ static int64_t seg_share(int64_t len, int64_t s, int64_t ns) {
   return len * (s + 1) / ns - len * s / ns;
 }
 
-// The kind of one block row (bdmp.h): the bytes a product reads for its tiles (metadata, index
-// bytes, values with ELL padding) against the same entries stored CSR-like (4-byte column and
-// value per entry, 14 bytes of metadata and 16 row ends per segment). 1: CSR-like.
+// The kind of one block row (bdmp.h): the bytes a product reads for its tiles on the GPU (the
+// tile chunks' records, tile columns and slabs with their padding, msp__tcki_slab_bytes) against
+// the same entries stored CSR-like (4-byte column and value per entry; per segment its record in
+// segs, 16 row ends and a share of a chunk record). 1: CSR-like.
+int msp__bdmp_keep_tiles = 0;
+
 static int choose_brow_kind(int64_t tile_bytes, int64_t n64, int64_t n32, int64_t nsegs) {
   const double rows_bytes = (double)(n64 * (4 + 8) + n32 * (4 + 4)) +
-                            (double)nsegs * (MSP_BDMP_TILE_META + 2 * MSP_BDMP_TILE);
+                            (double)nsegs * (MSP_BDMP_SEG_META + 2 * MSP_BDMP_TILE);
   return nsegs > 0 && (double)tile_bytes > MSP_BDMP_ROWS_GAIN * rows_bytes;
 }
 
@@ -122,13 +125,23 @@ msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const ms
 #pragma omp parallel for schedule(dynamic, 16)
   for (int64_t br = 0; br < nbrows; br++) {
     int64_t tb = 0, n[2] = {0, 0}, len[2][MSP_BDMP_TILE], ns[2];
+    msp__tcki_slab chunk;
     memset(len, 0, sizeof len);
+    memset(&chunk, 0, sizeof chunk);
     for (int64_t t = tile_ptr[br]; t < tile_ptr[br + 1]; t++) {
-      tb += MSP_BDMP_TILE_META + plan[t].bytes + plan[t].vals * (is64[t] ? 8 : 4);
+      int tl[MSP_BDMP_TILE] = {0};
       n[!is64[t]] += tiles[t].n;
       for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++)
-        len[!is64[t]][(ent[e].key >> 4) & 15]++;
+        tl[(ent[e].key >> 4) & 15]++;
+      for (int r = 0; r < MSP_BDMP_TILE; r++)
+        len[!is64[t]][r] += tl[r];
+      if (!msp__tcki_slab_add(&chunk, !is64[t], tl)) {
+        tb += msp__tcki_slab_bytes(&chunk);
+        memset(&chunk, 0, sizeof chunk);
+        msp__tcki_slab_add(&chunk, !is64[t], tl);
+      }
     }
+    tb += chunk.n > 0 ? msp__tcki_slab_bytes(&chunk) : 0;
     // per precision: segments of at most about MSP_BDMP_SEG_ENTRIES entries and at most
     // MSP_BDMP_SEG_ROW of any one row
     for (int p = 0; p < 2; p++) {
@@ -140,7 +153,7 @@ msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const ms
         ns[p] = (maxlen + MSP_BDMP_SEG_ROW - 1) / MSP_BDMP_SEG_ROW;
     }
     const int64_t s64 = ns[0], s32 = ns[1], n64 = n[0], n32 = n[1];
-    if (!choose_brow_kind(tb, n64, n32, s64 + s32)) continue;
+    if (msp__bdmp_keep_tiles || !choose_brow_kind(tb, n64, n32, s64 + s32)) continue;
     segs[2 * br] = s64;
     segs[2 * br + 1] = s32;
     for (int64_t t = tile_ptr[br]; t < tile_ptr[br + 1]; t++) {
@@ -356,66 +369,151 @@ exit:
   return st;
 }
 
-// The chunks of the CUDA kernel (src/cuda/bdmp.cu, which uploads them): chunk_br, chunk_t0
-// (nchunks + 1 entries), chunk_part and the runs of split block rows (bdmp.h). With NULL arrays
-// only the counts (msp__bdmp_tcki_bytes).
-void msp__bdmp_tcki_chunks(const msp__bdmp_tcki *T, int32_t *chunk_br, int64_t *chunk_t0,
-                           int32_t *chunk_part, int64_t *runs, int64_t *nchunks, int64_t *nsplit,
-                           int64_t *nparts) {
-  int64_t k = 0, ns = 0, np = 0;
-  for (int64_t br = 0; br < T->nbrows; br++) {
-    const int64_t first = k, tend = T->tile_ptr[br + 1];
-    int64_t t = T->tile_ptr[br];
-    do {
-      int64_t t1 = t, entries = 0;
-      while (t1 < tend && t1 - t < MSP__TCKI_CHUNK_TILES &&
-             (t1 == t || entries + msp__bdmp_tile_work(T, t1) <= MSP__TCKI_CHUNK_WORK)) {
-        entries += msp__bdmp_tile_work(T, t1);
-        t1++;
+// Tile t's entries per row (a tile, not a segment).
+static void tile_row_lengths(const msp__bdmp_tcki *T, int64_t t, int len[MSP_BDMP_TILE]) {
+  uint8_t rr[256], cc[256];
+  double vv[256];
+  const int n = msp__bdmp_tile_decode(T, t, rr, cc, vv);
+  memset(len, 0, MSP_BDMP_TILE * sizeof(int));
+  for (int e = 0; e < n; e++)
+    len[rr[e]]++;
+}
+
+// The bytes of segment t's data in idx (bdmp.h: 16 row ends, then its columns).
+static int64_t seg_data_bytes(const msp__bdmp_tcki *T, int64_t t) {
+  return 2 * MSP_BDMP_TILE + 4 * (int64_t)msp__bdmp_seg_ends(T, t)[MSP_BDMP_TILE - 1];
+}
+
+// One tile chunk's slab: tiles t0 .. t1, widths w[2] (msp__tcki_slab), into dev at the chunk's
+// offsets. Row r's fp64 entries take its first slots, its fp32 entries the next.
+static void fill_slab(const msp__bdmp_tcki *T, int64_t t0, int64_t t1, const int w[2],
+                      const msp__tcki_chunk *c, const msp__tcki_dev *dev) {
+  uint8_t rr[256], cc[256];
+  double vv[256];
+  int k[MSP_BDMP_TILE];
+  const int64_t s64 = (int64_t)MSP_BDMP_TILE * w[0], s32 = (int64_t)MSP_BDMP_TILE * w[1];
+  uint8_t *ix = dev->idx + c->ioff;
+  memset(ix, MSP__TCKI_PAD, (size_t)(s64 + s32));
+  memset(k, 0, sizeof k);
+  for (int64_t s = 0; s < s64; s++)
+    dev->val64[c->v64off + s] = 0.0;
+  for (int64_t s = 0; s < s32; s++)
+    dev->val32[c->v32off + s] = 0.0f;
+  for (int p = 0; p < 2; p++) {
+    for (int64_t t = t0; t < t1; t++) {
+      if (((T->tile_fmt[t] & MSP__TILE_F64) ? 0 : 1) != p) continue;
+      const int n = msp__bdmp_tile_decode(T, t, rr, cc, vv);
+      for (int e = 0; e < n; e++) {
+        const int64_t kk = k[rr[e]]++, slot = kk * MSP_BDMP_TILE + rr[e];
+        ix[slot] = (uint8_t)((t - t0) << 4 | cc[e]);
+        if (kk < w[0])
+          dev->val64[c->v64off + slot] = vv[e]; // an fp32 tile's value widened: exact
+        else
+          dev->val32[c->v32off + slot - s64] = (float)vv[e]; // an fp32 tile's value: exact
       }
-      if (chunk_br) {
-        chunk_br[k] = (int32_t)br;
-        chunk_t0[k] = t;
-        chunk_part[k] = -1;
-      }
-      k++;
-      t = t1;
-    } while (t < tend);
-    if (k - first > 1) { // split: every chunk of the block row gets a part slot
-      if (chunk_br) {
-        for (int64_t c = first; c < k; c++)
-          chunk_part[c] = (int32_t)(np + (c - first));
-        runs[3 * ns] = br;
-        runs[3 * ns + 1] = np;
-        runs[3 * ns + 2] = k - first;
-      }
-      ns++;
-      np += k - first;
     }
   }
-  if (chunk_t0) chunk_t0[k] = T->ntiles;
-  *nchunks = k;
-  *nsplit = ns;
-  *nparts = np;
+  for (int64_t t = t0; t < t1; t++)
+    dev->tcol[c->first + (t - t0)] = T->tile_col[t];
+}
+
+// Record one chunk (sizes always; the record and its data when dev is set).
+static void add_chunk(const msp__bdmp_tcki *T, int64_t br, int64_t t0, int64_t t1, int kind,
+                      const int w[2], msp__tcki_dev_size *z, const msp__tcki_dev *dev) {
+  if (dev) {
+    msp__tcki_chunk *c = &dev->chunk[z->nchunks];
+    c->br = (int32_t)br;
+    c->part = -1;
+    c->first = (int32_t)(kind == MSP__TCKI_CHUNK_SLAB ? z->ntcol : z->nsegs);
+    c->packed =
+        (uint32_t)(t1 - t0) | (uint32_t)w[0] << 8 | (uint32_t)w[1] << 16 | (uint32_t)kind << 24;
+    c->ioff = z->nidx;
+    c->v64off = z->n64;
+    c->v32off = z->n32;
+    if (kind == MSP__TCKI_CHUNK_SLAB) fill_slab(T, t0, t1, w, c, dev);
+  }
+  z->nchunks++;
+  if (kind == MSP__TCKI_CHUNK_SLAB) {
+    z->ntcol += t1 - t0;
+    z->nidx += (int64_t)MSP_BDMP_TILE * (w[0] + w[1]);
+    z->n64 += (int64_t)MSP_BDMP_TILE * w[0];
+    z->n32 += (int64_t)MSP_BDMP_TILE * w[1];
+    return;
+  }
+  for (int64_t t = t0; t < t1; t++) { // segments: data, then values, in one precision each
+    const int f64 = (T->tile_fmt[t] & MSP__TILE_F64) != 0;
+    const int64_t nb = seg_data_bytes(T, t), nv = msp__bdmp_seg_ends(T, t)[MSP_BDMP_TILE - 1];
+    if (dev) {
+      dev->segs[2 * z->nsegs] = z->nidx;
+      dev->segs[2 * z->nsegs + 1] = 2 * (f64 ? z->n64 : z->n32) + f64;
+      memcpy(dev->idx + z->nidx, msp__bdmp_seg_ends(T, t), (size_t)nb);
+      if (f64)
+        memcpy(dev->val64 + z->n64, T->val64 + T->voff[t], (size_t)nv * sizeof(double));
+      else
+        memcpy(dev->val32 + z->n32, T->val32 + T->voff[t], (size_t)nv * sizeof(float));
+    }
+    z->nsegs++;
+    z->nidx += nb; // a multiple of 4: the next segment stays aligned
+    if (f64)
+      z->n64 += nv;
+    else
+      z->n32 += nv;
+  }
+}
+
+void msp__bdmp_tcki_device(const msp__bdmp_tcki *T, msp__tcki_dev_size *size,
+                           const msp__tcki_dev *dev) {
+  msp__tcki_dev_size z;
+  memset(&z, 0, sizeof z);
+  for (int64_t br = 0; br < T->nbrows; br++) {
+    const int64_t first = z.nchunks, tend = T->tile_ptr[br + 1];
+    const int kind = msp__bdmp_brow_csr(T, br) ? MSP__TCKI_CHUNK_SEGS : MSP__TCKI_CHUNK_SLAB;
+    int64_t t = T->tile_ptr[br];
+    do {
+      int64_t t1 = t;
+      msp__tcki_slab c;
+      memset(&c, 0, sizeof c);
+      if (kind == MSP__TCKI_CHUNK_SLAB) {
+        for (; t1 < tend; t1++) {
+          int len[MSP_BDMP_TILE];
+          tile_row_lengths(T, t1, len);
+          if (!msp__tcki_slab_add(&c, (T->tile_fmt[t1] & MSP__TILE_F64) ? 0 : 1, len)) break;
+        }
+      } else {
+        int64_t work = 0;
+        while (t1 < tend && t1 - t < MSP__TCKI_CHUNK_TILES &&
+               (t1 == t || work + msp__bdmp_seg_work(T, t1) <= MSP__TCKI_CHUNK_WORK)) {
+          work += msp__bdmp_seg_work(T, t1);
+          t1++;
+        }
+      }
+      add_chunk(T, br, t, t1, kind, c.w, &z, dev);
+      t = t1;
+    } while (t < tend);
+    if (z.nchunks - first > 1) { // split: every chunk of the block row gets a part slot
+      if (dev) {
+        for (int64_t c = first; c < z.nchunks; c++)
+          dev->chunk[c].part = (int32_t)(z.nparts + (c - first));
+        dev->runs[3 * z.nsplit] = br;
+        dev->runs[3 * z.nsplit + 1] = z.nparts;
+        dev->runs[3 * z.nsplit + 2] = z.nchunks - first;
+      }
+      z.nsplit++;
+      z.nparts += z.nchunks - first;
+    }
+  }
+  *size = z;
 }
 
 size_t msp__bdmp_tcki_bytes(const msp_matrix A) {
-  // The arrays a product reads (the device layout of src/cuda/bdmp.cu): per tile or CSR-like
-  // segment its block column (4), format and width (2), entry and value offsets (4 bytes each
-  // when every offset fits 32 bits, else 8); per chunk (msp__bdmp_tcki_chunks) its block row,
-  // part slot (4 each) and first tile (an offset); the index bytes (segments: their alignment
-  // padding, row ends and int32 columns) and the values; for block rows split over several
-  // chunks, their runs (3 x 8) and the partial sums (16 doubles per chunk, written and read).
-  const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
-  int64_t off = (T->eoff[T->ntiles] <= (int64_t)UINT32_MAX && T->n32 <= (int64_t)UINT32_MAX &&
-                 T->n64 <= (int64_t)UINT32_MAX && T->ntiles <= (int64_t)UINT32_MAX)
-                    ? 4
-                    : 8;
-  int64_t nchunks, nsplit, nparts;
-  msp__bdmp_tcki_chunks(T, NULL, NULL, NULL, NULL, &nchunks, &nsplit, &nparts);
-  return (size_t)(T->ntiles * (4 + 2 + 2 * off) + off + nchunks * (4 + 4 + off) + off +
-                  T->eoff[T->ntiles] + T->n32 * 4 + T->n64 * 8 + nsplit * 3 * 8 +
-                  nparts * MSP_BDMP_TILE * 8 * 2);
+  // The arrays a product reads: the device arrays of msp__bdmp_tcki_device (chunk records, tile
+  // columns, segment records, index bytes, values with the slabs' padding, the runs of split
+  // block rows) and the partial sums of split block rows (16 doubles per chunk, written and read).
+  msp__tcki_dev_size z;
+  msp__bdmp_tcki_device((const msp__bdmp_tcki *)A->fmt, &z, NULL);
+  return (size_t)(z.nchunks * (int64_t)sizeof(msp__tcki_chunk) + z.ntcol * 4 + z.nsegs * 16 +
+                  z.nidx + z.n32 * 4 + z.n64 * 8 + z.nsplit * 3 * 8 +
+                  z.nparts * MSP_BDMP_TILE * 8 * 2);
 }
 
 // Decode tile t into (row, column, value) in row-then-column order; padding dropped. Returns the
