@@ -178,11 +178,12 @@ done:
 }
 
 // ---- TCKI's GPU layout, read on the host
-// The arrays of msp__bdmp_tcki_device (bdmp.h) read as the CUDA kernel reads them: every row's
-// entries (column, value) gathered from the chunks' slabs and segments must be the stored
-// matrix's row, value for value; padding holds 0 and no row past the end holds an entry; the
-// chunks of a block row are consecutive, from block row 0 to the last, and a block row of several
-// chunks has consecutive part slots and its run. The kernel itself is checked on the GPU
+// The arrays of msp__bdmp_tcki_device and msp__bdmp_tcki_rows (bdmp.h) read as the CUDA kernels
+// read them: every row's entries (column, value) gathered from the chunks' slabs and the
+// CSR-like part must be the stored matrix's row, value for value; padding holds 0 and no row
+// past the end holds an entry; the chunks are those of the tile block rows, in order, each at
+// least one; a block row of several chunks has consecutive part slots and its run; the CSR-like
+// part's precision words count its fp64 entries. The kernels themselves are checked on the GPU
 // (tests/cuda_cross.c against the CPU).
 typedef struct {
   int32_t col;
@@ -198,14 +199,15 @@ static void check_device_layout(const msp_matrix B, const char *label) {
   const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)B->fmt;
   msp__tcki_dev_size z;
   msp__tcki_dev d;
+  msp__bdmp_pbp P;
   test_csr s;
   col_val *got = NULL;
-  int64_t *cnt = NULL, bad = 0, badpad = 0, badchunk = 0, badrow = 0;
+  int64_t *cnt = NULL, bad = 0, badpad = 0, badchunk = 0, badrow = 0, badwords = 0;
   memset(&d, 0, sizeof d);
+  memset(&P, 0, sizeof P);
   msp__bdmp_tcki_device(T, &z, NULL);
   d.chunk = malloc((size_t)(z.nchunks + 1) * sizeof *d.chunk);
   d.tcol = malloc((size_t)(z.ntcol + 1) * sizeof *d.tcol);
-  d.segs = malloc((size_t)(2 * z.nsegs + 1) * sizeof *d.segs);
   d.runs = malloc((size_t)(3 * z.nsplit + 1) * sizeof *d.runs);
   d.idx = malloc((size_t)(z.nidx + 1));
   d.val32 = malloc((size_t)(z.n32 + 1) * sizeof *d.val32);
@@ -215,14 +217,15 @@ static void check_device_layout(const msp_matrix B, const char *label) {
     got = malloc((size_t)(s.nnz + 1) * sizeof *got);
     cnt = calloc((size_t)B->rows + 1, sizeof *cnt);
   }
-  if (rc != 0 || !d.chunk || !d.tcol || !d.segs || !d.runs || !d.idx || !d.val32 || !d.val64 ||
-      !got || !cnt) {
+  if (rc != 0 || !d.chunk || !d.tcol || !d.runs || !d.idx || !d.val32 || !d.val64 || !got || !cnt) {
     CHECK(0, "%s: out of memory", label);
     goto done;
   }
   msp__tcki_dev_size z2;
   msp__bdmp_tcki_device(T, &z2, &d);
   CHECK(memcmp(&z, &z2, sizeof z) == 0, "%s: the sizes differ between the two passes", label);
+  CHECK_OK(msp__bdmp_tcki_rows(T, B->rows, &P));
+  if (!P.rowptr) goto done;
 #define PUT_ENTRY(row, c, v)                                                                       \
   do {                                                                                             \
     if ((row) >= B->rows || s.rowptr[(row)] + cnt[(row)] >= s.rowptr[(row) + 1]) {                 \
@@ -232,60 +235,71 @@ static void check_device_layout(const msp_matrix B, const char *label) {
       got[s.rowptr[(row)] + cnt[(row)]++].val = (v);                                               \
     }                                                                                              \
   } while (0)
-  int64_t prev_br = -1, run_first = 0, nsplit = 0, nparts = 0;
-  for (int64_t c = 0; c <= z.nchunks; c++) {
-    const int64_t br = c < z.nchunks ? d.chunk[c].br : T->nbrows;
-    if (br != prev_br) { // the run of block row prev_br ends: its part slots and run
-      const int64_t n = c - run_first;
-      if (prev_br >= 0 && n > 1) {
-        badchunk += nsplit >= z.nsplit || d.runs[3 * nsplit] != prev_br ||
-                    d.runs[3 * nsplit + 1] != nparts || d.runs[3 * nsplit + 2] != n;
-        for (int64_t k = run_first; k < c; k++)
-          badchunk += d.chunk[k].part != nparts + (k - run_first);
-        nsplit++;
-        nparts += n;
-      } else if (prev_br >= 0) {
-        badchunk += d.chunk[run_first].part != -1;
-      }
-      badchunk += br != prev_br + 1; // every block row, in order
-      prev_br = br;
-      run_first = c;
+  // the tile part
+  int64_t c = 0, nsplit = 0, nparts = 0;
+  for (int64_t br = 0; br < T->nbrows; br++) {
+    if (msp__bdmp_brow_csr(T, br)) continue;
+    const int64_t c0 = c;
+    while (c < z.nchunks && d.chunk[c].br == br)
+      c++;
+    const int64_t n = c - c0;
+    if (n == 0) {
+      badchunk++;
+      continue;
     }
-    if (c == z.nchunks) break;
-    const msp__tcki_chunk *ch = &d.chunk[c];
-    const int n = (int)(ch->packed & 0xffu), w64 = (int)((ch->packed >> 8) & 0xffu),
-              w32 = (int)((ch->packed >> 16) & 0xffu), kind = (int)(ch->packed >> 24);
-    for (int r = 0; r < MSP_BDMP_TILE; r++) {
-      const int64_t i = br * MSP_BDMP_TILE + r;
-      if (kind == MSP__TCKI_CHUNK_SLAB) {
-        for (int k = 0; k < w64 + w32; k++) {
-          const uint8_t b = d.idx[ch->ioff + (int64_t)k * MSP_BDMP_TILE + r];
+    if (n > 1) {
+      badchunk += nsplit >= z.nsplit || d.runs[3 * nsplit] != br ||
+                  d.runs[3 * nsplit + 1] != nparts || d.runs[3 * nsplit + 2] != n;
+      for (int64_t k = c0; k < c; k++)
+        badchunk += d.chunk[k].part != nparts + (k - c0);
+      nsplit++;
+      nparts += n;
+    } else {
+      badchunk += d.chunk[c0].part != -1;
+    }
+    for (int64_t k = c0; k < c; k++) {
+      const msp__tcki_chunk *ch = &d.chunk[k];
+      const int nt = (int)(ch->packed & 0xffu), w64 = (int)((ch->packed >> 8) & 0xffu),
+                w32 = (int)((ch->packed >> 16) & 0xffu);
+      badchunk += nt > MSP__TCKI_CHUNK_TILES || (ch->packed >> 24) != 0;
+      for (int r = 0; r < MSP_BDMP_TILE; r++) {
+        for (int q = 0; q < w64 + w32; q++) {
+          const uint8_t b = d.idx[ch->ioff + (int64_t)q * MSP_BDMP_TILE + r];
           const double v =
-              k < w64 ? d.val64[ch->v64off + (int64_t)k * MSP_BDMP_TILE + r]
-                      : (double)d.val32[ch->v32off + (int64_t)(k - w64) * MSP_BDMP_TILE + r];
+              q < w64 ? d.val64[ch->v64off + (int64_t)q * MSP_BDMP_TILE + r]
+                      : (double)d.val32[ch->v32off + (int64_t)(q - w64) * MSP_BDMP_TILE + r];
           if (b == MSP__TCKI_PAD) {
             badpad += v != 0.0;
-            continue;
-          }
-          if ((b >> 4) >= n) {
+          } else if ((b >> 4) >= nt) {
             bad++;
-            continue;
+          } else {
+            PUT_ENTRY(br * MSP_BDMP_TILE + r,
+                      d.tcol[ch->first + (b >> 4)] * MSP_BDMP_TILE + (b & 15), v);
           }
-          PUT_ENTRY(i, d.tcol[ch->first + (b >> 4)] * MSP_BDMP_TILE + (b & 15), v);
-        }
-      } else {
-        for (int j = 0; j < n; j++) {
-          const int64_t at = d.segs[2 * (ch->first + j)], vs = d.segs[2 * (ch->first + j) + 1];
-          const uint16_t *ends = (const uint16_t *)(const void *)(d.idx + at);
-          const int32_t *sc = (const int32_t *)(const void *)(ends + MSP_BDMP_TILE);
-          for (int q = r > 0 ? ends[r - 1] : 0; q < ends[r]; q++)
-            PUT_ENTRY(i, sc[q], (vs & 1) ? d.val64[(vs >> 1) + q] : (double)d.val32[(vs >> 1) + q]);
         }
       }
     }
   }
+  badchunk += c != z.nchunks || nsplit != z.nsplit || nparts != z.nparts;
+  // the CSR-like part, as PBP reads it
+  for (int64_t i = 0; i < B->rows; i++) {
+    for (int64_t k = P.rowptr[i]; k < P.rowptr[i + 1]; k++) {
+      int64_t at;
+      const int f64 = msp__pbp_split(P.meta, k, &at);
+      PUT_ENTRY(i, P.colind[k], f64 ? P.v64[at] : (double)P.v32[at]);
+    }
+  }
+  {
+    const int64_t nnz = P.rowptr[B->rows];
+    badwords +=
+        P.info.nnz32 + P.info.nnz64 != nnz ||
+        (nnz > 0 && msp__pbp_f64_before(P.meta, nnz - 1) +
+                            (int64_t)((P.meta[2 * ((nnz - 1) / 32)] >> ((nnz - 1) % 32)) & 1u) !=
+                        P.info.nnz64) ||
+        (z.rows_brows > 0) != (nnz > 0 || T->csr_brows > 0) || nnz != T->csr_nnz ||
+        z.rows_nnz != nnz || z.rows_n64 != P.info.nnz64;
+  }
 #undef PUT_ENTRY
-  badchunk += nsplit != z.nsplit || nparts != z.nparts;
   for (int64_t i = 0; i < B->rows; i++) {
     const int64_t b = s.rowptr[i], e = s.rowptr[i + 1];
     if (cnt[i] != e - b) {
@@ -296,14 +310,15 @@ static void check_device_layout(const msp_matrix B, const char *label) {
     for (int64_t k = b; k < e; k++)
       bad += got[k].col != s.colind[k] || memcmp(&got[k].val, &s.val[k], sizeof(double)) != 0;
   }
-  CHECK(bad == 0 && badpad == 0 && badrow == 0 && badchunk == 0,
+  CHECK(bad == 0 && badpad == 0 && badrow == 0 && badchunk == 0 && badwords == 0,
         "%s: GPU layout: %lld entries differ from the stored matrix, %lld nonzero padding, %lld "
-        "entries in no row or too many, %lld chunk or part errors",
-        label, (long long)bad, (long long)badpad, (long long)badrow, (long long)badchunk);
+        "entries in no row or too many, %lld chunk or part errors, %lld CSR-like part errors",
+        label, (long long)bad, (long long)badpad, (long long)badrow, (long long)badchunk,
+        (long long)badwords);
 done:
+  msp__bdmp_pbp_clear(&P);
   free(d.chunk);
   free(d.tcol);
-  free(d.segs);
   free(d.runs);
   free(d.idx);
   free(d.val32);

@@ -26,12 +26,11 @@ extern "C" {
 // CSR-like, else it is stored CSR-like. The margin (tiles must save 10%) pays for the tile
 // kernel's extra work per byte (x gathered per entry through the tile column).
 #define MSP_BDMP_ROWS_GAIN 0.9
-#define MSP_BDMP_SEG_META 19 // per CSR-like segment: its record in segs 16, a chunk share 3
 // For tests of the tile formats on small hand-built matrices: nonzero keeps every block row's
 // tiles (the byte model is not consulted). Set it before a conversion, never during one.
 extern int msp__bdmp_keep_tiles;
 #define MSP_BDMP_SEG_ENTRIES 512 // entries per CSR-like segment (about; rows are cut evenly)
-#define MSP_BDMP_SEG_ROW 128     // at most this many entries of one row per segment (a lane)
+#define MSP_BDMP_SEG_ROW 128     // at most this many entries of one row per segment
 
 // What the precision selection did (both variants).
 typedef struct {
@@ -128,12 +127,12 @@ enum { MSP__TILE_COO = 0, MSP__TILE_ELL = 1, MSP__TILE_CSR = 2, MSP__TILE_HYB = 
 // (MSP_BDMP_ROWS_GAIN): tiles, or CSR-like. A CSR-like block row keeps every entry's precision
 // from its tile (the selection is the same) and is stored as "segments" in place of its tiles:
 // entries of tile_fmt with MSP__TILE_ROWS set (| MSP__TILE_F64 for fp64 values), width 0,
-// tile_col 0 (the GPU layout groups them into chunks of their own, msp__bdmp_tcki_device). The
+// tile_col 0 (the GPU reads them as CSR, msp__bdmp_tcki_rows). The
 // block row's fp64 segments come first, then its fp32 segments; each precision's entries are split
 // over ceil(n / MSP_BDMP_SEG_ENTRIES) segments, or more where a row has more than
 // MSP_BDMP_SEG_ROW entries per segment, each segment taking a contiguous share of every row (row
 // r's entries of that precision, in column order, cut evenly), so a long block row or a long row
-// is shared by several half-warps. A block row is tiles or CSR-like as a whole: the
+// is shared by several threads. A block row is tiles or CSR-like as a whole: the
 // kind is the MSP__TILE_ROWS bit of its stored entries (msp__bdmp_brow_csr).
 //   segment: its data start at a = msp__bdmp_seg_at(eoff[t]) (eoff[t] rounded up to 4 bytes:
 //        0..3 padding bytes): 16 uint16 row ends (row r's entries are [ends[r-1], ends[r]), with
@@ -173,57 +172,44 @@ static inline const int32_t *msp__bdmp_seg_cols(const msp__bdmp_tcki *T, int64_t
 static inline int msp__bdmp_brow_csr(const msp__bdmp_tcki *T, int64_t br) {
   return T->tile_ptr[br] < T->tile_ptr[br + 1] && (T->tile_fmt[T->tile_ptr[br]] & MSP__TILE_ROWS);
 }
-// The work of segment t when segments are grouped into balanced chunks (a half-warp, a lane per
-// row): its entries, or 16 times its longest row share where that is more (the lane of that row
-// takes it alone).
-static inline int64_t msp__bdmp_seg_work(const msp__bdmp_tcki *T, int64_t t) {
-  const uint16_t *ends = msp__bdmp_seg_ends(T, t);
-  int64_t longest = ends[0];
-  for (int r = 1; r < MSP_BDMP_TILE; r++)
-    longest = ends[r] - ends[r - 1] > longest ? ends[r] - ends[r - 1] : longest;
-  const int64_t n = ends[MSP_BDMP_TILE - 1];
-  return MSP_BDMP_TILE * longest > n ? MSP_BDMP_TILE * longest : n;
-}
 
 // TCKI on the GPU (src/cuda/bdmp.cu). The device arrays are built from this record at upload
-// (msp__bdmp_tcki_device) and are what msp__bdmp_tcki_bytes counts. The work is cut into chunks,
-// each taken by a half-warp (16 lanes, lane r for row r of the block row):
-//   tile chunk: at most MSP__TCKI_CHUNK_TILES consecutive tiles of one block row, stored as a
-//     row slab: row r's entries of the chunk's tiles, its fp64 ones first (tile order, then
-//     column order), then its fp32 ones, in slots k * 16 + r for k = 0, 1, ...; slot columns
-//     k < w64 hold their values in val64, the next w32 in val32 (msp__tcki_slab). A slot is one
-//     index byte, tile j of the chunk << 4 | in-tile column (MSP__TCKI_PAD: padding, value 0),
-//     and one value; the chunk's tiles' block columns are in tcol. So the loads of a row's entries
-//     do not depend on each other and every tile of the chunk is read at once. A chunk takes
-//     another tile while w64 + w32 <= MSP__TCKI_CHUNK_WIDTH (a first tile always).
-//   segment chunk (a CSR-like block row): at most MSP__TCKI_CHUNK_TILES of its segments with at
-//     most about MSP__TCKI_CHUNK_WORK of msp__bdmp_seg_work (a first one always); a segment's
-//     data (row ends and columns, as in the record) are copied to idx at a 4-byte boundary and
-//     its values to one stream; segs holds per segment its byte offset in idx and 2 * its value
-//     offset + 1 when fp64.
-// A block row of several chunks is split: each chunk writes its 16 partial sums to its part
-// slot, and they are added in chunk order (runs: block row, first part slot, slot count per split
-// block row): no atomics, the same bits on every run. Every block row has at least one chunk (an
-// empty one for an empty block row), so that every y_i is written.
+// and are what msp__bdmp_tcki_bytes counts. Two parts, each run by its own kernel:
+//   the tile block rows, cut into chunks (msp__bdmp_tcki_device), each taken by a half-warp (16
+//     lanes, lane r for row r of the block row). A chunk is at most MSP__TCKI_CHUNK_TILES
+//     consecutive tiles of one block row, stored as a row slab: row r's entries of the chunk's
+//     tiles, its fp64 ones first (tile order, then column order), then its fp32 ones, in slots
+//     k * 16 + r for k = 0, 1, ...; slot columns k < w64 hold their values in val64, the next
+//     w32 in val32 (msp__tcki_slab). A slot is one index byte, tile j of the chunk << 4 |
+//     in-tile column (MSP__TCKI_PAD: padding, value 0), and one value; the chunk's tiles' block
+//     columns are in tcol. So the loads of a row's entries do not depend on each other and every
+//     tile of the chunk is read at once. A chunk takes another tile while w64 + w32 <=
+//     MSP__TCKI_CHUNK_WIDTH (a first tile always). A block row of several chunks is split: each
+//     chunk writes its 16 partial sums to its part slot, and they are added in chunk order
+//     (runs: block row, first part slot, slot count per split block row): no atomics, the same
+//     bits on every run. Every tile block row has at least one chunk (an empty one for an empty
+//     block row), so that every y_i of it is written.
+//   the CSR-like block rows (msp__bdmp_tcki_rows): a BDMP-PBP record over all rows in which the
+//     rows of tile block rows are empty, run by PBP's CSR kernels (scalar, vector, merge-path).
+//     Where both parts exist, the CSR kernels run first (a tile block row's rows get beta * y)
+//     and the tile kernel then adds alpha * its sums (beta 1).
 #define MSP__TCKI_CHUNK_TILES 15 // index byte: tile j < 15 of the chunk; j = 15 marks padding
 #define MSP__TCKI_PAD 0xFF
 #define MSP__TCKI_CHUNK_WIDTH 128 // slab slots per row (w64 + w32)
-#define MSP__TCKI_CHUNK_WORK 2048 // segment chunks
-enum { MSP__TCKI_CHUNK_SLAB = 0, MSP__TCKI_CHUNK_SEGS = 1 };
 typedef struct {
   int32_t br, part;       // block row; part slot or -1 when the block row is this one chunk
-  int32_t first;          // first tile column in tcol (tile chunk) or first record in segs
-  uint32_t packed;        // n (tiles or segments) | w64 << 8 | w32 << 16 | kind << 24
-  int64_t ioff;           // first index byte of the slab (tile chunk)
-  int64_t v64off, v32off; // first slab value in val64 / val32 (tile chunk)
+  int32_t first;          // first tile column in tcol
+  uint32_t packed;        // tiles | w64 << 8 | w32 << 16
+  int64_t ioff;           // first index byte of the slab
+  int64_t v64off, v32off; // first slab value in val64 / val32
 } msp__tcki_chunk;        // 40 bytes, read as 10 words by the lanes of a half-warp
 typedef struct {
-  int64_t nchunks, nsplit, nparts, ntcol, nsegs, nidx, n32, n64;
+  int64_t nchunks, nsplit, nparts, ntcol, nidx, n32, n64; // the tile part
+  int64_t rows_brows, rows_nnz, rows_n64;                 // the CSR-like part
 } msp__tcki_dev_size;
 typedef struct {
   msp__tcki_chunk *chunk; // nchunks
   int32_t *tcol;          // ntcol
-  int64_t *segs;          // 2 * nsegs
   int64_t *runs;          // 3 * nsplit
   uint8_t *idx;           // nidx
   float *val32;           // n32
@@ -232,6 +218,10 @@ typedef struct {
 // The device arrays' sizes (dev NULL), or the arrays themselves (dev allocated to the sizes).
 void msp__bdmp_tcki_device(const msp__bdmp_tcki *T, msp__tcki_dev_size *size,
                            const msp__tcki_dev *dev);
+// The CSR-like block rows as a PBP record over all `rows` rows (rows of tile block rows empty;
+// each row's entries in column order). Free with msp__bdmp_pbp_clear.
+msp_status msp__bdmp_tcki_rows(const msp__bdmp_tcki *T, int64_t rows, msp__bdmp_pbp *P);
+void msp__bdmp_pbp_clear(msp__bdmp_pbp *P);
 
 // A tile chunk being built: its rows' entries per precision so far (0 fp64, 1 fp32) and the slab
 // widths they need: w[0] = the most fp64 entries of a row, w[0] + w[1] = the longest row. A row's

@@ -84,15 +84,15 @@ static int64_t seg_share(int64_t len, int64_t s, int64_t ns) {
 
 // The kind of one block row (bdmp.h): the bytes a product reads for its tiles on the GPU (the
 // tile chunks' records, tile columns and slabs with their padding, msp__tcki_slab_bytes) against
-// the same entries stored CSR-like (4-byte column and value per entry; per segment its record in
-// segs, 16 row ends and a share of a chunk record). 1: CSR-like.
-int msp__bdmp_keep_tiles = 0;
-
-static int choose_brow_kind(int64_t tile_bytes, int64_t n64, int64_t n32, int64_t nsegs) {
-  const double rows_bytes = (double)(n64 * (4 + 8) + n32 * (4 + 4)) +
-                            (double)nsegs * (MSP_BDMP_SEG_META + 2 * MSP_BDMP_TILE);
-  return nsegs > 0 && (double)tile_bytes > MSP_BDMP_ROWS_GAIN * rows_bytes;
+// the same entries in the CSR-like part, which the GPU reads as PBP (4-byte column and value per
+// entry, a precision word per 32 entries, 16 row pointers). 1: CSR-like.
+static int choose_brow_kind(int64_t tile_bytes, int64_t n64, int64_t n32) {
+  const double rows_bytes =
+      (double)(n64 * (4 + 8) + n32 * (4 + 4)) + (double)(n64 + n32) / 4 + MSP_BDMP_TILE * 8;
+  return n64 + n32 > 0 && (double)tile_bytes > MSP_BDMP_ROWS_GAIN * rows_bytes;
 }
+
+int msp__bdmp_keep_tiles = 0;
 
 msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const msp__bdmp_tile *tiles,
                                 int64_t ntiles, const int64_t *tile_ptr, int64_t nbrows,
@@ -153,7 +153,7 @@ msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const ms
         ns[p] = (maxlen + MSP_BDMP_SEG_ROW - 1) / MSP_BDMP_SEG_ROW;
     }
     const int64_t s64 = ns[0], s32 = ns[1], n64 = n[0], n32 = n[1];
-    if (msp__bdmp_keep_tiles || !choose_brow_kind(tb, n64, n32, s64 + s32)) continue;
+    if (msp__bdmp_keep_tiles || !choose_brow_kind(tb, n64, n32)) continue;
     segs[2 * br] = s64;
     segs[2 * br + 1] = s32;
     for (int64_t t = tile_ptr[br]; t < tile_ptr[br + 1]; t++) {
@@ -379,11 +379,6 @@ static void tile_row_lengths(const msp__bdmp_tcki *T, int64_t t, int len[MSP_BDM
     len[rr[e]]++;
 }
 
-// The bytes of segment t's data in idx (bdmp.h: 16 row ends, then its columns).
-static int64_t seg_data_bytes(const msp__bdmp_tcki *T, int64_t t) {
-  return 2 * MSP_BDMP_TILE + 4 * (int64_t)msp__bdmp_seg_ends(T, t)[MSP_BDMP_TILE - 1];
-}
-
 // One tile chunk's slab: tiles t0 .. t1, widths w[2] (msp__tcki_slab), into dev at the chunk's
 // offsets. Row r's fp64 entries take its first slots, its fp32 entries the next.
 static void fill_slab(const msp__bdmp_tcki *T, int64_t t0, int64_t t1, const int w[2],
@@ -417,48 +412,25 @@ static void fill_slab(const msp__bdmp_tcki *T, int64_t t0, int64_t t1, const int
     dev->tcol[c->first + (t - t0)] = T->tile_col[t];
 }
 
-// Record one chunk (sizes always; the record and its data when dev is set).
-static void add_chunk(const msp__bdmp_tcki *T, int64_t br, int64_t t0, int64_t t1, int kind,
-                      const int w[2], msp__tcki_dev_size *z, const msp__tcki_dev *dev) {
+// Record one tile chunk (sizes always; the record and its slab when dev is set).
+static void add_chunk(const msp__bdmp_tcki *T, int64_t br, int64_t t0, int64_t t1, const int w[2],
+                      msp__tcki_dev_size *z, const msp__tcki_dev *dev) {
   if (dev) {
     msp__tcki_chunk *c = &dev->chunk[z->nchunks];
     c->br = (int32_t)br;
     c->part = -1;
-    c->first = (int32_t)(kind == MSP__TCKI_CHUNK_SLAB ? z->ntcol : z->nsegs);
-    c->packed =
-        (uint32_t)(t1 - t0) | (uint32_t)w[0] << 8 | (uint32_t)w[1] << 16 | (uint32_t)kind << 24;
+    c->first = (int32_t)z->ntcol;
+    c->packed = (uint32_t)(t1 - t0) | (uint32_t)w[0] << 8 | (uint32_t)w[1] << 16;
     c->ioff = z->nidx;
     c->v64off = z->n64;
     c->v32off = z->n32;
-    if (kind == MSP__TCKI_CHUNK_SLAB) fill_slab(T, t0, t1, w, c, dev);
+    fill_slab(T, t0, t1, w, c, dev);
   }
   z->nchunks++;
-  if (kind == MSP__TCKI_CHUNK_SLAB) {
-    z->ntcol += t1 - t0;
-    z->nidx += (int64_t)MSP_BDMP_TILE * (w[0] + w[1]);
-    z->n64 += (int64_t)MSP_BDMP_TILE * w[0];
-    z->n32 += (int64_t)MSP_BDMP_TILE * w[1];
-    return;
-  }
-  for (int64_t t = t0; t < t1; t++) { // segments: data, then values, in one precision each
-    const int f64 = (T->tile_fmt[t] & MSP__TILE_F64) != 0;
-    const int64_t nb = seg_data_bytes(T, t), nv = msp__bdmp_seg_ends(T, t)[MSP_BDMP_TILE - 1];
-    if (dev) {
-      dev->segs[2 * z->nsegs] = z->nidx;
-      dev->segs[2 * z->nsegs + 1] = 2 * (f64 ? z->n64 : z->n32) + f64;
-      memcpy(dev->idx + z->nidx, msp__bdmp_seg_ends(T, t), (size_t)nb);
-      if (f64)
-        memcpy(dev->val64 + z->n64, T->val64 + T->voff[t], (size_t)nv * sizeof(double));
-      else
-        memcpy(dev->val32 + z->n32, T->val32 + T->voff[t], (size_t)nv * sizeof(float));
-    }
-    z->nsegs++;
-    z->nidx += nb; // a multiple of 4: the next segment stays aligned
-    if (f64)
-      z->n64 += nv;
-    else
-      z->n32 += nv;
-  }
+  z->ntcol += t1 - t0;
+  z->nidx += (int64_t)MSP_BDMP_TILE * (w[0] + w[1]);
+  z->n64 += (int64_t)MSP_BDMP_TILE * w[0];
+  z->n32 += (int64_t)MSP_BDMP_TILE * w[1];
 }
 
 void msp__bdmp_tcki_device(const msp__bdmp_tcki *T, msp__tcki_dev_size *size,
@@ -467,27 +439,26 @@ void msp__bdmp_tcki_device(const msp__bdmp_tcki *T, msp__tcki_dev_size *size,
   memset(&z, 0, sizeof z);
   for (int64_t br = 0; br < T->nbrows; br++) {
     const int64_t first = z.nchunks, tend = T->tile_ptr[br + 1];
-    const int kind = msp__bdmp_brow_csr(T, br) ? MSP__TCKI_CHUNK_SEGS : MSP__TCKI_CHUNK_SLAB;
     int64_t t = T->tile_ptr[br];
+    if (msp__bdmp_brow_csr(T, br)) {
+      z.rows_brows++;
+      for (; t < tend; t++) {
+        const int64_t n = msp__bdmp_seg_ends(T, t)[MSP_BDMP_TILE - 1];
+        z.rows_nnz += n;
+        z.rows_n64 += (T->tile_fmt[t] & MSP__TILE_F64) ? n : 0;
+      }
+      continue;
+    }
     do {
       int64_t t1 = t;
       msp__tcki_slab c;
       memset(&c, 0, sizeof c);
-      if (kind == MSP__TCKI_CHUNK_SLAB) {
-        for (; t1 < tend; t1++) {
-          int len[MSP_BDMP_TILE];
-          tile_row_lengths(T, t1, len);
-          if (!msp__tcki_slab_add(&c, (T->tile_fmt[t1] & MSP__TILE_F64) ? 0 : 1, len)) break;
-        }
-      } else {
-        int64_t work = 0;
-        while (t1 < tend && t1 - t < MSP__TCKI_CHUNK_TILES &&
-               (t1 == t || work + msp__bdmp_seg_work(T, t1) <= MSP__TCKI_CHUNK_WORK)) {
-          work += msp__bdmp_seg_work(T, t1);
-          t1++;
-        }
+      for (; t1 < tend; t1++) {
+        int len[MSP_BDMP_TILE];
+        tile_row_lengths(T, t1, len);
+        if (!msp__tcki_slab_add(&c, (T->tile_fmt[t1] & MSP__TILE_F64) ? 0 : 1, len)) break;
       }
-      add_chunk(T, br, t, t1, kind, c.w, &z, dev);
+      add_chunk(T, br, t, t1, c.w, &z, dev);
       t = t1;
     } while (t < tend);
     if (z.nchunks - first > 1) { // split: every chunk of the block row gets a part slot
@@ -506,14 +477,18 @@ void msp__bdmp_tcki_device(const msp__bdmp_tcki *T, msp__tcki_dev_size *size,
 }
 
 size_t msp__bdmp_tcki_bytes(const msp_matrix A) {
-  // The arrays a product reads: the device arrays of msp__bdmp_tcki_device (chunk records, tile
-  // columns, segment records, index bytes, values with the slabs' padding, the runs of split
-  // block rows) and the partial sums of split block rows (16 doubles per chunk, written and read).
+  // The arrays a product reads (bdmp.h): the tile part's chunk records, tile columns, index
+  // bytes, values with the slabs' padding, the runs of split block rows and their partial sums
+  // (16 doubles per chunk, written and read); the CSR-like part as PBP (row pointers over every
+  // row, columns, a word per 32 entries, values), where there is one.
   msp__tcki_dev_size z;
   msp__bdmp_tcki_device((const msp__bdmp_tcki *)A->fmt, &z, NULL);
-  return (size_t)(z.nchunks * (int64_t)sizeof(msp__tcki_chunk) + z.ntcol * 4 + z.nsegs * 16 +
-                  z.nidx + z.n32 * 4 + z.n64 * 8 + z.nsplit * 3 * 8 +
-                  z.nparts * MSP_BDMP_TILE * 8 * 2);
+  int64_t b = z.nchunks * (int64_t)sizeof(msp__tcki_chunk) + z.ntcol * 4 + z.nidx + z.n32 * 4 +
+              z.n64 * 8 + z.nsplit * 3 * 8 + z.nparts * MSP_BDMP_TILE * 8 * 2;
+  if (z.rows_brows > 0)
+    b += (A->rows + 1) * 8 + z.rows_nnz * 4 + (z.rows_nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD * 8 +
+         (z.rows_nnz - z.rows_n64) * 4 + z.rows_n64 * 8;
+  return (size_t)b;
 }
 
 // Decode tile t into (row, column, value) in row-then-column order; padding dropped. Returns the
@@ -575,9 +550,9 @@ static double seg_value(const msp__bdmp_tcki *T, int64_t s, int64_t q) {
 }
 
 // Block row br (CSR-like) into the CSR at pos[r]: per row, its fp64 and fp32 entries (each in
-// column order over their segments) merged by column.
+// column order over their segments) merged by column; is64 (may be NULL): 1 for an fp64 entry.
 static void seg_brow_to_csr(const msp__bdmp_tcki *T, int64_t br, int64_t rows, int64_t *pos,
-                            int32_t *colind, double *val) {
+                            int32_t *colind, double *val, uint8_t *is64) {
   const int64_t o0 = T->tile_ptr[br], o1 = T->tile_ptr[br + 1];
   int64_t m = o0;
   while (m < o1 && (T->tile_fmt[m] & MSP__TILE_F64))
@@ -595,6 +570,7 @@ static void seg_brow_to_csr(const msp__bdmp_tcki *T, int64_t br, int64_t rows, i
           (b.s < b.s1 && msp__bdmp_seg_cols(T, b.s)[b.q] < msp__bdmp_seg_cols(T, a.s)[a.q]))
         c = &b;
       colind[pos[r]] = msp__bdmp_seg_cols(T, c->s)[c->q];
+      if (is64) is64[pos[r]] = c == &a;
       val[pos[r]++] = seg_value(T, c->s, c->q);
       c->q++;
     }
@@ -634,7 +610,7 @@ msp_status msp__bdmp_tcki_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *c
       pos[r] = i < rows ? rowptr[i] : 0;
     }
     if (msp__bdmp_brow_csr(T, br)) {
-      seg_brow_to_csr(T, br, rows, pos, colind, val);
+      seg_brow_to_csr(T, br, rows, pos, colind, val, NULL);
       continue;
     }
     // tiles in ascending block column, rows' entries in ascending column: appending keeps
@@ -650,6 +626,72 @@ msp_status msp__bdmp_tcki_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *c
     }
   }
   return MSP_SUCCESS;
+}
+
+void msp__bdmp_pbp_clear(msp__bdmp_pbp *P) {
+  MSP_FREE(P->rowptr);
+  MSP_FREE(P->colind);
+  MSP_FREE(P->meta);
+  MSP_FREE(P->v32);
+  MSP_FREE(P->v64);
+}
+
+msp_status msp__bdmp_tcki_rows(const msp__bdmp_tcki *T, int64_t rows, msp__bdmp_pbp *P) {
+  msp_status st = MSP_SUCCESS;
+  double *val = NULL;
+  uint8_t *is64 = NULL;
+  memset(P, 0, sizeof *P);
+  MSP_TRY(MSP_ALLOC_ZERO(P->rowptr, rows + 1, "TCKI CSR-like part: row pointers"));
+  for (int64_t br = 0; br < T->nbrows; br++) {
+    if (!msp__bdmp_brow_csr(T, br)) continue;
+    for (int64_t t = T->tile_ptr[br]; t < T->tile_ptr[br + 1]; t++) {
+      const uint16_t *ends = msp__bdmp_seg_ends(T, t);
+      for (int r = 0; r < MSP_BDMP_TILE && br * MSP_BDMP_TILE + r < rows; r++)
+        P->rowptr[br * MSP_BDMP_TILE + r + 1] += ends[r] - (r > 0 ? ends[r - 1] : 0);
+    }
+  }
+  for (int64_t i = 0; i < rows; i++)
+    P->rowptr[i + 1] += P->rowptr[i];
+  const int64_t nnz = P->rowptr[rows], words = (nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD;
+  MSP_TRY(MSP_ALLOC(P->colind, nnz > 0 ? nnz : 1, "TCKI CSR-like part: columns"));
+  MSP_TRY(MSP_ALLOC(val, nnz > 0 ? nnz : 1, "TCKI CSR-like part: values"));
+  MSP_TRY(MSP_ALLOC(is64, nnz > 0 ? nnz : 1, "TCKI CSR-like part: precisions"));
+  MSP_TRY(MSP_ALLOC_ZERO(P->meta, words > 0 ? 2 * words : 1, "TCKI CSR-like part: words"));
+  for (int64_t br = 0; br < T->nbrows; br++) {
+    if (!msp__bdmp_brow_csr(T, br)) continue;
+    int64_t pos[MSP_BDMP_TILE];
+    for (int r = 0; r < MSP_BDMP_TILE; r++) {
+      const int64_t i = br * MSP_BDMP_TILE + r;
+      pos[r] = i < rows ? P->rowptr[i] : 0;
+    }
+    seg_brow_to_csr(T, br, rows, pos, P->colind, val, is64);
+  }
+  int64_t n64 = 0;
+  for (int64_t k = 0; k < nnz; k++) {
+    if (k % MSP__PBP_WORD == 0) P->meta[2 * (k / MSP__PBP_WORD) + 1] = (uint32_t)n64;
+    if (is64[k]) P->meta[2 * (k / MSP__PBP_WORD)] |= 1u << (k % MSP__PBP_WORD);
+    n64 += is64[k];
+  }
+  if (n64 > (int64_t)UINT32_MAX) { // the words' counts (the conversion refuses more, bdmp.c)
+    st = msp__error(MSP_ERR_NOT_SUPPORTED, "TCKI CSR-like part: %lld fp64 entries exceed 2^32 - 1",
+                    (long long)n64);
+    goto exit;
+  }
+  P->info.nnz64 = n64;
+  P->info.nnz32 = nnz - n64;
+  MSP_TRY(MSP_ALLOC(P->v64, n64 > 0 ? n64 : 1, "TCKI CSR-like part: fp64 values"));
+  MSP_TRY(MSP_ALLOC(P->v32, nnz - n64 > 0 ? nnz - n64 : 1, "TCKI CSR-like part: fp32 values"));
+  for (int64_t k = 0, a = 0, b = 0; k < nnz; k++) {
+    if (is64[k])
+      P->v64[a++] = val[k];
+    else
+      P->v32[b++] = (float)val[k]; // an fp32 segment's value: exact
+  }
+exit:
+  msp__free(val);
+  msp__free(is64);
+  if (st != MSP_SUCCESS) msp__bdmp_pbp_clear(P);
+  return st;
 }
 
 // ---- the record

@@ -5,8 +5,8 @@
 // size in i64[0]), with the values of the layout of bdmp.h: SLOT_VAL its fp64 values, SLOT_VAL2
 // its fp32 values, SLOT_META its precision words (uint32 pairs: mask, fp64 count before) or, rows
 // in two parts, the fp64 entries before each row; i64[6] which layout (msp__cuda_bdmp_pbp_upload).
-// TCKI: the device arrays of bdmp.h (msp__bdmp_tcki_device), a half-warp per chunk (see the
-// kernel below).
+// TCKI: the tile part (a half-warp per chunk) and the CSR-like part (PBP's CSR kernels) of bdmp.h,
+// slots below.
 #include "csr.cuh"
 
 #include "bdmp.h"
@@ -56,23 +56,22 @@ struct pbp_loader {
 // slower than cuSPARSE's fp64 with every layout tried.
 enum { PBP_UNIFORM = MSP__PBP_UNIFORM, PBP_WORDS = MSP__PBP_WORDS, PBP_SPLIT = MSP__PBP_SPLIT };
 
-extern "C" msp_status msp__cuda_bdmp_pbp_upload(msp_context ctx, msp_matrix A) {
+// A PBP record P over `rows` rows (nnz entries) into m's CSR slots, in the device layout of
+// kernel k (BDMP-PBP itself, and TCKI's CSR-like part): i64[6] the layout, i64[11] 1 when the
+// values are fp64 (layout uniform).
+static msp_status pbp_put(msp_context ctx, msp__cuda_matrix *m, int64_t rows, int64_t nnz,
+                          const msp__bdmp_pbp *P, msp_kernel k) {
   msp_status st = MSP_SUCCESS;
-  msp__cuda_matrix *m = NULL;
   int32_t *cols = NULL;
   int64_t *split = NULL;
-  const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
-  if (!P) return msp__error(MSP_ERR_INTERNAL, "bdmp-pbp upload (cuda): no host data");
-  const int64_t rows = A->rows, words = (A->nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD;
-  const msp_kernel k = msp__cuda_csr_kernel(A);
+  const int64_t words = (nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD;
   const int layout = msp__pbp_layout(P->info.nnz32, P->info.nnz64, k);
-  MSP_TRY(msp__cuda_matrix_new(A, &m));
   MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_VAL, P->v64, (size_t)P->info.nnz64 * sizeof(double)));
   MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_VAL2, P->v32, (size_t)P->info.nnz32 * sizeof(float)));
   if (layout == PBP_WORDS)
     MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_META, P->meta, (size_t)words * 2 * sizeof(uint32_t)));
   if (layout == PBP_SPLIT) {
-    MSP_TRY(MSP_ALLOC(cols, A->nnz, "BDMP-PBP columns in two parts"));
+    MSP_TRY(MSP_ALLOC(cols, nnz, "BDMP-PBP columns in two parts"));
     MSP_TRY(MSP_ALLOC(split, rows + 1, "BDMP-PBP fp64 entries before each row"));
     split[0] = 0;
     for (int64_t i = 0; i < rows; i++) {
@@ -94,12 +93,26 @@ extern "C" msp_status msp__cuda_bdmp_pbp_upload(msp_context ctx, msp_matrix A) {
     }
     MSP_TRY(msp__cuda_matrix_put(ctx, m, SLOT_META, split, (size_t)(rows + 1) * sizeof(int64_t)));
   }
-  MSP_TRY(msp__cuda_csr_structure_upload(ctx, m, rows, A->nnz, P->rowptr,
+  MSP_TRY(msp__cuda_csr_structure_upload(ctx, m, rows, nnz, P->rowptr,
                                          layout == PBP_SPLIT ? cols : P->colind));
   m->i64[6] = layout;
+  m->i64[11] = P->info.nnz64 > 0;
+  // put copies asynchronously from pageable memory: wait before the host arrays are freed
+  MSP_CUDA_TRY(cudaStreamSynchronize(msp__cuda(ctx)->stream));
 exit:
   msp__free(cols);
   msp__free(split);
+  return st;
+}
+
+extern "C" msp_status msp__cuda_bdmp_pbp_upload(msp_context ctx, msp_matrix A) {
+  msp_status st = MSP_SUCCESS;
+  msp__cuda_matrix *m = NULL;
+  const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
+  if (!P) return msp__error(MSP_ERR_INTERNAL, "bdmp-pbp upload (cuda): no host data");
+  MSP_TRY(msp__cuda_matrix_new(A, &m));
+  MSP_TRY(pbp_put(ctx, m, A->rows, A->nnz, P, msp__cuda_csr_kernel(A)));
+exit:
   return st;
 }
 
@@ -111,82 +124,90 @@ template <msp_precision P> static loader<P> plain_loader(const void *data) {
   return l;
 }
 
+// The product over the PBP slots of m (pbp_put) with kernel k, nnz entries over rows rows; y's
+// store ys (not one that kernel k must write through an f64 y: msp__cuda_csr_via_f64_y).
+template <msp_precision PX, class Y>
+static msp_status pbp_launch(msp_context ctx, msp_kernel k, const msp__cuda_matrix *m, int64_t rows,
+                             int64_t nnz, msp_vector x, double alpha, double beta, const Y &ys) {
+  const int layout = (int)m->i64[6];
+  const auto v64 = plain_loader<MSP_PRECISION_F64>(m->d[SLOT_VAL]);
+  const auto v32 = plain_loader<MSP_PRECISION_F32>(m->d[SLOT_VAL2]);
+  pbp_loader words;
+  words.meta = (const uint2 *)m->d[SLOT_META];
+  words.v32 = (const float *)m->d[SLOT_VAL2];
+  words.v64 = (const double *)m->d[SLOT_VAL];
+  if (layout == PBP_SPLIT && (double)nnz <= (double)rows * (double)m->i64[0]) {
+    const csr_select<decltype(v32)> sel = {v32};
+    return msp__cuda_csr_launch<decltype(v64), PX>(ctx, k, m, rows, v64, x, alpha, beta, ys, sel,
+                                                   (const int64_t *)m->d[SLOT_META]);
+  }
+  if (layout == PBP_SPLIT)
+    return msp__cuda_csr_launch<decltype(v64), PX>(ctx, k, m, rows, v64, x, alpha, beta, ys, v32,
+                                                   (const int64_t *)m->d[SLOT_META]);
+  if (layout == PBP_WORDS)
+    return msp__cuda_csr_launch<pbp_loader, PX>(ctx, k, m, rows, words, x, alpha, beta, ys);
+  if (m->i64[11])
+    return msp__cuda_csr_launch<decltype(v64), PX>(ctx, k, m, rows, v64, x, alpha, beta, ys);
+  return msp__cuda_csr_launch<decltype(v32), PX>(ctx, k, m, rows, v32, x, alpha, beta, ys);
+}
+
 // Every storage precision of x and y, as CSR (the merge-path kernel writes a fixed-point y through
 // msp__cuda_spmv_fixed_y).
 extern "C" msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, const msp_matrix A,
                                               msp_vector x, double beta, msp_vector y) {
-  msp_status st = MSP_SUCCESS;
   if (A->rows == 0) return MSP_SUCCESS;
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
-  const msp__bdmp_pbp *P = (const msp__bdmp_pbp *)A->fmt;
-  if (!m || !P) return msp__error(MSP_ERR_INTERNAL, "bdmp-pbp spmv (cuda): no device data");
+  if (!m || !A->fmt) return msp__error(MSP_ERR_INTERNAL, "bdmp-pbp spmv (cuda): no device data");
   const msp_kernel k = msp__cuda_csr_kernel(A);
   if (msp__cuda_csr_via_f64_y(k, y))
     return msp__cuda_spmv_fixed_y(ctx, alpha, A, x, beta, y, msp__cuda_bdmp_pbp_spmv);
-  {
-    const int layout = (int)m->i64[6];
-    const auto v64 = plain_loader<MSP_PRECISION_F64>(m->d[SLOT_VAL]);
-    const auto v32 = plain_loader<MSP_PRECISION_F32>(m->d[SLOT_VAL2]);
-    pbp_loader words;
-    words.meta = (const uint2 *)m->d[SLOT_META];
-    words.v32 = (const float *)m->d[SLOT_VAL2];
-    words.v64 = (const double *)m->d[SLOT_VAL];
-    st = msp__prec_dispatch(x->prec, [&](auto px) {
-      constexpr msp_precision PX = decltype(px)::value;
-      return msp__ystore_dispatch(y, [&](const auto &ys) {
-        if (layout == PBP_SPLIT && (double)A->nnz <= (double)A->rows * (double)m->i64[0]) {
-          const csr_select<decltype(v32)> sel = {v32};
-          return msp__cuda_csr_launch<decltype(v64), PX>(ctx, k, m, A->rows, v64, x, alpha, beta,
-                                                         ys, sel, (const int64_t *)m->d[SLOT_META]);
-        }
-        if (layout == PBP_SPLIT)
-          return msp__cuda_csr_launch<decltype(v64), PX>(ctx, k, m, A->rows, v64, x, alpha, beta,
-                                                         ys, v32, (const int64_t *)m->d[SLOT_META]);
-        if (layout == PBP_WORDS)
-          return msp__cuda_csr_launch<pbp_loader, PX>(ctx, k, m, A->rows, words, x, alpha, beta,
-                                                      ys);
-        if (P->info.nnz64 > 0)
-          return msp__cuda_csr_launch<decltype(v64), PX>(ctx, k, m, A->rows, v64, x, alpha, beta,
-                                                         ys);
-        return msp__cuda_csr_launch<decltype(v32), PX>(ctx, k, m, A->rows, v32, x, alpha, beta, ys);
-      });
+  return msp__prec_dispatch(x->prec, [&](auto px) {
+    constexpr msp_precision PX = decltype(px)::value;
+    return msp__ystore_dispatch(y, [&](const auto &ys) {
+      return pbp_launch<PX>(ctx, k, m, A->rows, A->nnz, x, alpha, beta, ys);
     });
-  }
-  return st;
+  });
 }
 
 // ---- TCKI --------------------------------------------------------------------------------------
-// A half-warp per chunk (bdmp.h, msp__bdmp_tcki_device), lane r for row r of the block row. The
-// lanes first read the chunk's 40-byte record (a word each) and, for a tile chunk, lane j the
-// block column of the chunk's tile j. A tile chunk is a row slab: lane r reads slots k * 16 + r
-// (the 16 lanes read 16 consecutive index bytes and values: coalesced), takes the tile's block
-// column from lane (index byte >> 4) by a shuffle and gathers x at block column * 16 + (index
-// byte & 15) through the read-only cache; padding is skipped. The loads of a row's slots do not
-// depend on each other (no per-tile loop, no staging, no synchronisation), so a lane has several
-// in flight. A segment chunk (a CSR-like block row): lane j holds segment j's offsets, and for
-// each segment in turn lane r reads its row's entries ends[r - 1] .. ends[r] and gathers x.
-// Each lane sums its row's fp64 slots, then its fp32 slots, in order (then its segments in
-// order): a fixed order, so repeated runs give the same bits. x is read through the loader of its
-// precision and y written through its store Y (ystore_f64 for an f64 y; a fixed-point y goes
-// through msp__cuda_spmv_fixed_y, since a half-warp finishes 16 rows, not an aligned block of 32).
+// The tile part (bdmp.h, msp__bdmp_tcki_device): a half-warp per chunk, lane r for row r of the
+// block row. The lanes first read the chunk's 40-byte record (a word each) and lane j the block
+// column of the chunk's tile j. Lane r then reads slots k * 16 + r (the 16 lanes read 16
+// consecutive index bytes and values: coalesced), takes the tile's block column from lane (index
+// byte >> 4) by a shuffle and gathers x at block column * 16 + (index byte & 15) through the
+// read-only cache; padding is skipped. The loads of a row's slots do not depend on each other (no
+// per-tile loop, no staging, no synchronisation), so a lane has several in flight. Each lane sums
+// its row's fp64 slot columns, then its fp32 ones, in order: a fixed order, so repeated runs give
+// the same bits. x is read through the loader of its precision and y written through its store
+// Y (ystore_f64 for an f64 y; a fixed-point y goes through msp__cuda_spmv_fixed_y, since a
+// half-warp finishes 16 rows, not an aligned block of 32).
 //
 // Replaced (27 Nov): a warp per chunk of up to 32 tiles walked the tiles one after the other, in
-// each tile's own format (COO, ELL, CSR, HYB), with the tile's x segment staged in shared memory
-// (H100, ms: laplace2d:3000 0.407, stencil27:128 0.609, wave 0.050, web-NotreDame 0.088,
-// banded:1000000:64 0.200, rmat:21:16 0.584): a chain of dependent loads and two warp
-// synchronisations per tile, on tiles of 16-80 entries. A half-warp per tile (x gathered, no
-// staging) was faster on narrow tiles and slower on wide ones (0.370, 0.521, 0.043, 0.078, 0.312,
-// 0.656).
+// each tile's own format (COO, ELL, CSR, HYB), with the tile's x segment staged in shared memory,
+// and a CSR-like block row's segments two lanes per row (H100, x cuSPARSE CSR fp64: laplace2d:3000
+// 0.84, stencil27:160 0.50, banded:1000000:64 1.57, rmat:21:16 0.55, random:4000000:16 0.84, wave
+// 0.43, web-NotreDame 0.33): a chain of dependent loads and two warp synchronisations per tile, on
+// tiles of 16-80 entries. A half-warp per tile (x gathered, no staging) was faster on narrow
+// tiles and slower on wide ones (ms against the kernel before it: laplace2d:3000 0.370 / 0.407,
+// banded:1000000:64 0.312 / 0.200). The row slab with segments read a lane per row (before the
+// CSR-like part moved to PBP's kernels): 1.79, 1.25, 1.77, 0.70, 0.61, 0.86, 0.47.
+//
+// Device slots: the CSR-like part in the CSR slots of csr.cuh (pbp_put; none without CSR-like
+// block rows), the tile part from TCKI_SLOT: chunks msp__tcki_chunk[nchunks], tcol int32[ntcol],
+// runs int64[3 * nsplit], idx uint8[nidx], val32 float[n32], val64 double[n64], part
+// double[nparts * 16]; i64[8] nchunks, i64[9] nsplit, i64[10] 1 when there is a CSR-like part.
 #define TCKI_THREADS 256
 #define TCKI_CHUNKS_PER_BLOCK (TCKI_THREADS / MSP_BDMP_TILE)
+enum { TCKI_SLOT = SLOT_META + 1 };
+static_assert(TCKI_SLOT + 7 <= MSP__CUDA_MAX_ARRAYS, "TCKI's slots");
 
 template <msp_precision PX, class Y>
 __global__ void __launch_bounds__(TCKI_THREADS)
     tcki_kernel(int64_t nchunks, int64_t rows, const msp__tcki_chunk *__restrict__ chunks,
-                const int32_t *__restrict__ tcol, const int64_t *__restrict__ segs,
-                const uint8_t *__restrict__ idx, const float *__restrict__ val32,
-                const double *__restrict__ val64, const loader<PX> x, double alpha, double beta,
-                const Y y, double *__restrict__ part) {
+                const int32_t *__restrict__ tcol, const uint8_t *__restrict__ idx,
+                const float *__restrict__ val32, const double *__restrict__ val64,
+                const loader<PX> x, double alpha, double beta, const Y y,
+                double *__restrict__ part) {
   const int lane = threadIdx.x & 31, r = lane & 15, base = lane & 16;
   const unsigned hm = 0xffffu << base; // this half-warp
   const int64_t chunk = ((int64_t)blockIdx.x * TCKI_THREADS + threadIdx.x) / MSP_BDMP_TILE;
@@ -196,51 +217,28 @@ __global__ void __launch_bounds__(TCKI_THREADS)
   const auto w64 = [&](int k) { return (int64_t)((uint64_t)w(k) | (uint64_t)w(k + 1) << 32); };
   const int br = (int)w(0), pslot = (int)w(1), first = (int)w(2);
   const uint32_t packed = w(3);
-  const int n = (int)(packed & 0xffu);
+  const int n = (int)(packed & 0xffu), n64 = (int)((packed >> 8) & 0xffu),
+            n32 = (int)((packed >> 16) & 0xffu);
+  const int64_t ioff = w64(4), v64off = w64(6), v32off = w64(8);
+  const int tc = r < n ? __ldg(tcol + first + r) : 0;
+  const uint8_t *ix = idx + ioff + r;
+  const double *a64 = val64 + v64off + r;
   double acc = 0.0;
-  if ((packed >> 24) == MSP__TCKI_CHUNK_SLAB) {
-    const int n64 = (int)((packed >> 8) & 0xffu), n32 = (int)((packed >> 16) & 0xffu);
-    const int64_t ioff = w64(4), v64off = w64(6), v32off = w64(8);
-    const int tc = r < n ? __ldg(tcol + first + r) : 0;
-    const uint8_t *ix = idx + ioff + r;
-    const double *a64 = val64 + v64off + r;
 #pragma unroll 4
-    for (int k = 0; k < n64; k++) {
-      const unsigned b = __ldg(ix + k * MSP_BDMP_TILE);
-      const int64_t c = (int64_t)__shfl_sync(hm, tc, base + (int)(b >> 4));
-      if (b != MSP__TCKI_PAD)
-        acc += __ldg(a64 + k * MSP_BDMP_TILE) * x(c * MSP_BDMP_TILE + (b & 15u));
-    }
-    ix += n64 * MSP_BDMP_TILE;
-    const float *a32 = val32 + v32off + r;
+  for (int k = 0; k < n64; k++) {
+    const unsigned b = __ldg(ix + k * MSP_BDMP_TILE);
+    const int64_t c = (int64_t)__shfl_sync(hm, tc, base + (int)(b >> 4));
+    if (b != MSP__TCKI_PAD)
+      acc += __ldg(a64 + k * MSP_BDMP_TILE) * x(c * MSP_BDMP_TILE + (b & 15u));
+  }
+  ix += n64 * MSP_BDMP_TILE;
+  const float *a32 = val32 + v32off + r;
 #pragma unroll 4
-    for (int k = 0; k < n32; k++) {
-      const unsigned b = __ldg(ix + k * MSP_BDMP_TILE);
-      const int64_t c = (int64_t)__shfl_sync(hm, tc, base + (int)(b >> 4));
-      if (b != MSP__TCKI_PAD)
-        acc += (double)__ldg(a32 + k * MSP_BDMP_TILE) * x(c * MSP_BDMP_TILE + (b & 15u));
-    }
-  } else {
-    long long at = 0, vs = 0;
-    if (r < n) {
-      at = __ldg((const long long *)segs + 2 * (first + r));
-      vs = __ldg((const long long *)segs + 2 * (first + r) + 1);
-    }
-    for (int j = 0; j < n; j++) {
-      const int64_t a = __shfl_sync(hm, at, base + j), v = __shfl_sync(hm, vs, base + j);
-      const uint16_t *ends = (const uint16_t *)(idx + a);
-      const int32_t *sc = (const int32_t *)(ends + MSP_BDMP_TILE);
-      const int q0 = r > 0 ? (int)__ldg(ends + r - 1) : 0, q1 = (int)__ldg(ends + r);
-      if (v & 1) {
-        const double *sv = val64 + (v >> 1);
-        for (int q = q0; q < q1; q++)
-          acc += __ldg(sv + q) * x(__ldg(sc + q));
-      } else {
-        const float *sv = val32 + (v >> 1);
-        for (int q = q0; q < q1; q++)
-          acc += (double)__ldg(sv + q) * x(__ldg(sc + q));
-      }
-    }
+  for (int k = 0; k < n32; k++) {
+    const unsigned b = __ldg(ix + k * MSP_BDMP_TILE);
+    const int64_t c = (int64_t)__shfl_sync(hm, tc, base + (int)(b >> 4));
+    if (b != MSP__TCKI_PAD)
+      acc += (double)__ldg(a32 + k * MSP_BDMP_TILE) * x(c * MSP_BDMP_TILE + (b & 15u));
   }
   if (pslot >= 0) {
     part[(int64_t)pslot * MSP_BDMP_TILE + r] = acc;
@@ -267,49 +265,52 @@ __global__ void tcki_fixup(int64_t nsplit, int64_t rows, const int64_t *__restri
   ystore_row(y, i, alpha, s, beta);
 }
 
-// The device arrays of bdmp.h (msp__bdmp_tcki_device), built on the host and copied:
-//   d[0] chunks msp__tcki_chunk[nchunks]   d[1] tcol int32[ntcol]   d[2] segs int64[2 * nsegs]
-//   d[3] runs int64[3 * nsplit]   d[4] idx uint8[nidx]   d[5] val32 float[n32]
-//   d[6] val64 double[n64]   d[7] part double[nparts * 16]
-//   i64[0] nchunks, i64[1] nsplit
 extern "C" msp_status msp__cuda_bdmp_tcki_upload(msp_context ctx, msp_matrix A) {
   msp_status st = MSP_SUCCESS;
   msp__cuda_matrix *m = NULL;
   msp__tcki_dev h;
   msp__tcki_dev_size z;
+  msp__bdmp_pbp P;
   memset(&h, 0, sizeof h);
+  memset(&P, 0, sizeof P);
   const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
   if (!T) return msp__error(MSP_ERR_INTERNAL, "bdmp-tcki upload (cuda): no host data");
   msp__bdmp_tcki_device(T, &z, NULL);
-  if (z.nchunks > INT32_MAX || z.ntcol > INT32_MAX || z.nsegs > INT32_MAX || T->nbrows > INT32_MAX)
+  if (z.nchunks > INT32_MAX || z.ntcol > INT32_MAX || T->nbrows > INT32_MAX)
     return msp__error(MSP_ERR_NOT_SUPPORTED,
                       "bdmp-tcki upload (cuda): %lld chunks or %lld block rows exceed int32",
                       (long long)z.nchunks, (long long)T->nbrows);
   MSP_TRY(MSP_ALLOC(h.chunk, z.nchunks > 0 ? z.nchunks : 1, "TCKI chunk records"));
   MSP_TRY(MSP_ALLOC(h.tcol, z.ntcol > 0 ? z.ntcol : 1, "TCKI tile columns"));
-  MSP_TRY(MSP_ALLOC(h.segs, z.nsegs > 0 ? 2 * z.nsegs : 1, "TCKI segment records"));
   MSP_TRY(MSP_ALLOC(h.runs, z.nsplit > 0 ? 3 * z.nsplit : 1, "TCKI split runs"));
   MSP_TRY(MSP_ALLOC(h.idx, z.nidx > 0 ? z.nidx : 1, "TCKI index bytes"));
   MSP_TRY(MSP_ALLOC(h.val32, z.n32 > 0 ? z.n32 : 1, "TCKI fp32 values"));
   MSP_TRY(MSP_ALLOC(h.val64, z.n64 > 0 ? z.n64 : 1, "TCKI fp64 values"));
   msp__bdmp_tcki_device(T, &z, &h);
   MSP_TRY(msp__cuda_matrix_new(A, &m));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, 0, h.chunk, (size_t)z.nchunks * sizeof(msp__tcki_chunk)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, 1, h.tcol, (size_t)z.ntcol * sizeof(int32_t)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, 2, h.segs, (size_t)(2 * z.nsegs) * sizeof(int64_t)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, 3, h.runs, (size_t)(3 * z.nsplit) * sizeof(int64_t)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, 4, h.idx, (size_t)z.nidx));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, 5, h.val32, (size_t)z.n32 * sizeof(float)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, 6, h.val64, (size_t)z.n64 * sizeof(double)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, 7, NULL, (size_t)z.nparts * MSP_BDMP_TILE * sizeof(double)));
-  m->i64[0] = z.nchunks;
-  m->i64[1] = z.nsplit;
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, TCKI_SLOT, h.chunk,
+                               (size_t)z.nchunks * sizeof(msp__tcki_chunk)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, TCKI_SLOT + 1, h.tcol, (size_t)z.ntcol * sizeof(int32_t)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, TCKI_SLOT + 2, h.runs,
+                               (size_t)(3 * z.nsplit) * sizeof(int64_t)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, TCKI_SLOT + 3, h.idx, (size_t)z.nidx));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, TCKI_SLOT + 4, h.val32, (size_t)z.n32 * sizeof(float)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, TCKI_SLOT + 5, h.val64, (size_t)z.n64 * sizeof(double)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, TCKI_SLOT + 6, NULL,
+                               (size_t)z.nparts * MSP_BDMP_TILE * sizeof(double)));
+  m->i64[8] = z.nchunks;
+  m->i64[9] = z.nsplit;
+  m->i64[10] = z.rows_brows > 0;
+  if (z.rows_brows > 0) {
+    MSP_TRY(msp__bdmp_tcki_rows(T, A->rows, &P));
+    MSP_TRY(pbp_put(ctx, m, A->rows, P.rowptr[A->rows], &P, msp__cuda_csr_kernel(A)));
+  }
   // put copies asynchronously from pageable memory: wait before the host arrays are freed
   MSP_CUDA_TRY(cudaStreamSynchronize(msp__cuda(ctx)->stream));
 exit:
+  msp__bdmp_pbp_clear(&P);
   msp__free(h.chunk);
   msp__free(h.tcol);
-  msp__free(h.segs);
   msp__free(h.runs);
   msp__free(h.idx);
   msp__free(h.val32);
@@ -317,33 +318,47 @@ exit:
   return st;
 }
 
-// Every precision of x, and of y (a fixed-point one through msp__cuda_spmv_fixed_y).
+// Every precision of x and y. The CSR-like part first (alpha, beta), then the tile part (beta 1
+// where the CSR-like part has written every row: alpha * s + 1 * (beta * y_i) is the one-pass
+// alpha * s + beta * y_i in f64). A y in another precision, where both parts exist or where the
+// CSR kernel or the half-warps cannot store it themselves, goes through msp__cuda_spmv_fixed_y
+// (the product into an f64 work vector, then y = t + beta * y), so that y is rounded once.
 extern "C" msp_status msp__cuda_bdmp_tcki_spmv(msp_context ctx, double alpha, const msp_matrix A,
                                                msp_vector x, double beta, msp_vector y) {
   if (A->rows == 0) return MSP_SUCCESS;
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
   if (!m || !A->fmt) return msp__error(MSP_ERR_INTERNAL, "bdmp-tcki spmv (cuda): no device data");
-  if (msp_prec_is_fixed(y->prec))
+  const int64_t nchunks = m->i64[8], nsplit = m->i64[9];
+  const bool rows_part = m->i64[10] != 0;
+  const msp_kernel k = msp__cuda_csr_kernel(A);
+  if (msp_prec_is_fixed(y->prec) ||
+      (y->prec != MSP_PRECISION_F64 && rows_part && (nchunks > 0 || msp__cuda_csr_via_f64_y(k, y))))
     return msp__cuda_spmv_fixed_y(ctx, alpha, A, x, beta, y, msp__cuda_bdmp_tcki_spmv);
   const cudaStream_t s = msp__cuda(ctx)->stream;
-  const int64_t nchunks = m->i64[0], nsplit = m->i64[1];
+  const double tbeta = rows_part ? 1.0 : beta;
   return msp__prec_dispatch(x->prec, [&](auto px) {
     constexpr msp_precision PX = decltype(px)::value;
     const loader<PX> xl = msp__vector_loader<PX>(x);
     return msp__ystore_dispatch(y, [&](const auto &ys) {
       using Y = typename std::decay<decltype(ys)>::type;
       msp_status st = MSP_SUCCESS;
+      if (rows_part) // its entries: its columns
+        MSP_TRY(pbp_launch<PX>(ctx, k, m, A->rows,
+                               (int64_t)(m->bytes[SLOT_COLIND] / sizeof(int32_t)), x, alpha, beta,
+                               ys));
       if (nchunks > 0) {
         tcki_kernel<PX, Y>
             <<<msp__cuda_blocks(nchunks, TCKI_CHUNKS_PER_BLOCK), TCKI_THREADS, 0, s>>>(
-                nchunks, A->rows, (const msp__tcki_chunk *)m->d[0], (const int32_t *)m->d[1],
-                (const int64_t *)m->d[2], (const uint8_t *)m->d[4], (const float *)m->d[5],
-                (const double *)m->d[6], xl, alpha, beta, ys, (double *)m->d[7]);
+                nchunks, A->rows, (const msp__tcki_chunk *)m->d[TCKI_SLOT],
+                (const int32_t *)m->d[TCKI_SLOT + 1], (const uint8_t *)m->d[TCKI_SLOT + 3],
+                (const float *)m->d[TCKI_SLOT + 4], (const double *)m->d[TCKI_SLOT + 5], xl, alpha,
+                tbeta, ys, (double *)m->d[TCKI_SLOT + 6]);
         MSP_CUDA_CHECK_LAUNCH("tcki_kernel");
       }
       if (nsplit > 0) {
         tcki_fixup<Y><<<msp__cuda_blocks(nsplit * MSP_BDMP_TILE, FIX_THREADS), FIX_THREADS, 0, s>>>(
-            nsplit, A->rows, (const int64_t *)m->d[3], (const double *)m->d[7], alpha, beta, ys);
+            nsplit, A->rows, (const int64_t *)m->d[TCKI_SLOT + 2],
+            (const double *)m->d[TCKI_SLOT + 6], alpha, tbeta, ys);
         MSP_CUDA_CHECK_LAUNCH("tcki_fixup");
       }
     exit:

@@ -45,13 +45,13 @@ static inline msp__cuda_ctx *msp__cuda(msp_context ctx) {
 // A matrix's device data: up to MSP__CUDA_MAX_ARRAYS device arrays owned by the matrix (freed
 // by the backend's matrix_free), plus small per-format facts. Each format's upload fills the
 // arrays in the order its .cu file documents.
-#define MSP__CUDA_MAX_ARRAYS 14
+#define MSP__CUDA_MAX_ARRAYS 24
 typedef struct {
   void *d[MSP__CUDA_MAX_ARRAYS];
   size_t bytes[MSP__CUDA_MAX_ARRAYS];
   int count;
-  int64_t i64[8]; // per-format scalars (e.g. widths, partition counts)
-  void *extra;    // per-format host-side extra (freed with msp__free when not NULL)
+  int64_t i64[12]; // per-format scalars (e.g. widths, partition counts)
+  void *extra;     // per-format host-side extra (freed with msp__free when not NULL)
 } msp__cuda_matrix;
 
 #ifdef __cplusplus
