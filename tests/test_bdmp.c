@@ -181,10 +181,10 @@ done:
 // The arrays of msp__bdmp_tcki_device and msp__bdmp_tcki_rows (bdmp.h) read as the CUDA kernels
 // read them: every row's entries (column, value) gathered from the chunks' slabs and the
 // CSR-like part must be the stored matrix's row, value for value; padding holds 0 and no row
-// past the end holds an entry; the chunks are those of the tile block rows, in order, each at
-// least one; a block row of several chunks has consecutive part slots and its run; the CSR-like
-// part's precision words count its fp64 entries. The kernels themselves are checked on the GPU
-// (tests/cuda_cross.c against the CPU).
+// past the end holds an entry; the chunks are those of the tile block rows, in order, at least
+// one for each (an empty one may have none beside a CSR-like part); a block row of several chunks
+// has consecutive part slots and its run; the CSR-like part's precision words count its fp64
+// entries. The kernels themselves are checked on the GPU (tests/cuda_cross.c against the CPU).
 typedef struct {
   int32_t col;
   double val;
@@ -243,8 +243,8 @@ static void check_device_layout(const msp_matrix B, const char *label) {
     while (c < z.nchunks && d.chunk[c].br == br)
       c++;
     const int64_t n = c - c0;
-    if (n == 0) {
-      badchunk++;
+    if (n == 0) { // only an empty block row beside a CSR-like part may have none
+      badchunk += T->tile_ptr[br + 1] > T->tile_ptr[br] || T->csr_brows == 0;
       continue;
     }
     if (n > 1) {

@@ -108,8 +108,8 @@ exit:
 // ---- precision selection -----------------------------------------------------------------------
 // The paper (3.1.2) states its rule per element: a value inside (-lambda, lambda) is stored in
 // single precision, others in double. We store precision per 16x16 tile, so that a tile is read
-// as one stream of one type (one load width per warp in TCKI, one sub-matrix per precision in
-// PBP) and the precision costs no per-element flag. The per-tile rule that keeps the paper's
+// as one stream of one type (a tile's values in one stream in TCKI, one sub-matrix per precision
+// in PBP) and the precision costs no per-element flag. The per-tile rule that keeps the paper's
 // guarantee for every element is: a tile is fp32 exactly when every value in it lies in
 // (-lambda, lambda) (max |a| < lambda) and fits fp32's normal range; one large value keeps the
 // whole tile in fp64. So no element that the paper would keep in fp64 is ever rounded to fp32;

@@ -187,8 +187,8 @@ static inline int msp__bdmp_brow_csr(const msp__bdmp_tcki *T, int64_t br) {
 //     MSP__TCKI_CHUNK_WIDTH (a first tile always). A block row of several chunks is split: each
 //     chunk writes its 16 partial sums to its part slot, and they are added in chunk order
 //     (runs: block row, first part slot, slot count per split block row): no atomics, the same
-//     bits on every run. Every tile block row has at least one chunk (an empty one for an empty
-//     block row), so that every y_i of it is written.
+//     bits on every run. Every nonempty tile block row has at least one chunk, and so does an
+//     empty one where there is no CSR-like part, so that every y_i is written.
 //   the CSR-like block rows (msp__bdmp_tcki_rows): a BDMP-PBP record over all rows in which the
 //     rows of tile block rows are empty, run by PBP's CSR kernels (scalar, vector, merge-path).
 //     Where both parts exist, the CSR kernels run first (a tile block row's rows get beta * y)

@@ -82,15 +82,22 @@ static int64_t seg_share(int64_t len, int64_t s, int64_t ns) {
   return len * (s + 1) / ns - len * s / ns;
 }
 
-// The kind of one block row (bdmp.h): the bytes a product reads for its tiles on the GPU (the
-// tile chunks' records, tile columns and slabs with their padding, msp__tcki_slab_bytes) against
-// the same entries in the CSR-like part, which the GPU reads as PBP (4-byte column and value per
-// entry, a precision word per 32 entries, 16 row pointers). 1: CSR-like.
-static int choose_brow_kind(int64_t tile_bytes, int64_t n64, int64_t n32) {
-  const double rows_bytes =
-      (double)(n64 * (4 + 8) + n32 * (4 + 4)) + (double)(n64 + n32) / 4 + MSP_BDMP_TILE * 8;
-  return n64 + n32 > 0 && (double)tile_bytes > MSP_BDMP_ROWS_GAIN * rows_bytes;
+// The kinds of the block rows (bdmp.h), by the bytes a product reads on the GPU. A block row's
+// tiles cost the tile chunks' records, tile columns and slabs with their padding
+// (msp__tcki_slab_bytes) and, split over several chunks, its partial sums and run, counted
+// 1 / MSP_BDMP_ROWS_GAIN times (tiles must save 10%); its
+// entries in the CSR-like part, which the GPU reads as PBP, cost a 4-byte column and the value
+// per entry and a precision word per 32 entries (brow_rows_bytes). The CSR-like part also costs
+// TCKI_ROWS_FIXED bytes a row of the whole matrix whatever its size (row pointers over every row,
+// an fp64 count per row where the scalar or vector kernel reads a mixed part), and both parts
+// together TCKI_BOTH_FIXED more (y written by the CSR kernel, then read and written again by the
+// tile kernel). So the matrix takes the least of: every block row tiles, every block row
+// CSR-like, or each block row its cheaper kind (ties: tiles).
+static double brow_rows_bytes(int64_t n64, int64_t n32) {
+  return (double)(n64 * (4 + 8) + n32 * (4 + 4)) + (double)(n64 + n32) / 4;
 }
+#define TCKI_ROWS_FIXED 16.0
+#define TCKI_BOTH_FIXED 16.0
 
 int msp__bdmp_keep_tiles = 0;
 
@@ -103,6 +110,7 @@ msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const ms
   tile_plan *plan = NULL;
   int64_t *segs = NULL, *src = NULL, *rlen64 = NULL;
   uint8_t *e64 = NULL;
+  double *cost = NULL;
   int bad = 0;
   const int64_t rows = B->rows;
   MSP_TRY(MSP_ALLOC_ZERO(T, 1, "BDMP-TCKI header"));
@@ -114,6 +122,7 @@ msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const ms
   MSP_TRY(MSP_ALLOC_ZERO(segs, 2 * nbrows, "BDMP-TCKI block row kinds"));
   MSP_TRY(MSP_ALLOC_ZERO(rlen64, rows, "BDMP-TCKI fp64 entries per row"));
   MSP_TRY(MSP_ALLOC(e64, B->nnz, "BDMP-TCKI entry precisions"));
+  MSP_TRY(MSP_ALLOC(cost, nbrows > 0 ? 2 * nbrows : 1, "BDMP-TCKI block row costs"));
 #pragma omp parallel for schedule(static)
   for (int64_t t = 0; t < ntiles; t++) {
     int len[MSP_BDMP_TILE] = {0};
@@ -124,7 +133,7 @@ msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const ms
   }
 #pragma omp parallel for schedule(dynamic, 16)
   for (int64_t br = 0; br < nbrows; br++) {
-    int64_t tb = 0, n[2] = {0, 0}, len[2][MSP_BDMP_TILE], ns[2];
+    int64_t tb = 0, nch = 0, n[2] = {0, 0}, len[2][MSP_BDMP_TILE], ns[2];
     msp__tcki_slab chunk;
     memset(len, 0, sizeof len);
     memset(&chunk, 0, sizeof chunk);
@@ -137,11 +146,15 @@ msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const ms
         len[!is64[t]][r] += tl[r];
       if (!msp__tcki_slab_add(&chunk, !is64[t], tl)) {
         tb += msp__tcki_slab_bytes(&chunk);
+        nch++;
         memset(&chunk, 0, sizeof chunk);
         msp__tcki_slab_add(&chunk, !is64[t], tl);
       }
     }
     tb += chunk.n > 0 ? msp__tcki_slab_bytes(&chunk) : 0;
+    nch += chunk.n > 0;
+    // a split block row: its run, and 16 partial sums per chunk written and read
+    if (nch > 1) tb += 3 * 8 + nch * MSP_BDMP_TILE * 8 * 2;
     // per precision: segments of at most about MSP_BDMP_SEG_ENTRIES entries and at most
     // MSP_BDMP_SEG_ROW of any one row
     for (int p = 0; p < 2; p++) {
@@ -152,10 +165,36 @@ msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const ms
       if ((maxlen + MSP_BDMP_SEG_ROW - 1) / MSP_BDMP_SEG_ROW > ns[p])
         ns[p] = (maxlen + MSP_BDMP_SEG_ROW - 1) / MSP_BDMP_SEG_ROW;
     }
-    const int64_t s64 = ns[0], s32 = ns[1], n64 = n[0], n32 = n[1];
-    if (msp__bdmp_keep_tiles || !choose_brow_kind(tb, n64, n32)) continue;
-    segs[2 * br] = s64;
-    segs[2 * br + 1] = s32;
+    cost[2 * br] = (double)tb / MSP_BDMP_ROWS_GAIN;
+    cost[2 * br + 1] = brow_rows_bytes(n[0], n[1]);
+    segs[2 * br] = n[0] + n[1] > 0 ? ns[0] : 0;
+    segs[2 * br + 1] = n[0] + n[1] > 0 ? ns[1] : 0;
+  }
+  { // in block-row order: the same sums with any number of threads
+    double tiles_only = 0, rows_only = TCKI_ROWS_FIXED * (double)rows, mixed = 0;
+    int64_t ncsr = 0, ntile = 0;
+    for (int64_t br = 0; br < nbrows; br++) {
+      if (segs[2 * br] + segs[2 * br + 1] == 0) continue; // empty: no entries either way
+      tiles_only += cost[2 * br];
+      rows_only += cost[2 * br + 1];
+      const int csr = cost[2 * br] > cost[2 * br + 1];
+      mixed += cost[2 * br + csr];
+      ncsr += csr;
+      ntile += !csr;
+    }
+    if (ncsr > 0) mixed += TCKI_ROWS_FIXED * (double)rows;
+    if (ncsr > 0 && ntile > 0) mixed += TCKI_BOTH_FIXED * (double)rows;
+    const int choice = msp__bdmp_keep_tiles || (tiles_only <= mixed && tiles_only <= rows_only) ? 0
+                       : mixed <= rows_only                                                     ? 1
+                                                                                                : 2;
+    for (int64_t br = 0; br < nbrows; br++) {
+      if (choice == 0 || (choice == 1 && cost[2 * br] <= cost[2 * br + 1]))
+        segs[2 * br] = segs[2 * br + 1] = 0;
+    }
+  }
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t br = 0; br < nbrows; br++) {
+    if (segs[2 * br] + segs[2 * br + 1] == 0) continue;
     for (int64_t t = tile_ptr[br]; t < tile_ptr[br + 1]; t++) {
       for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++) {
         e64[ent[e].k] = is64[t];
@@ -365,6 +404,7 @@ exit:
   MSP_FREE(src);
   MSP_FREE(rlen64);
   MSP_FREE(e64);
+  MSP_FREE(cost);
   msp__bdmp_tcki_free(T);
   return st;
 }
@@ -440,6 +480,7 @@ void msp__bdmp_tcki_device(const msp__bdmp_tcki *T, msp__tcki_dev_size *size,
   for (int64_t br = 0; br < T->nbrows; br++) {
     const int64_t first = z.nchunks, tend = T->tile_ptr[br + 1];
     int64_t t = T->tile_ptr[br];
+    if (t == tend && T->csr_brows > 0) continue; // an empty block row: the CSR kernel writes it
     if (msp__bdmp_brow_csr(T, br)) {
       z.rows_brows++;
       for (; t < tend; t++) {
@@ -672,7 +713,7 @@ msp_status msp__bdmp_tcki_rows(const msp__bdmp_tcki *T, int64_t rows, msp__bdmp_
     if (is64[k]) P->meta[2 * (k / MSP__PBP_WORD)] |= 1u << (k % MSP__PBP_WORD);
     n64 += is64[k];
   }
-  if (n64 > (int64_t)UINT32_MAX) { // the words' counts (the conversion refuses more, bdmp.c)
+  if (n64 > (int64_t)UINT32_MAX) { // the words' counts are 32-bit
     st = msp__error(MSP_ERR_NOT_SUPPORTED, "TCKI CSR-like part: %lld fp64 entries exceed 2^32 - 1",
                     (long long)n64);
     goto exit;

@@ -30,9 +30,9 @@
 // the result, with no second conversion) only when a lower bound of its modelled time could
 // beat the best so far: its values at 4 bytes each (or, once one BDMP candidate is built, at
 // the fp32 / fp64 counts of its selection: both variants select the same tiles), plus its
-// indices at least (PBP: CSR row pointers and columns; TCKI: 4 bits per entry), plus x and y.
+// indices at least (PBP: CSR row pointers and columns; TCKI: a byte per entry), plus x and y.
 // So PBP is not built where the fp64 choice is CSR and f32 holds the bound (it would be CSR
-// f32's bytes and more, at CSR f32's factor), nor TCKI while its factor is what it is.
+// f32's bytes and more, at CSR f32's factor).
 //
 // Time per byte relative to CSR fp64 on the CUDA backend, from the H100 tables of README.md:
 // - the precision table (issue 8), stencil27:128 (2,097,152 rows, 55,742,968 nonzeros), ms over
@@ -46,11 +46,11 @@
 // - PBP takes CSR f32's factor: it is being moved onto the tuned CSR kernels (issue 9 item 2).
 //   The PBP rows of the BDMP table (issue 5), measured on the layout before, give 1.05 to 7.7
 //   (geometric mean 2.3 over its 8 matrices).
-// - TCKI: 4.8, the geometric mean over the BDMP table's 8 matrices of TCKI's (threshold mode)
-//   ms per byte over CSR fp64's (2.3 on banded:1000000:64 to 8.0 on rmat:22:16; TCKI runs at
-//   0.27x of cuSPARSE there). TCKI's footprint is at best 0.42 of CSR fp64's (banded), so the
-//   model does not pick it over CSR fp64 until its kernels are faster and this factor is
-//   measured again.
+// - TCKI: 1.6, measured on the H100 (27 Nov) with the row-slab kernel (src/cuda/bdmp.cu), in the
+//   error-bounded mode D = 7, ms over the byte model's bytes against CSR (csr-auto) fp64:
+//   laplace2d:3000 1.57, stencil27:160 1.67, banded:1000000:64 1.63 (all tile block rows). A
+//   TCKI matrix whose block rows all go CSR-like runs PBP's kernels, so the factor overprices it
+//   (PBP's is 1.21). The kernel before (a warp walking each tile in its own format) measured 4.8.
 #define MSP__EFF_CSR_F32 1.21
 #define MSP__EFF_DIA_F64 0.79
 #define MSP__EFF_DIA_F32 0.87
@@ -59,7 +59,7 @@
 #define MSP__EFF_COO_F64 0.73
 #define MSP__EFF_COO_F32 0.87
 #define MSP__EFF_PBP MSP__EFF_CSR_F32
-#define MSP__EFF_TCKI 4.8
+#define MSP__EFF_TCKI 1.6
 // CPU backend: factors measured with the mixsparse program of this build (issue 9's BDMP CPU
 // kernels as they stood on 24 Nov 2026) on the 2-core AMD EPYC of the issue-14 machine, shared
 // (load average 1.4-2.5): 1 thread (OMP_NUM_THREADS=1), --repeat 20, the least of 7 interleaved
@@ -229,10 +229,11 @@ msp_status msp__convert_auto_digits(msp_context ctx, const msp_matrix A,
       continue;
     }
     // PBP is CSR (the paper's two CSR parts, or one CSR with the values apart by precision): its
-    // row pointers and a 4-byte column per entry at least; TCKI a 4-bit index per entry at least
+    // row pointers and a 4-byte column per entry at least; TCKI an index byte per entry at least
+    // (its row slabs; its CSR-like part reads 4-byte columns)
     c[k].bytes = 4.0 * n32 + 8.0 * n64 +
                  (k == AUTO_PBP ? 8.0 * ((double)A->rows + 1.0) + 4.0 * (double)A->nnz
-                                : 0.5 * (double)A->nnz);
+                                : 1.0 * (double)A->nnz);
     c[k].state = AUTO_LOWER;
     if (!(cand_time(&c[k], xy) < cand_time(&c[best], xy))) continue;
     msp_convert_options o = *opts;

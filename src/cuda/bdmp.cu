@@ -11,6 +11,7 @@
 
 #include "bdmp.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define FIX_THREADS 256
@@ -57,8 +58,7 @@ struct pbp_loader {
 enum { PBP_UNIFORM = MSP__PBP_UNIFORM, PBP_WORDS = MSP__PBP_WORDS, PBP_SPLIT = MSP__PBP_SPLIT };
 
 // A PBP record P over `rows` rows (nnz entries) into m's CSR slots, in the device layout of
-// kernel k (BDMP-PBP itself, and TCKI's CSR-like part): i64[6] the layout, i64[11] 1 when the
-// values are fp64 (layout uniform).
+// kernel k (BDMP-PBP itself, and TCKI's CSR-like part): i64[6] the layout.
 static msp_status pbp_put(msp_context ctx, msp__cuda_matrix *m, int64_t rows, int64_t nnz,
                           const msp__bdmp_pbp *P, msp_kernel k) {
   msp_status st = MSP_SUCCESS;
@@ -96,7 +96,6 @@ static msp_status pbp_put(msp_context ctx, msp__cuda_matrix *m, int64_t rows, in
   MSP_TRY(msp__cuda_csr_structure_upload(ctx, m, rows, nnz, P->rowptr,
                                          layout == PBP_SPLIT ? cols : P->colind));
   m->i64[6] = layout;
-  m->i64[11] = P->info.nnz64 > 0;
   // put copies asynchronously from pageable memory: wait before the host arrays are freed
   MSP_CUDA_TRY(cudaStreamSynchronize(msp__cuda(ctx)->stream));
 exit:
@@ -146,7 +145,7 @@ static msp_status pbp_launch(msp_context ctx, msp_kernel k, const msp__cuda_matr
                                                    (const int64_t *)m->d[SLOT_META]);
   if (layout == PBP_WORDS)
     return msp__cuda_csr_launch<pbp_loader, PX>(ctx, k, m, rows, words, x, alpha, beta, ys);
-  if (m->i64[11])
+  if (m->bytes[SLOT_VAL] > 0) // one precision: fp64 (also where bdmp_convert.cu built m)
     return msp__cuda_csr_launch<decltype(v64), PX>(ctx, k, m, rows, v64, x, alpha, beta, ys);
   return msp__cuda_csr_launch<decltype(v32), PX>(ctx, k, m, rows, v32, x, alpha, beta, ys);
 }
@@ -200,6 +199,13 @@ extern "C" msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, con
 #define TCKI_CHUNKS_PER_BLOCK (TCKI_THREADS / MSP_BDMP_TILE)
 enum { TCKI_SLOT = SLOT_META + 1 };
 static_assert(TCKI_SLOT + 7 <= MSP__CUDA_MAX_ARRAYS, "TCKI's slots");
+static_assert(sizeof(msp__tcki_chunk) == 40 && offsetof(msp__tcki_chunk, part) == 4 &&
+                  offsetof(msp__tcki_chunk, first) == 8 &&
+                  offsetof(msp__tcki_chunk, packed) == 12 &&
+                  offsetof(msp__tcki_chunk, ioff) == 16 &&
+                  offsetof(msp__tcki_chunk, v64off) == 24 &&
+                  offsetof(msp__tcki_chunk, v32off) == 32,
+              "the kernel reads a chunk record as 10 words");
 
 template <msp_precision PX, class Y>
 __global__ void __launch_bounds__(TCKI_THREADS)
