@@ -353,9 +353,9 @@ typedef struct {
   int64_t tile_formats[4];  // TCKI: tiles stored as COO, ELL, CSR, HYB (0 for PBP)
   // The footprint (msp_matrix_bytes) in three parts: the stored values (fp32 and fp64, TCKI's
   // slab padding included); the indices (PBP: row pointers and columns; TCKI: the slabs' index
-  // bytes and the CSR-like block rows' row ends and columns); the metadata (PBP: its precision
-  // words; TCKI: the GPU layout's chunk records, tile columns and segment records, and the
-  // partial sums of block rows split over several chunks).
+  // bytes and, for its CSR-like part, row pointers over every row and columns); the metadata
+  // (PBP: its precision words; TCKI: the GPU layout's chunk records and tile columns, the
+  // partial sums of block rows split over several chunks, the CSR-like part's precision words).
   int64_t bytes_values, bytes_indices, bytes_meta;
   int64_t csr_brows, csr_nnz; // TCKI: block rows stored CSR-like and their nonzeros (0 for PBP)
   double convert_device_ms;   // BDMP-PBP on a CUDA context, converted on the device: the device

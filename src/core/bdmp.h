@@ -21,10 +21,11 @@ extern "C" {
 #define MSP_BDMP_COO_DENSITY 0.02 // density below: COO
 #define MSP_BDMP_TL 0.2           // row CV below: ELL
 #define MSP_BDMP_TU 0.9           // row CV above: HYB (ELL + CSR); between: CSR
-// TCKI block-row kind (bytes a product reads, bdmp.c choose_brow_kind): a block row keeps its
-// tiles when they take at most MSP_BDMP_ROWS_GAIN times the bytes of the same entries stored
-// CSR-like, else it is stored CSR-like. The margin (tiles must save 10%) pays for the tile
-// kernel's extra work per byte (x gathered per entry through the tile column).
+// TCKI block-row kind (bytes a product reads, bdmp_tcki.c): a block row's tiles count 1 /
+// MSP_BDMP_ROWS_GAIN times their bytes against the same entries stored CSR-like, and the matrix
+// takes the least of all tiles, all CSR-like or each block row's cheaper kind. The margin (tiles
+// must save 10%) pays for the tile kernel's extra work per byte (x gathered per entry through
+// the tile column).
 #define MSP_BDMP_ROWS_GAIN 0.9
 // For tests of the tile formats on small hand-built matrices: nonzero keeps every block row's
 // tiles (the byte model is not consulted). Set it before a conversion, never during one.
@@ -122,8 +123,9 @@ enum { MSP__TILE_COO = 0, MSP__TILE_ELL = 1, MSP__TILE_CSR = 2, MSP__TILE_HYB = 
 //        remaining entries (17 row pointers + bytes); 16 * w + remainder values.
 //
 // CSR-like block rows (issue 9 item 4). Where a block row's tiles hold few entries each (random
-// and power-law patterns), per-tile metadata (14 bytes) and index bytes cost more than CSR's
-// 4-byte column, so each block row has a kind, chosen by the byte model of bdmp.c
+// and power-law patterns), per-tile metadata (a tile column, a share of a chunk record) and slab
+// padding cost more than CSR's 4-byte column, so each block row has a kind, chosen by the byte
+// model of bdmp_tcki.c
 // (MSP_BDMP_ROWS_GAIN): tiles, or CSR-like. A CSR-like block row keeps every entry's precision
 // from its tile (the selection is the same) and is stored as "segments" in place of its tiles:
 // entries of tile_fmt with MSP__TILE_ROWS set (| MSP__TILE_F64 for fp64 values), width 0,
