@@ -17,16 +17,28 @@ extern "C" {
 #endif
 
 #define MSP_BDMP_TILE 16
-// TCKI tile-format rule (paper 3.2.2, Fig. 3; thresholds of 4.4.2)
-#define MSP_BDMP_COO_DENSITY 0.02 // density below: COO
-#define MSP_BDMP_TL 0.2           // row CV below: ELL
-#define MSP_BDMP_TU 0.9           // row CV above: HYB (ELL + CSR); between: CSR
+// Host and device (src/cuda/bdmp_tcki_convert.cu build TCKI from the same helpers below).
+#ifdef __CUDACC__
+#define MSP__HD __host__ __device__
+#else
+#define MSP__HD
+#endif
+// TCKI tile-format rule (paper 3.2.2, Fig. 3; thresholds of 4.4.2): density below 0.02: COO;
+// else the coefficient of variation of the 16 row lengths: below t_l = 0.2 ELL, above t_u = 0.9
+// HYB (ELL + CSR), between: CSR. Decided in integers (msp__tcki_tile_plan), so that the host and
+// the device take the same formats.
+#define MSP_BDMP_COO_DENSITY 0.02
+#define MSP_BDMP_TL 0.2
+#define MSP_BDMP_TU 0.9
 // TCKI block-row kind (bytes a product reads, bdmp_tcki.c): a block row's tiles count 1 /
 // MSP_BDMP_ROWS_GAIN times their bytes against the same entries stored CSR-like, and the matrix
 // takes the least of all tiles, all CSR-like or each block row's cheaper kind. The margin (tiles
 // must save 10%) pays for the tile kernel's extra work per byte (x gathered per entry through
-// the tile column).
+// the tile column). The costs are integers in 1/36 of a byte (MSP__TCKI_UNIT): tiles
+// MSP__TCKI_TILE_COST = 36 / 0.9 per byte, so every sum is exact, in any order.
 #define MSP_BDMP_ROWS_GAIN 0.9
+#define MSP__TCKI_UNIT 36
+#define MSP__TCKI_TILE_COST 40
 // For tests of the tile formats on small hand-built matrices: nonzero keeps every block row's
 // tiles (the byte model is not consulted). Set it before a conversion, never during one.
 extern int msp__bdmp_keep_tiles;
@@ -160,7 +172,7 @@ typedef struct {
 } msp__bdmp_tcki;
 
 // A segment's data start: its entry offset rounded up to 4 bytes (int32 columns aligned).
-static inline int64_t msp__bdmp_seg_at(int64_t eoff) {
+MSP__HD static inline int64_t msp__bdmp_seg_at(int64_t eoff) {
   return (eoff + 3) & ~(int64_t)3;
 }
 // Segment t's 16 row ends and its columns (t must be a segment).
@@ -236,7 +248,8 @@ typedef struct {
   int n, w[2];
   int len[2][MSP_BDMP_TILE];
 } msp__tcki_slab;
-static inline int msp__tcki_slab_add(msp__tcki_slab *c, int p, const int len[MSP_BDMP_TILE]) {
+MSP__HD static inline int msp__tcki_slab_add(msp__tcki_slab *c, int p,
+                                             const int len[MSP_BDMP_TILE]) {
   int w64 = 0, w = 0;
   for (int r = 0; r < MSP_BDMP_TILE; r++) {
     const int a = c->len[0][r] + (p == 0 ? len[r] : 0), b = c->len[1][r] + (p == 1 ? len[r] : 0);
@@ -253,9 +266,101 @@ static inline int msp__tcki_slab_add(msp__tcki_slab *c, int p, const int len[MSP
 }
 // Bytes a product reads for a tile chunk: its record, tile columns, and slab (index byte and
 // value per slot).
-static inline int64_t msp__tcki_slab_bytes(const msp__tcki_slab *c) {
+MSP__HD static inline int64_t msp__tcki_slab_bytes(const msp__tcki_slab *c) {
   return (int64_t)sizeof(msp__tcki_chunk) + 4 * c->n +
          (int64_t)MSP_BDMP_TILE * (c->w[0] * (1 + 8) + c->w[1] * (1 + 4));
+}
+
+// A tile's format in the host record (paper Fig. 3, MSP_BDMP_COO_DENSITY, MSP_BDMP_TL,
+// MSP_BDMP_TU) from its row lengths and n entries, with its index bytes and values (bdmp.h
+// layouts above). In integers: density n / 256 < 0.02 is 50 n < 256; with S = sum_r (16 len_r -
+// n)^2 the coefficient of variation is sqrt(S) / (4 n), so cv < 0.2 is 25 S < 16 n^2 and cv > 0.9
+// is 25 S > 324 n^2.
+typedef struct {
+  uint8_t fmt, width;
+  int64_t bytes, vals;
+} msp__tcki_tile_plan;
+MSP__HD static inline msp__tcki_tile_plan msp__tcki_plan_tile(const int len[MSP_BDMP_TILE],
+                                                              int64_t n) {
+  msp__tcki_tile_plan p;
+  int64_t S = 0;
+  int maxlen = 0;
+  for (int r = 0; r < MSP_BDMP_TILE; r++) {
+    const int64_t d = (int64_t)MSP_BDMP_TILE * len[r] - n;
+    S += d * d;
+    maxlen = len[r] > maxlen ? len[r] : maxlen;
+  }
+  p.width = 0;
+  if (50 * n < MSP_BDMP_TILE * MSP_BDMP_TILE) {
+    p.fmt = MSP__TILE_COO;
+    p.bytes = p.vals = n;
+  } else if (25 * S < 16 * n * n) {
+    p.fmt = MSP__TILE_ELL;
+    p.width = (uint8_t)maxlen;
+    p.bytes = p.vals = (int64_t)MSP_BDMP_TILE * maxlen;
+  } else if (25 * S > 324 * n * n) {
+    // ELL part width K: the largest k with at least a third of the rows reaching k entries (the
+    // HYB rule of paper 2.1), the rest in CSR
+    int k = 0;
+    for (int c = 1; c <= MSP_BDMP_TILE; c++) {
+      int reach = 0;
+      for (int r = 0; r < MSP_BDMP_TILE; r++)
+        reach += len[r] >= c;
+      if (3 * reach >= MSP_BDMP_TILE) k = c;
+    }
+    int64_t rest = 0;
+    for (int r = 0; r < MSP_BDMP_TILE; r++)
+      rest += len[r] > k ? len[r] - k : 0;
+    p.fmt = MSP__TILE_HYB;
+    p.width = (uint8_t)k;
+    p.vals = (int64_t)MSP_BDMP_TILE * k + rest;
+    p.bytes = p.vals + MSP_BDMP_TILE + 1;
+  } else {
+    p.fmt = MSP__TILE_CSR;
+    p.vals = n;
+    p.bytes = n + MSP_BDMP_TILE + 1;
+  }
+  return p;
+}
+
+// A CSR-like block row (bdmp.h): its fp64 (p = 0) or fp32 (p = 1) entries n over segments of at
+// most about MSP_BDMP_SEG_ENTRIES entries and at most MSP_BDMP_SEG_ROW of any one row (maxlen:
+// its longest row's entries of that precision).
+MSP__HD static inline int64_t msp__tcki_nsegs(int64_t n, int64_t maxlen) {
+  const int64_t a = (n + MSP_BDMP_SEG_ENTRIES - 1) / MSP_BDMP_SEG_ENTRIES,
+                b = (maxlen + MSP_BDMP_SEG_ROW - 1) / MSP_BDMP_SEG_ROW;
+  return a > b ? a : b;
+}
+// Entries [len s / ns, len (s + 1) / ns) of a row's len entries go to segment s of ns.
+MSP__HD static inline int64_t msp__tcki_seg_share(int64_t len, int64_t s, int64_t ns) {
+  return len * (s + 1) / ns - len * s / ns;
+}
+// Block-row costs of the kind choice, in units of MSP__TCKI_UNIT per byte: tiles read tb bytes
+// (chunks, slabs, split partial sums) and count MSP__TCKI_TILE_COST per byte; CSR-like entries
+// read a 4-byte column and the value, and a precision word per 32 entries (2 bits an entry).
+// The CSR-like part costs TCKI_ROWS_FIXED bytes a row of the matrix whatever its size (row
+// pointers over every row, an fp64 count per row where the scalar or vector kernel reads a mixed
+// part), both parts together TCKI_BOTH_FIXED more (y written by the CSR kernel, then read and
+// written again by the tile kernel).
+#define MSP__TCKI_ROWS_FIXED 16
+#define MSP__TCKI_BOTH_FIXED 16
+MSP__HD static inline int64_t msp__tcki_tiles_cost(int64_t tb) {
+  return MSP__TCKI_TILE_COST * tb;
+}
+MSP__HD static inline int64_t msp__tcki_rows_cost(int64_t n64, int64_t n32) {
+  return MSP__TCKI_UNIT * (n64 * (4 + 8) + n32 * (4 + 4)) + (MSP__TCKI_UNIT / 4) * (n64 + n32);
+}
+// The matrix's kind choice from the sums over nonempty block rows: 0 every block row tiles, 1
+// each its cheaper kind (ties: tiles), 2 every block row CSR-like.
+MSP__HD static inline int msp__tcki_choice(int keep_tiles, int64_t rows, int64_t tiles_only,
+                                           int64_t rows_only, int64_t mixed, int64_t ncsr,
+                                           int64_t ntile) {
+  rows_only += (int64_t)MSP__TCKI_UNIT * MSP__TCKI_ROWS_FIXED * rows;
+  if (ncsr > 0) mixed += (int64_t)MSP__TCKI_UNIT * MSP__TCKI_ROWS_FIXED * rows;
+  if (ncsr > 0 && ntile > 0) mixed += (int64_t)MSP__TCKI_UNIT * MSP__TCKI_BOTH_FIXED * rows;
+  return keep_tiles || (tiles_only <= mixed && tiles_only <= rows_only) ? 0
+         : mixed <= rows_only                                           ? 1
+                                                                        : 2;
 }
 
 // Decode tile t (a tile, not a segment) into (row, column, value) in row-then-column order,

@@ -27,78 +27,12 @@ void msp__bdmp_tcki_free(void *fmt) {
 }
 
 // ---- TCKI --------------------------------------------------------------------------------------
-typedef struct {
-  uint8_t fmt, width;
-  int64_t bytes, vals;
-} tile_plan;
-
-// Format of one tile from its row lengths (paper Fig. 3): density below 0.02: COO; else the
-// coefficient of variation of the 16 row lengths: below t_l ELL, above t_u HYB, otherwise CSR.
-static tile_plan plan_tile(const int len[MSP_BDMP_TILE], int64_t nnz) {
-  tile_plan p;
-  int maxlen = 0;
-  double mean = (double)nnz / MSP_BDMP_TILE, var = 0;
-  for (int r = 0; r < MSP_BDMP_TILE; r++) {
-    if (len[r] > maxlen) maxlen = len[r];
-    var += (len[r] - mean) * (len[r] - mean);
-  }
-  double cv = sqrt(var / MSP_BDMP_TILE) / mean;
-  double density = (double)nnz / (MSP_BDMP_TILE * MSP_BDMP_TILE);
-  p.width = 0;
-  if (density < MSP_BDMP_COO_DENSITY) {
-    p.fmt = MSP__TILE_COO;
-    p.bytes = p.vals = nnz;
-  } else if (cv < MSP_BDMP_TL) {
-    p.fmt = MSP__TILE_ELL;
-    p.width = (uint8_t)maxlen;
-    p.bytes = p.vals = (int64_t)MSP_BDMP_TILE * maxlen;
-  } else if (cv > MSP_BDMP_TU) {
-    // ELL part width K: the largest k with at least a third of the rows reaching k entries (the
-    // HYB rule of paper 2.1), the rest in CSR
-    int k = 0;
-    for (int c = 1; c <= MSP_BDMP_TILE; c++) {
-      int reach = 0;
-      for (int r = 0; r < MSP_BDMP_TILE; r++)
-        reach += len[r] >= c;
-      if (3 * reach >= MSP_BDMP_TILE) k = c;
-    }
-    int64_t rest = 0;
-    for (int r = 0; r < MSP_BDMP_TILE; r++)
-      rest += len[r] > k ? len[r] - k : 0;
-    p.fmt = MSP__TILE_HYB;
-    p.width = (uint8_t)k;
-    p.vals = (int64_t)MSP_BDMP_TILE * k + rest;
-    p.bytes = p.vals + MSP_BDMP_TILE + 1;
-  } else {
-    p.fmt = MSP__TILE_CSR;
-    p.vals = nnz;
-    p.bytes = nnz + MSP_BDMP_TILE + 1;
-  }
-  return p;
-}
-
-// Entries [len s / ns, len (s + 1) / ns) of a row's len entries go to segment s of ns.
-static int64_t seg_share(int64_t len, int64_t s, int64_t ns) {
-  return len * (s + 1) / ns - len * s / ns;
-}
-
 // The kinds of the block rows (bdmp.h), by the bytes a product reads on the GPU. A block row's
 // tiles cost the tile chunks' records, tile columns and slabs with their padding
-// (msp__tcki_slab_bytes) and, split over several chunks, its partial sums and run, counted
-// 1 / MSP_BDMP_ROWS_GAIN times (tiles must save 10%); its
-// entries in the CSR-like part, which the GPU reads as PBP, cost a 4-byte column and the value
-// per entry and a precision word per 32 entries (brow_rows_bytes). The CSR-like part also costs
-// TCKI_ROWS_FIXED bytes a row of the whole matrix whatever its size (row pointers over every row,
-// an fp64 count per row where the scalar or vector kernel reads a mixed part), and both parts
-// together TCKI_BOTH_FIXED more (y written by the CSR kernel, then read and written again by the
-// tile kernel). So the matrix takes the least of: every block row tiles, every block row
-// CSR-like, or each block row its cheaper kind (ties: tiles).
-static double brow_rows_bytes(int64_t n64, int64_t n32) {
-  return (double)(n64 * (4 + 8) + n32 * (4 + 4)) + (double)(n64 + n32) / 4;
-}
-#define TCKI_ROWS_FIXED 16.0
-#define TCKI_BOTH_FIXED 16.0
-
+// (msp__tcki_slab_bytes) and, split over several chunks, its partial sums and run; its entries in
+// the CSR-like part, which the GPU reads as PBP, cost what msp__tcki_rows_cost counts. The matrix
+// takes the least of: every block row tiles, every block row CSR-like, or each block row its
+// cheaper kind (msp__tcki_choice).
 int msp__bdmp_keep_tiles = 0;
 
 msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const msp__bdmp_tile *tiles,
@@ -107,10 +41,10 @@ msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const ms
                                 msp__bdmp_tcki **out) {
   msp_status st = MSP_SUCCESS;
   msp__bdmp_tcki *T = NULL;
-  tile_plan *plan = NULL;
+  msp__tcki_tile_plan *plan = NULL;
   int64_t *segs = NULL, *src = NULL, *rlen64 = NULL;
   uint8_t *e64 = NULL;
-  double *cost = NULL;
+  int64_t *cost = NULL;
   int bad = 0;
   const int64_t rows = B->rows;
   MSP_TRY(MSP_ALLOC_ZERO(T, 1, "BDMP-TCKI header"));
@@ -129,7 +63,7 @@ msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const ms
     for (int64_t e = tiles[t].start; e < tiles[t].start + tiles[t].n; e++) {
       len[(ent[e].key >> 4) & 15]++;
     }
-    plan[t] = plan_tile(len, tiles[t].n);
+    plan[t] = msp__tcki_plan_tile(len, tiles[t].n);
   }
 #pragma omp parallel for schedule(dynamic, 16)
   for (int64_t br = 0; br < nbrows; br++) {
@@ -161,18 +95,15 @@ msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const ms
       int64_t maxlen = 0;
       for (int r = 0; r < MSP_BDMP_TILE; r++)
         maxlen = len[p][r] > maxlen ? len[p][r] : maxlen;
-      ns[p] = (n[p] + MSP_BDMP_SEG_ENTRIES - 1) / MSP_BDMP_SEG_ENTRIES;
-      if ((maxlen + MSP_BDMP_SEG_ROW - 1) / MSP_BDMP_SEG_ROW > ns[p])
-        ns[p] = (maxlen + MSP_BDMP_SEG_ROW - 1) / MSP_BDMP_SEG_ROW;
+      ns[p] = msp__tcki_nsegs(n[p], maxlen);
     }
-    cost[2 * br] = (double)tb / MSP_BDMP_ROWS_GAIN;
-    cost[2 * br + 1] = brow_rows_bytes(n[0], n[1]);
+    cost[2 * br] = msp__tcki_tiles_cost(tb);
+    cost[2 * br + 1] = msp__tcki_rows_cost(n[0], n[1]);
     segs[2 * br] = n[0] + n[1] > 0 ? ns[0] : 0;
     segs[2 * br + 1] = n[0] + n[1] > 0 ? ns[1] : 0;
   }
-  { // in block-row order: the same sums with any number of threads
-    double tiles_only = 0, rows_only = TCKI_ROWS_FIXED * (double)rows, mixed = 0;
-    int64_t ncsr = 0, ntile = 0;
+  { // integer sums: the same in any order (the device's too)
+    int64_t tiles_only = 0, rows_only = 0, mixed = 0, ncsr = 0, ntile = 0;
     for (int64_t br = 0; br < nbrows; br++) {
       if (segs[2 * br] + segs[2 * br + 1] == 0) continue; // empty: no entries either way
       tiles_only += cost[2 * br];
@@ -182,11 +113,8 @@ msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const ms
       ncsr += csr;
       ntile += !csr;
     }
-    if (ncsr > 0) mixed += TCKI_ROWS_FIXED * (double)rows;
-    if (ncsr > 0 && ntile > 0) mixed += TCKI_BOTH_FIXED * (double)rows;
-    const int choice = msp__bdmp_keep_tiles || (tiles_only <= mixed && tiles_only <= rows_only) ? 0
-                       : mixed <= rows_only                                                     ? 1
-                                                                                                : 2;
+    const int choice =
+        msp__tcki_choice(msp__bdmp_keep_tiles, rows, tiles_only, rows_only, mixed, ncsr, ntile);
     for (int64_t br = 0; br < nbrows; br++) {
       if (choice == 0 || (choice == 1 && cost[2 * br] <= cost[2 * br + 1]))
         segs[2 * br] = segs[2 * br + 1] = 0;
@@ -248,7 +176,7 @@ msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const ms
           const int64_t i = br * MSP_BDMP_TILE + r;
           if (i >= rows) break;
           const int64_t len = p == 0 ? rlen64[i] : B->rowptr[i + 1] - B->rowptr[i] - rlen64[i];
-          n += seg_share(len, s, ns);
+          n += msp__tcki_seg_share(len, s, ns);
         }
         src[o] = -1;
         T->tile_col[o] = 0;
@@ -287,7 +215,7 @@ msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const ms
           const int64_t i = br * MSP_BDMP_TILE + r;
           if (i < rows) {
             const int64_t len = p == 0 ? rlen64[i] : B->rowptr[i + 1] - B->rowptr[i] - rlen64[i];
-            q += seg_share(len, s, ns);
+            q += msp__tcki_seg_share(len, s, ns);
           }
           ends[r] = (uint16_t)q;
         }
