@@ -50,8 +50,8 @@ for r in rows:
     if r['matrix'] not in mats:
         mats.append(r['matrix'])
 print()
-print('| matrix | PBP x cuSPARSE | PBP-d7 x cuSPARSE | TCKI x cuSPARSE | TCKI-d7 x cuSPARSE | PBP / our CSR f64 time | PBP %bw | TCKI %bw | PBP device prep (SpMVs) | PBP-d7 device prep | AUTO f64 ms | auto-d7 ms (choice) | auto-d7 / AUTO f64 |')
-print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|')
+print('| matrix | PBP x cuSPARSE | PBP-d7 x cuSPARSE | TCKI x cuSPARSE | TCKI-d7 x cuSPARSE | PBP / our CSR f64 time | PBP %bw | TCKI %bw | PBP device prep (SpMVs) | PBP-d7 device prep | TCKI device prep | TCKI-d7 device prep | AUTO f64 ms | auto-d7 ms (choice) | auto-d7 / AUTO f64 |')
+print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|')
 f = lambda v, fmt='%.2f': fmt % v if v else '-'
 cols = {k: [] for k in ('pbp', 'pbpd', 'tcki', 'tckid', 'ad')}
 for m in mats:
@@ -64,12 +64,14 @@ for m in mats:
     sp = num(auto, 'ms') / num(ad, 'ms') if auto and ad and num(auto, 'ms') and num(ad, 'ms') else None
     for k, v in (('pbp', x(pbp)), ('pbpd', x(pbpd)), ('tcki', x(tcki)), ('tckid', x(tckid)), ('ad', sp)):
         cols[k].append(v)
-    print('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+    print('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
         m, f(x(pbp)), f(x(pbpd)), f(x(tcki)), f(x(tckid)), f(rel),
         f(num(pbp, 'pct_read_bw') if pbp else None, '%.0f'), f(num(tcki, 'pct_read_bw') if tcki else None, '%.0f'),
         f(num(pbp, 'prep_device_spmv') if pbp else None, '%.1f'),
         f(num(pbpd, 'prep_device_spmv') if pbpd else None, '%.1f'),
+        f(num(tcki, 'prep_device_spmv') if tcki else None, '%.1f'),
+        f(num(tckid, 'prep_device_spmv') if tckid else None, '%.1f'),
         f(num(auto, 'ms') if auto else None, '%.4f'),
         ('%.4f (%s)' % (num(ad, 'ms'), ad['choice'])) if ad and num(ad, 'ms') else '-', f(sp)))
-print('| geometric mean | %s | %s | %s | %s | | | | | | | | %s |' % (
+print('| geometric mean | %s | %s | %s | %s | | | | | | | | | | %s |' % (
     f(geo(cols['pbp'])), f(geo(cols['pbpd'])), f(geo(cols['tcki'])), f(geo(cols['tckid'])), f(geo(cols['ad']))))

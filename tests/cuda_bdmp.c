@@ -1,11 +1,15 @@
-// cuda_bdmp.c: BDMP-PBP converted on the device (src/cuda/bdmp_convert.cu) against the host
-// build (src/core/bdmp.c), on the same matrix with the same options: the same record bit for bit
-// (lambda, the bound, the tile and entry counts, the precision words, both value streams), from a
+// cuda_bdmp.c: BDMP-PBP and BDMP-TCKI converted on the device (src/cuda/bdmp_convert.cu,
+// bdmp_tcki_convert.cu) against the host build (src/core/bdmp.c, bdmp_tcki.c), on the same
+// matrix with the same options: the same host record bit for bit (PBP: lambda, the bound, the
+// tile and entry counts, the precision words, both value streams; TCKI: every array of the
+// record, tiles in their formats and CSR-like segments) and the same device arrays as the host
+// build's upload, byte for byte (PBP's layouts, TCKI's chunks, slabs and CSR-like part), from a
 // source on the device (an fp64 CSR matrix of the context) and from a host-only one, with each
-// CSR kernel (the device layouts: precision words, rows in two parts, one precision); products of
-// the device-built matrix against the CPU's within the fp64 rounding of a row; the report's
-// device time set. Generated matrices, edge cases (empty, one entry, values fp32 cannot hold,
-// block rows cut short, long rows) and a sample of the collection.
+// CSR kernel (the device layouts: precision words, rows in two parts, one precision) and, for
+// TCKI, with every block row kept as tiles too; products of the device-built matrix against the
+// CPU's within the fp64 rounding of a row; the report's device time set. Generated matrices, edge
+// cases (empty, one entry, values fp32 cannot hold, block rows cut short, long rows) and a sample
+// of the collection.
 #include "bdmp.h"
 #include "internal.h"
 #include "testlib.h"
@@ -35,7 +39,7 @@ static int same_bits(double a, double b) {
 }
 
 // The two records are the same, field by field and byte by byte.
-static void same_record(const char *what, const msp_matrix H, const msp_matrix D) {
+static void same_pbp(const char *what, const msp_matrix H, const msp_matrix D) {
   const msp__bdmp_pbp *h = (const msp__bdmp_pbp *)H->fmt, *d = (const msp__bdmp_pbp *)D->fmt;
   CHECK(h && d, "%s: a record is missing", what);
   if (!h || !d) return;
@@ -62,12 +66,76 @@ static void same_record(const char *what, const msp_matrix H, const msp_matrix D
         "%s: fp32 values differ", what);
   CHECK(h->info.nnz64 == 0 || memcmp(h->v64, d->v64, (size_t)h->info.nnz64 * sizeof *h->v64) == 0,
         "%s: fp64 values differ", what);
+}
+
+static int same_bytes(const void *a, const void *b, int64_t n, size_t size) {
+  return n <= 0 || memcmp(a, b, (size_t)n * size) == 0;
+}
+
+static void same_tcki(const char *what, const msp_matrix H, const msp_matrix D) {
+  const msp__bdmp_tcki *h = (const msp__bdmp_tcki *)H->fmt, *d = (const msp__bdmp_tcki *)D->fmt;
+  CHECK(h && d, "%s: a record is missing", what);
+  if (!h || !d) return;
+  CHECK(same_bits(h->info.lambda, d->info.lambda) && same_bits(h->info.bound, d->info.bound) &&
+            h->info.digits == d->info.digits && h->info.tiles == d->info.tiles &&
+            h->info.tiles32 == d->info.tiles32 && h->info.nnz32 == d->info.nnz32 &&
+            h->info.nnz64 == d->info.nnz64,
+        "%s: selection (lambda %.17g/%.17g, bound %.17g/%.17g, tiles %lld/%lld, fp32 tiles "
+        "%lld/%lld, fp64 entries %lld/%lld)",
+        what, h->info.lambda, d->info.lambda, h->info.bound, d->info.bound,
+        (long long)h->info.tiles, (long long)d->info.tiles, (long long)h->info.tiles32,
+        (long long)d->info.tiles32, (long long)h->info.nnz64, (long long)d->info.nnz64);
+  CHECK(h->nbrows == d->nbrows && h->ntiles == d->ntiles && h->n32 == d->n32 && h->n64 == d->n64 &&
+            h->csr_brows == d->csr_brows && h->csr_nnz == d->csr_nnz && h->nsegs == d->nsegs &&
+            memcmp(h->fmt_count, d->fmt_count, sizeof h->fmt_count) == 0,
+        "%s: counts (stored tiles %lld/%lld, values %lld+%lld/%lld+%lld, CSR-like block rows "
+        "%lld/%lld, segments %lld/%lld, COO %lld/%lld, ELL %lld/%lld, CSR %lld/%lld, HYB "
+        "%lld/%lld)",
+        what, (long long)h->ntiles, (long long)d->ntiles, (long long)h->n32, (long long)h->n64,
+        (long long)d->n32, (long long)d->n64, (long long)h->csr_brows, (long long)d->csr_brows,
+        (long long)h->nsegs, (long long)d->nsegs, (long long)h->fmt_count[0],
+        (long long)d->fmt_count[0], (long long)h->fmt_count[1], (long long)d->fmt_count[1],
+        (long long)h->fmt_count[2], (long long)d->fmt_count[2], (long long)h->fmt_count[3],
+        (long long)d->fmt_count[3]);
+  if (h->nbrows != d->nbrows || h->ntiles != d->ntiles || h->n32 != d->n32 || h->n64 != d->n64)
+    return;
+  const int64_t nt = h->ntiles;
+  CHECK(same_bytes(h->tile_ptr, d->tile_ptr, h->nbrows + 1, sizeof *h->tile_ptr),
+        "%s: tile pointers differ", what);
+  CHECK(same_bytes(h->tile_col, d->tile_col, nt, sizeof *h->tile_col) &&
+            same_bytes(h->tile_fmt, d->tile_fmt, nt, 1) &&
+            same_bytes(h->tile_width, d->tile_width, nt, 1),
+        "%s: tile columns, formats or widths differ", what);
+  CHECK(same_bytes(h->eoff, d->eoff, nt + 1, sizeof *h->eoff) &&
+            same_bytes(h->voff, d->voff, nt, sizeof *h->voff),
+        "%s: offsets differ", what);
+  if (h->eoff[nt] != d->eoff[nt]) return;
+  CHECK(same_bytes(h->idx, d->idx, h->eoff[nt], 1), "%s: index bytes differ", what);
+  CHECK(same_bytes(h->val32, d->val32, h->n32, sizeof *h->val32) &&
+            same_bytes(h->val64, d->val64, h->n64, sizeof *h->val64),
+        "%s: values differ", what);
+}
+
+// The two records are the same, field by field and byte by byte; the device build reports its
+// device time, the host build none.
+static void same_record(const char *what, const msp_matrix H, const msp_matrix D) {
+  if (H->format == MSP_FORMAT_BDMP_TCKI)
+    same_tcki(what, H, D);
+  else
+    same_pbp(what, H, D);
   msp_bdmp_report r;
   CHECK_OK(msp_matrix_bdmp_info(D, &r));
   CHECK(r.convert_device_ms > 0, "%s: device time %g ms", what, r.convert_device_ms);
   CHECK_OK(msp_matrix_bdmp_info(H, &r));
   CHECK(r.convert_device_ms == 0, "%s: a host build reports %g ms of device time", what,
         r.convert_device_ms);
+}
+
+// The device arrays of D (built on the device) and U (built on the host, then uploaded).
+static void same_device(const char *what, const msp_matrix D, const msp_matrix U) {
+  char why[256] = "";
+  const int r = msp__device_records_same(D, U, why, sizeof why);
+  CHECK(r == 0, "%s: the device arrays differ from the host build's upload: %s", what, why);
 }
 
 // y = A x on the device-built matrix D against the CPU product of the host-built H: the stored
@@ -107,40 +175,55 @@ static void same_products(const char *what, const msp_matrix H, const msp_matrix
   free(yd);
 }
 
-// Every option set on matrix Ah (CPU) / Ad (CUDA, CSR fp64): host build, device build from Ad,
-// device build from Ah (a host-only source); each CSR kernel for the device layouts.
+// Every option set on matrix Ah (CPU) / Ad (CUDA, CSR fp64), for both variants: host build,
+// device build from Ad, device build from Ah (a host-only source), host build uploaded; each CSR
+// kernel for the device layouts; TCKI with the byte model's kinds and with every block row kept
+// as tiles (msp__bdmp_keep_tiles: every tile format).
 static void check_matrix(const char *name, msp_matrix Ah, msp_matrix Ad) {
-  for (size_t q = 0; q < sizeof OPTS / sizeof OPTS[0]; q++) {
-    for (size_t k = 0; k < sizeof KERNELS / sizeof KERNELS[0]; k++) {
-      // the selection does not depend on the kernel: every option set with the rule's kernel,
-      // the default options with each kernel
-      if (q > 0 && k > 0) break;
-      msp_convert_options o = msp_convert_options_default();
-      o.format = MSP_FORMAT_BDMP_PBP;
-      o.kernel = q == 0 ? KERNELS[k] : MSP_KERNEL_AUTO;
-      o.bdmp_f = OPTS[q].f;
-      o.bdmp_lambda = OPTS[q].lambda;
-      o.bdmp_digits = OPTS[q].digits;
-      o.bdmp_paper_rule = OPTS[q].paper;
-      char what[256];
-      snprintf(what, sizeof what, "%s, %s, %s kernel", name, OPTS[q].name,
-               q == 0 ? msp_kernel_name(KERNELS[k]) : "rule's");
-      msp_matrix H = NULL, D = NULL, Dh = NULL;
-      CHECK_OK(msp_matrix_convert(cpu, Ah, &o, &H));
-      CHECK_OK(msp_matrix_convert(gpu, Ad, &o, &D));
-      CHECK_OK(msp_matrix_convert(gpu, Ah, &o, &Dh));
-      if (H && D) {
-        same_record(what, H, D);
-        same_products(what, H, D);
+  static const msp_format formats[] = {MSP_FORMAT_BDMP_PBP, MSP_FORMAT_BDMP_TCKI};
+  for (size_t fi = 0; fi < 2; fi++) {
+    for (size_t q = 0; q < sizeof OPTS / sizeof OPTS[0]; q++) {
+      for (size_t k = 0; k < sizeof KERNELS / sizeof KERNELS[0]; k++) {
+        for (int keep = 0; keep < (formats[fi] == MSP_FORMAT_BDMP_TCKI && k == 0 ? 2 : 1); keep++) {
+          // the selection does not depend on the kernel: every option set with the rule's
+          // kernel, the default options with each kernel
+          if (q > 0 && k > 0) break;
+          msp_convert_options o = msp_convert_options_default();
+          o.format = formats[fi];
+          o.kernel = q == 0 ? KERNELS[k] : MSP_KERNEL_AUTO;
+          o.bdmp_f = OPTS[q].f;
+          o.bdmp_lambda = OPTS[q].lambda;
+          o.bdmp_digits = OPTS[q].digits;
+          o.bdmp_paper_rule = OPTS[q].paper;
+          char what[256];
+          snprintf(what, sizeof what, "%s, %s, %s, %s kernel%s", name, msp_format_name(formats[fi]),
+                   OPTS[q].name, q == 0 ? msp_kernel_name(KERNELS[k]) : "rule's",
+                   keep ? ", all tiles" : "");
+          msp_matrix H = NULL, D = NULL, Dh = NULL, U = NULL;
+          msp__bdmp_keep_tiles = keep;
+          CHECK_OK(msp_matrix_convert(cpu, Ah, &o, &H));
+          CHECK_OK(msp_matrix_convert(gpu, Ad, &o, &D));
+          CHECK_OK(msp_matrix_convert(gpu, Ah, &o, &Dh));
+          msp__bdmp_host_build = 1;
+          CHECK_OK(msp_matrix_convert(gpu, Ad, &o, &U));
+          msp__bdmp_host_build = 0;
+          msp__bdmp_keep_tiles = 0;
+          if (D && U) same_device(what, D, U); // before a product writes D's work arrays
+          if (H && D) {
+            same_record(what, H, D);
+            same_products(what, H, D);
+          }
+          if (H && Dh) {
+            char w2[300];
+            snprintf(w2, sizeof w2, "%s, host-only source", what);
+            same_record(w2, H, Dh);
+          }
+          msp_matrix_destroy(&H);
+          msp_matrix_destroy(&D);
+          msp_matrix_destroy(&Dh);
+          msp_matrix_destroy(&U);
+        }
       }
-      if (H && Dh) {
-        char w2[300];
-        snprintf(w2, sizeof w2, "%s, host-only source", what);
-        same_record(w2, H, Dh);
-      }
-      msp_matrix_destroy(&H);
-      msp_matrix_destroy(&D);
-      msp_matrix_destroy(&Dh);
     }
   }
 }

@@ -42,6 +42,9 @@ extern "C" {
 // For tests of the tile formats on small hand-built matrices: nonzero keeps every block row's
 // tiles (the byte model is not consulted). Set it before a conversion, never during one.
 extern int msp__bdmp_keep_tiles;
+// For tests of the device builds: nonzero builds BDMP on the host (then uploads it) on every
+// backend, as a backend without a device build does (src/core/convert.c).
+extern int msp__bdmp_host_build;
 #define MSP_BDMP_SEG_ENTRIES 512 // entries per CSR-like segment (about; rows are cut evenly)
 #define MSP_BDMP_SEG_ROW 128     // at most this many entries of one row per segment
 

@@ -34,6 +34,7 @@ void msp__bdmp_tcki_free(void *fmt) {
 // takes the least of: every block row tiles, every block row CSR-like, or each block row its
 // cheaper kind (msp__tcki_choice).
 int msp__bdmp_keep_tiles = 0;
+int msp__bdmp_host_build = 0;
 
 msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const msp__bdmp_tile *tiles,
                                 int64_t ntiles, const int64_t *tile_ptr, int64_t nbrows,

@@ -1,6 +1,7 @@
 // convert.c: msp_matrix_convert: options, fill limit, format dispatch, the AUTO rule and TUNE.
 #define _POSIX_C_SOURCE 199309L // clock_gettime under -std=c11
 
+#include "bdmp.h"
 #include "convert.h"
 #include "formats.h"
 
@@ -357,23 +358,27 @@ msp_status msp__convert_built(msp_context ctx, const msp_matrix A, msp_format f,
   msp_convert_options o = *opts;
   char what[160] = "";
   *out = NULL;
-  // BDMP-PBP on a backend that builds it on the device: the plan here, the build there (below).
+  // BDMP on a backend that builds it on the device: the plan here, the build there (below).
   // (Another storage precision than f64 goes the host way, which refuses it: BDMP chooses its own.)
-  const int on_device = !prebuilt && f == MSP_FORMAT_BDMP_PBP && ctx->backend->bdmp_pbp_convert &&
-                        opts->precision == MSP_PRECISION_F64;
+  const int on_device = !prebuilt && !msp__bdmp_host_build &&
+                        (f == MSP_FORMAT_BDMP_PBP || f == MSP_FORMAT_BDMP_TCKI) &&
+                        ctx->backend->bdmp_convert && opts->precision == MSP_PRECISION_F64;
   if (prebuilt || on_device) {
     double bytes = 0; // the plan only resolves the options and the description here
     MSP_TRY(msp__format_table[f]->plan(A, &o, &bytes, what, sizeof what));
   }
   if (on_device) {
     // the host memory the device build leaves: the CSR copy the converted matrix keeps and the
-    // PBP record read back (its structure, at most 8 bytes a value, a word per 32 entries)
+    // record read back (PBP: its structure, at most 8 bytes a value, a word per 32 entries;
+    // TCKI about as much again for its index bytes and the padding of its ELL tiles)
     size_t need = msp__bytes_mul_add(2 * ((size_t)A->rows + 1), sizeof(int64_t), 0);
     need = msp__bytes_mul_add((size_t)A->nnz, 2 * (sizeof(int32_t) + sizeof(double)), need);
     need = msp__bytes_mul_add(((size_t)A->nnz + 31) / 32, 2 * sizeof(uint32_t), need);
+    if (f == MSP_FORMAT_BDMP_TCKI)
+      need = msp__bytes_mul_add((size_t)A->nnz, 2 * (1 + sizeof(double)), need);
     char desc[128];
-    snprintf(desc, sizeof desc, "converting a %lld x %lld matrix to bdmp-pbp on the device",
-             (long long)A->rows, (long long)A->cols);
+    snprintf(desc, sizeof desc, "converting a %lld x %lld matrix to %s on the device",
+             (long long)A->rows, (long long)A->cols, msp_format_name(f));
     MSP_TRY(msp__memory_check(need, desc));
   } else if (!prebuilt) {
     MSP_TRY(msp__convert_build_format(A, f, &o, &fmt, what, sizeof what));
@@ -422,7 +427,7 @@ msp_status msp__convert_built(msp_context ctx, const msp_matrix A, msp_format f,
   // Values in another precision than f64: encoded once here, before the upload.
   if (B->precision != MSP_PRECISION_F64) MSP_TRY(msp__matrix_encode_values(B));
   if (on_device)
-    MSP_TRY(ctx->backend->bdmp_pbp_convert(ctx, A, B));
+    MSP_TRY(ctx->backend->bdmp_convert(ctx, A, B));
   else if (ctx->backend->matrix_upload)
     MSP_TRY(ctx->backend->matrix_upload(ctx, B));
   *out = B;

@@ -271,10 +271,11 @@ struct msp__backend {
   // matrices: make backend data from the host data (A->fmt / CSR arrays); free it
   msp_status (*matrix_upload)(msp_context ctx, msp_matrix A);
   void (*matrix_free)(msp_matrix A);
-  // BDMP-PBP built on the device (NULL: built on the host, then uploaded): B is A's copy with its
-  // format, options and kernel set and no format data; fills B->fmt (the host record, read back)
-  // and B->dev from A (A's device CSR when A is an fp64 CSR matrix of ctx, else its host CSR).
-  msp_status (*bdmp_pbp_convert)(msp_context ctx, const msp_matrix A, msp_matrix B);
+  // BDMP-PBP and BDMP-TCKI built on the device (NULL: built on the host, then uploaded): B is A's
+  // copy with its format (B->format), options and kernel set and no format data; fills B->fmt
+  // (the host record, read back) and B->dev from A (A's device CSR when A is an fp64 CSR matrix
+  // of ctx, else its host CSR).
+  msp_status (*bdmp_convert)(msp_context ctx, const msp_matrix A, msp_matrix B);
   // vectors: allocate / free the device copy; copy host->device / device->host
   msp_status (*vector_alloc)(msp_vector v);
   void (*vector_free)(msp_vector v);
@@ -389,6 +390,9 @@ msp_status msp__basis_header(msp__basis *V, int64_t n, int cols, msp_precision p
 // The registry: CPU always; CUDA when built (NULL otherwise).
 const msp__backend *msp__backend_cpu(void);
 const msp__backend *msp__backend_cuda(void);
+// For tests: 0 when the device records of CUDA matrices A and B hold the same arrays, byte for
+// byte, and the same scalars; else 1 with the first difference in why; -1 without CUDA.
+int msp__device_records_same(const msp_matrix A, const msp_matrix B, char *why, size_t n);
 
 // CPU kernels, one file per format in src/cpu (also used as references by the core):
 // msp__cpu_<ident>_spmv for every row of MSP_FORMAT_LIST. Each reads the matrix values and x in

@@ -3,6 +3,7 @@
 #include "precision.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <dlfcn.h>
@@ -368,8 +369,60 @@ msp_status msp__cuda_ilu_apply(msp_context, void *, msp_vector, msp_vector);
 void msp__cuda_ilu_free(msp_context, void *);
 }
 
+extern "C" int msp__cuda_matrix_same(const msp_matrix A, const msp_matrix B, char *why, size_t n) {
+  const msp__cuda_matrix *a = (const msp__cuda_matrix *)A->dev,
+                         *b = (const msp__cuda_matrix *)B->dev;
+  int same = 1;
+  if (!a || !b) {
+    snprintf(why, n, "a matrix has no device record");
+    return 1;
+  }
+  if (cudaDeviceSynchronize() != cudaSuccess) {
+    snprintf(why, n, "cudaDeviceSynchronize failed");
+    return 1;
+  }
+  for (int k = 0; k < MSP__CUDA_MAX_ARRAYS && same; k++) {
+    if (a->bytes[k] != b->bytes[k] || !a->d[k] != !b->d[k]) {
+      snprintf(why, n, "array %d: %zu bytes against %zu", k, a->bytes[k], b->bytes[k]);
+      return 1;
+    }
+    if (a->bytes[k] == 0) continue;
+    unsigned char *ha = (unsigned char *)malloc(a->bytes[k]),
+                  *hb = (unsigned char *)malloc(a->bytes[k]);
+    if (!ha || !hb || cudaMemcpy(ha, a->d[k], a->bytes[k], cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(hb, b->d[k], a->bytes[k], cudaMemcpyDeviceToHost) != cudaSuccess) {
+      snprintf(why, n, "array %d: cannot read it back", k);
+      same = 0;
+    } else if (memcmp(ha, hb, a->bytes[k]) != 0) {
+      size_t at = 0;
+      while (ha[at] == hb[at])
+        at++;
+      snprintf(why, n, "array %d (%zu bytes): byte %zu is %u against %u", k, a->bytes[k], at,
+               ha[at], hb[at]);
+      same = 0;
+    }
+    free(ha);
+    free(hb);
+  }
+  for (int k = 0; k < 12 && same; k++) {
+    if (a->i64[k] != b->i64[k]) {
+      snprintf(why, n, "scalar %d: %lld against %lld", k, (long long)a->i64[k],
+               (long long)b->i64[k]);
+      same = 0;
+    }
+  }
+  return same ? 0 : 1;
+}
+
+// BDMP built on the device, by its variant.
+static msp_status cuda_bdmp_convert(msp_context ctx, const msp_matrix A, msp_matrix B) {
+  return B->format == MSP_FORMAT_BDMP_TCKI ? msp__cuda_bdmp_tcki_convert(ctx, A, B)
+                                           : msp__cuda_bdmp_pbp_convert(ctx, A, B);
+}
+
 // nvcc's host compiler (g++) has no array designators, so the table is filled by assignments,
 // one line per slot; a format adds its two lines (spmv and upload) below.
+
 static cuda_tables make_tables(void) {
   cuda_tables t;
   memset(&t, 0, sizeof t);
@@ -403,7 +456,7 @@ static cuda_tables make_tables(void) {
   b.ilu_upload = msp__cuda_ilu_upload;
   b.ilu_apply = msp__cuda_ilu_apply;
   b.ilu_free = msp__cuda_ilu_free;
-  b.bdmp_pbp_convert = msp__cuda_bdmp_pbp_convert;
+  b.bdmp_convert = cuda_bdmp_convert;
   b.pr_upload = msp__cuda_pr_upload;
   b.pr_transpose = msp__cuda_pr_transpose;
   b.pr_free = msp__cuda_pr_free;

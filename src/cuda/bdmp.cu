@@ -192,13 +192,12 @@ extern "C" msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, con
 // CSR-like part moved to PBP's kernels): 1.79, 1.25, 1.77, 0.70, 0.61, 0.86, 0.47.
 //
 // Device slots: the CSR-like part in the CSR slots of csr.cuh (pbp_put; none without CSR-like
-// block rows), the tile part from TCKI_SLOT: chunks msp__tcki_chunk[nchunks], tcol int32[ntcol],
-// runs int64[3 * nsplit], idx uint8[nidx], val32 float[n32], val64 double[n64], part
+// block rows), the tile part from MSP__TCKI_SLOT: chunks msp__tcki_chunk[nchunks], tcol
+// int32[ntcol], runs int64[3 * nsplit], idx uint8[nidx], val32 float[n32], val64 double[n64], part
 // double[nparts * 16]; i64[8] nchunks, i64[9] nsplit, i64[10] 1 when there is a CSR-like part.
 #define TCKI_THREADS 256
 #define TCKI_CHUNKS_PER_BLOCK (TCKI_THREADS / MSP_BDMP_TILE)
-enum { TCKI_SLOT = SLOT_META + 1 };
-static_assert(TCKI_SLOT + 7 <= MSP__CUDA_MAX_ARRAYS, "TCKI's slots");
+static_assert(MSP__TCKI_SLOT + 7 <= MSP__CUDA_MAX_ARRAYS, "TCKI's slots");
 static_assert(sizeof(msp__tcki_chunk) == 40 && offsetof(msp__tcki_chunk, part) == 4 &&
                   offsetof(msp__tcki_chunk, first) == 8 &&
                   offsetof(msp__tcki_chunk, packed) == 12 &&
@@ -301,15 +300,17 @@ extern "C" msp_status msp__cuda_bdmp_tcki_upload(msp_context ctx, msp_matrix A) 
   MSP_TRY(MSP_ALLOC(h.val64, z.n64 > 0 ? z.n64 : 1, "TCKI fp64 values"));
   msp__bdmp_tcki_device(T, &z, &h);
   MSP_TRY(msp__cuda_matrix_new(A, &m));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, TCKI_SLOT, h.chunk,
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, MSP__TCKI_SLOT, h.chunk,
                                (size_t)z.nchunks * sizeof(msp__tcki_chunk)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, TCKI_SLOT + 1, h.tcol, (size_t)z.ntcol * sizeof(int32_t)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, TCKI_SLOT + 2, h.runs,
+  MSP_TRY(
+      msp__cuda_matrix_put(ctx, m, MSP__TCKI_SLOT + 1, h.tcol, (size_t)z.ntcol * sizeof(int32_t)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, MSP__TCKI_SLOT + 2, h.runs,
                                (size_t)(3 * z.nsplit) * sizeof(int64_t)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, TCKI_SLOT + 3, h.idx, (size_t)z.nidx));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, TCKI_SLOT + 4, h.val32, (size_t)z.n32 * sizeof(float)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, TCKI_SLOT + 5, h.val64, (size_t)z.n64 * sizeof(double)));
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, TCKI_SLOT + 6, NULL,
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, MSP__TCKI_SLOT + 3, h.idx, (size_t)z.nidx));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, MSP__TCKI_SLOT + 4, h.val32, (size_t)z.n32 * sizeof(float)));
+  MSP_TRY(
+      msp__cuda_matrix_put(ctx, m, MSP__TCKI_SLOT + 5, h.val64, (size_t)z.n64 * sizeof(double)));
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, MSP__TCKI_SLOT + 6, NULL,
                                (size_t)z.nparts * MSP_BDMP_TILE * sizeof(double)));
   m->i64[8] = z.nchunks;
   m->i64[9] = z.nsplit;
@@ -343,7 +344,7 @@ extern "C" msp_status msp__cuda_bdmp_tcki_spmv(msp_context ctx, double alpha, co
   if (!m || !A->fmt) return msp__error(MSP_ERR_INTERNAL, "bdmp-tcki spmv (cuda): no device data");
   const int64_t nchunks = m->i64[8], nsplit = m->i64[9];
   const bool rows_part = m->i64[10] != 0;
-  const msp_kernel k = msp__cuda_csr_kernel(A);
+  const msp_kernel k = rows_part ? msp__cuda_csr_kernel(A) : MSP_KERNEL_SCALAR; // (no CSR part)
   if (msp_prec_is_fixed(y->prec) ||
       (y->prec != MSP_PRECISION_F64 && rows_part && (nchunks > 0 || msp__cuda_csr_via_f64_y(k, y))))
     return msp__cuda_spmv_fixed_y(ctx, alpha, A, x, beta, y, msp__cuda_bdmp_tcki_spmv);
@@ -362,16 +363,17 @@ extern "C" msp_status msp__cuda_bdmp_tcki_spmv(msp_context ctx, double alpha, co
       if (nchunks > 0) {
         tcki_kernel<PX, Y>
             <<<msp__cuda_blocks(nchunks, TCKI_CHUNKS_PER_BLOCK), TCKI_THREADS, 0, s>>>(
-                nchunks, A->rows, (const msp__tcki_chunk *)m->d[TCKI_SLOT],
-                (const int32_t *)m->d[TCKI_SLOT + 1], (const uint8_t *)m->d[TCKI_SLOT + 3],
-                (const float *)m->d[TCKI_SLOT + 4], (const double *)m->d[TCKI_SLOT + 5], xl, alpha,
-                tbeta, ys, (double *)m->d[TCKI_SLOT + 6]);
+                nchunks, A->rows, (const msp__tcki_chunk *)m->d[MSP__TCKI_SLOT],
+                (const int32_t *)m->d[MSP__TCKI_SLOT + 1],
+                (const uint8_t *)m->d[MSP__TCKI_SLOT + 3], (const float *)m->d[MSP__TCKI_SLOT + 4],
+                (const double *)m->d[MSP__TCKI_SLOT + 5], xl, alpha, tbeta, ys,
+                (double *)m->d[MSP__TCKI_SLOT + 6]);
         MSP_CUDA_CHECK_LAUNCH("tcki_kernel");
       }
       if (nsplit > 0) {
         tcki_fixup<Y><<<msp__cuda_blocks(nsplit * MSP_BDMP_TILE, FIX_THREADS), FIX_THREADS, 0, s>>>(
-            nsplit, A->rows, (const int64_t *)m->d[TCKI_SLOT + 2],
-            (const double *)m->d[TCKI_SLOT + 6], alpha, tbeta, ys);
+            nsplit, A->rows, (const int64_t *)m->d[MSP__TCKI_SLOT + 2],
+            (const double *)m->d[MSP__TCKI_SLOT + 6], alpha, tbeta, ys);
         MSP_CUDA_CHECK_LAUNCH("tcki_fixup");
       }
     exit:

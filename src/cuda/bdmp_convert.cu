@@ -17,34 +17,12 @@
 // device, so every host path (CPU products, msp_matrix_to_csr, the report) sees the same matrix.
 // The device time of all this (event-timed, from the first copy or kernel to the finished
 // device layout, the host's merge-path plan included) is the report's convert_device_ms.
-#include "csr.cuh"
-
-#include "bdmp.h"
+#include "bdmp_convert.cuh"
 #include "precision.h"
 
-#include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 #include <float.h>
 #include <string.h>
-
-#define CV_WARPS 8
-#define CV_THREADS (CV_WARPS * 32)
-#define CV_FULL 0xffffffffu
-#define CV_NONE 0xffffffffu // no block column left in a lane's row
-
-// The scalars of one conversion (one read-back): tiles, fp32 tiles, the bound's bits, lambda's
-// bits, the mean's bits, fp64 entries, rows longer than the vector group, long block rows.
-enum {
-  SC_TILES,
-  SC_TILES32,
-  SC_BOUND,
-  SC_LAMBDA,
-  SC_MEAN,
-  SC_NNZ64,
-  SC_LONGER,
-  SC_NLONG,
-  SC_COUNT
-};
 
 // ---- value tests (bdmp.c's, on the device) -----------------------------------------------------
 __device__ __forceinline__ bool exact_f32(double a) {
@@ -125,27 +103,7 @@ exit:
   return st;
 }
 
-// ---- tiles: a warp per block row, lane r (< 16) on row 16 br + r -------------------------------
-struct brow_cursor {
-  int64_t cur, end;
-  __device__ brow_cursor(int64_t rows, const int64_t *rowptr, int64_t br, int lane) {
-    const int64_t i = br * MSP_BDMP_TILE + (lane & 15);
-    cur = end = 0;
-    if (lane < MSP_BDMP_TILE && i < rows) {
-      cur = __ldg((const long long *)rowptr + i);
-      end = __ldg((const long long *)rowptr + i + 1);
-    }
-  }
-  // The next tile's block column (the smallest among the rows' cursors), CV_NONE when done.
-  __device__ unsigned next(const int32_t *colind) const {
-    const unsigned mine = cur < end ? (unsigned)__ldg(colind + cur) >> 4 : CV_NONE;
-    return __reduce_min_sync(CV_FULL, mine);
-  }
-  __device__ bool in(const int32_t *colind, unsigned bc) const {
-    return cur < end && ((unsigned)__ldg(colind + cur) >> 4) == bc;
-  }
-};
-
+// ---- tiles -----------------------------------------------------------------------------------
 // Threshold mode: a tile is fp32 when each of its values is exact in fp32 (not under the
 // paper's rule) or below lambda and in fp32's normal range (bdmp.c select_precision). e64: 1 for
 // an fp64 entry.
@@ -361,14 +319,13 @@ __global__ void __launch_bounds__(CV_THREADS)
 
 // ---- per row: the bound reached and the fp64 entries ------------------------------------------
 // bound = max over rows with S_i > 0 of u32 * F_i / S_i, F_i the sum of |a| over the row's
-// inexact fp32 entries in column order (bdmp.c); n64[i] the row's fp64 entries; the rows longer
-// than the vector group `group` (csr.cu's plan). A warp combines its rows first (one atomic each).
+// inexact fp32 entries in column order (bdmp.c); n64[i] the row's fp64 entries. A warp combines
+// its rows first (one atomic each).
 __global__ void row_final(int64_t rows, const int64_t *__restrict__ rowptr,
                           const double *__restrict__ val, const uint8_t *__restrict__ e64,
-                          int group, int64_t *__restrict__ n64, unsigned long long *sc) {
+                          int64_t *__restrict__ n64, unsigned long long *sc) {
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   double bound = 0.0;
-  unsigned longer = 0;
   if (i < rows) {
     double s = 0.0, used = 0.0;
     int64_t n = 0;
@@ -383,15 +340,19 @@ __global__ void row_final(int64_t rows, const int64_t *__restrict__ rowptr,
     }
     n64[i] = n;
     if (s > 0) bound = __ddiv_rn(__dmul_rn(MSP_U_F32, used), s);
-    longer = k1 - k0 > group;
   }
   for (int off = 16; off > 0; off >>= 1)
     bound = fmax(bound, __shfl_xor_sync(CV_FULL, bound, off));
-  longer = __reduce_add_sync(CV_FULL, longer);
-  if ((threadIdx.x & 31) == 0) {
-    if (bound > 0) atomicMax(sc + SC_BOUND, (unsigned long long)__double_as_longlong(bound));
-    if (longer) atomicAdd(sc + SC_LONGER, (unsigned long long)longer);
-  }
+  if ((threadIdx.x & 31) == 0 && bound > 0)
+    atomicMax(sc + SC_BOUND, (unsigned long long)__double_as_longlong(bound));
+}
+
+// Rows longer than the vector group (csr.cu's plan), one atomic per warp.
+__global__ void rows_longer(int64_t rows, const int64_t *__restrict__ rowptr, int64_t group,
+                            unsigned long long *count) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned longer = __reduce_add_sync(CV_FULL, i < rows && rowptr[i + 1] - rowptr[i] > group);
+  if ((threadIdx.x & 31) == 0 && longer) atomicAdd(count, (unsigned long long)longer);
 }
 
 // The merge-path coordinates of the tiles of csr.cu's plan (tiles + 1 diagonals).
@@ -451,95 +412,28 @@ __global__ void split_columns(int64_t rows, const int64_t *__restrict__ rowptr,
 }
 
 // ---- the conversion ----------------------------------------------------------------------------
-// Stream-ordered scratch, freed at the end whatever happens.
-struct scratch {
-  cudaStream_t s;
-  void *p[32];
-  int n = 0;
-  template <typename T> msp_status get(T **out, int64_t count, const char *what) {
-    void *q = NULL;
-    if (n == (int)(sizeof p / sizeof p[0]))
-      return msp__error(MSP_ERR_INTERNAL, "bdmp-pbp conversion (cuda): too many scratch arrays");
-    const size_t bytes = (size_t)(count > 0 ? count : 1) * sizeof(T);
-    const cudaError_t e = cudaMallocAsync(&q, bytes, s);
-    if (e != cudaSuccess) {
-      msp_status st = msp__cuda_status(e, "cudaMallocAsync", __FILE__, __LINE__);
-      return msp__error(st,
-                        "bdmp-pbp conversion (cuda): cannot allocate %zu bytes of device "
-                        "memory for %s (%s)",
-                        bytes, what, cudaGetErrorString(e));
-    }
-    p[n++] = q;
-    *out = (T *)q;
-    return MSP_SUCCESS;
-  }
-  ~scratch() {
-    for (int k = 0; k < n; k++)
-      cudaFreeAsync(p[k], s);
-  }
-};
-
-// A device slot of the matrix record, allocated and left unfilled (the conversion writes it):
-// backend.cu's allocation of msp__cuda_matrix_put without its copy or zero fill. (Declared here,
-// not in cuda_internal.cuh, which every CUDA file includes: its only other user is backend.cu.)
-extern "C" msp_status msp__cuda_matrix_reserve(msp__cuda_matrix *m, int slot, size_t bytes);
-
 static double bits_double(unsigned long long b) {
   double d;
   memcpy(&d, &b, sizeof d);
   return d;
 }
 
-template <typename T>
-static cudaError_t exclusive_sum(scratch &sc, const T *in, T *out, int64_t n, msp_status *st) {
-  size_t bytes = 0;
-  void *tmp = NULL;
-  cudaError_t e = cub::DeviceScan::ExclusiveSum(NULL, bytes, in, out, n, sc.s);
-  if (e != cudaSuccess) return e;
-  if ((*st = sc.get((char **)&tmp, (int64_t)bytes, "a scan")) != MSP_SUCCESS) return cudaSuccess;
-  return cub::DeviceScan::ExclusiveSum(tmp, bytes, in, out, n, sc.s);
-}
-
-extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matrix A,
-                                                 msp_matrix B) {
+msp_status msp__cv_source(msp_context ctx, msp__cv_scratch &tmp, const msp_matrix A,
+                          const msp_matrix B, const int64_t **rowptr, const int32_t **colind,
+                          const double **val) {
   msp_status st = MSP_SUCCESS;
-  const cudaStream_t s = msp__cuda(ctx)->stream;
-  scratch tmp;
-  tmp.s = s;
-  msp__cuda_matrix *m = NULL;
-  msp__bdmp_pbp *P = NULL;
-  cudaEvent_t ev[2] = {NULL, NULL};
-  const int64_t rows = B->rows, nnz = B->nnz, nbrows = (rows + MSP_BDMP_TILE - 1) / MSP_BDMP_TILE;
-  const int64_t words = (nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD;
-  const msp_convert_options *o = &B->opts;
-  const bool paper = o->bdmp_paper_rule != 0;
-  const int digits = o->bdmp_digits > 0 ? o->bdmp_digits : 0;
-  const int64_t *rowptr = NULL;
-  const int32_t *colind = NULL;
-  const double *val = NULL;
-  unsigned long long *sc = NULL, h_sc[SC_COUNT];
-  int64_t *h_plan = NULL;
-  const int64_t tiles = (rows + nnz + MERGE_TILE - 1) / MERGE_TILE;
-  uint8_t *e64 = NULL;
-  int64_t *n64 = NULL;
-  uint32_t *mask = NULL;
-  unsigned long long *count = NULL, *before = NULL;
-  uint2 *meta = NULL;
-  float ms = 0;
-  MSP_CUDA_TRY(cudaSetDevice(ctx->device));
-  MSP_CUDA_TRY(cudaEventCreate(&ev[0]));
-  MSP_CUDA_TRY(cudaEventCreate(&ev[1]));
-  MSP_CUDA_TRY(cudaEventRecord(ev[0], s));
-  // The source: A's device CSR when it has one on this context (a CUDA matrix record: A's
-  // context is the CUDA backend's, not a table derived from it), else A's host CSR (B's copy).
+  const int64_t rows = B->rows, nnz = B->nnz;
+  // A's device CSR when it has one on this context (a CUDA matrix record: A's context is the
+  // CUDA backend's, not a table derived from it), else A's host CSR (B's copy).
+  *rowptr = NULL;
   if (A->ctx == ctx && ctx->backend == msp__backend_cuda() && A->dev &&
       A->format == MSP_FORMAT_CSR && A->precision == MSP_PRECISION_F64) {
     const msp__cuda_matrix *a = (const msp__cuda_matrix *)A->dev;
-    rowptr = (const int64_t *)a->d[SLOT_ROWPTR];
-    colind = (const int32_t *)a->d[SLOT_COLIND];
-    val = (const double *)a->d[SLOT_VAL];
+    *rowptr = (const int64_t *)a->d[SLOT_ROWPTR];
+    *colind = (const int32_t *)a->d[SLOT_COLIND];
+    *val = (const double *)a->d[SLOT_VAL];
   }
-  if (!rowptr || (nnz > 0 && (!colind || !val))) {
+  if (!*rowptr || (nnz > 0 && (!*colind || !*val))) {
     int64_t *rp = NULL;
     int32_t *ci = NULL;
     double *v = NULL;
@@ -547,28 +441,33 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
     MSP_TRY(tmp.get(&ci, nnz, "the source's columns"));
     MSP_TRY(tmp.get(&v, nnz, "the source's values"));
     MSP_CUDA_TRY(cudaMemcpyAsync(rp, B->rowptr, (size_t)(rows + 1) * sizeof(int64_t),
-                                 cudaMemcpyHostToDevice, s));
+                                 cudaMemcpyHostToDevice, tmp.s));
     if (nnz > 0) {
+      MSP_CUDA_TRY(cudaMemcpyAsync(ci, B->colind, (size_t)nnz * sizeof(int32_t),
+                                   cudaMemcpyHostToDevice, tmp.s));
       MSP_CUDA_TRY(
-          cudaMemcpyAsync(ci, B->colind, (size_t)nnz * sizeof(int32_t), cudaMemcpyHostToDevice, s));
-      MSP_CUDA_TRY(
-          cudaMemcpyAsync(v, B->val, (size_t)nnz * sizeof(double), cudaMemcpyHostToDevice, s));
+          cudaMemcpyAsync(v, B->val, (size_t)nnz * sizeof(double), cudaMemcpyHostToDevice, tmp.s));
     }
-    rowptr = rp;
-    colind = ci;
-    val = v;
+    *rowptr = rp;
+    *colind = ci;
+    *val = v;
   }
+exit:
+  return st;
+}
+
+msp_status msp__cv_select(msp_context ctx, msp__cv_scratch &tmp, const msp_matrix B,
+                          const int64_t *rowptr, const int32_t *colind, const double *val,
+                          uint8_t *e64, int64_t *n64, unsigned long long h_sc[SC_COUNT]) {
+  msp_status st = MSP_SUCCESS;
+  const cudaStream_t s = tmp.s;
+  const int64_t rows = B->rows, nnz = B->nnz, nbrows = (rows + MSP_BDMP_TILE - 1) / MSP_BDMP_TILE;
+  const msp_convert_options *o = &B->opts;
+  const bool paper = o->bdmp_paper_rule != 0;
+  const int digits = o->bdmp_digits > 0 ? o->bdmp_digits : 0;
+  unsigned long long *sc = NULL;
   MSP_TRY(tmp.get(&sc, SC_COUNT, "the conversion's counters"));
   MSP_CUDA_TRY(cudaMemsetAsync(sc, 0, SC_COUNT * sizeof *sc, s));
-  MSP_TRY(tmp.get(&e64, nnz, "the entries' precisions"));
-  MSP_TRY(tmp.get(&n64, rows + 1, "the rows' fp64 entries"));
-  MSP_TRY(tmp.get(&mask, words, "the precision words"));
-  MSP_TRY(tmp.get(&count, words + 1, "the words' fp64 counts"));
-  MSP_TRY(tmp.get(&before, words + 1, "the fp64 entries before each word"));
-  MSP_TRY(tmp.get(&meta, words, "the precision words and counts"));
-  MSP_CUDA_TRY(cudaMemsetAsync(n64 + rows, 0, sizeof *n64, s));
-  MSP_CUDA_TRY(cudaMemsetAsync(count + words, 0, sizeof *count, s));
-
   // ---- selection
   if (nnz > 0 && digits == 0) {
     if (!(o->bdmp_lambda > 0)) {
@@ -634,7 +533,7 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
     MSP_CUDA_CHECK_LAUNCH("row_budgets");
     tile_count<<<blocks, CV_THREADS, 0, s>>>(rows, nbrows, rowptr, colind, tcount, sc);
     MSP_CUDA_CHECK_LAUNCH("tile_count");
-    MSP_CUDA_TRY(exclusive_sum(tmp, tcount, toff, nbrows + 1, &st));
+    MSP_CUDA_TRY(msp__cv_exclusive_sum(tmp, tcount, toff, nbrows + 1, &st));
     MSP_TRY(st);
     MSP_CUDA_TRY(cudaMemcpyAsync(&ntiles, toff + nbrows, sizeof ntiles, cudaMemcpyDeviceToHost, s));
     MSP_CUDA_TRY(cudaStreamSynchronize(s));
@@ -668,18 +567,46 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
     MSP_CUDA_CHECK_LAUNCH("tile_accept");
   }
   if (rows > 0) {
-    row_final<<<msp__cuda_blocks(rows, 256), 256, 0, s>>>(rows, rowptr, val, e64,
-                                                          msp__vector_group(rows, nnz), n64, sc);
+    row_final<<<msp__cuda_blocks(rows, 256), 256, 0, s>>>(rows, rowptr, val, e64, n64, sc);
     MSP_CUDA_CHECK_LAUNCH("row_final");
   }
+  MSP_CUDA_TRY(cudaMemcpyAsync(h_sc, sc, SC_COUNT * sizeof *sc, cudaMemcpyDeviceToHost, s));
+  MSP_CUDA_TRY(cudaStreamSynchronize(s));
+exit:
+  return st;
+}
+
+msp_status msp__cv_pbp_pack(msp_context ctx, msp__cv_scratch &tmp, msp__cuda_matrix *m,
+                            msp_kernel k, int64_t rows, int64_t nnz, const int64_t *rowptr,
+                            const int64_t *h_rowptr, const int32_t *colind, const double *val,
+                            const uint8_t *e64, const int64_t *n64, uint2 **meta_out,
+                            int64_t *nnz64) {
+  msp_status st = MSP_SUCCESS;
+  const cudaStream_t s = tmp.s;
+  const int64_t words = (nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD;
+  const int64_t tiles = (rows + nnz + MERGE_TILE - 1) / MERGE_TILE;
+  uint32_t *mask = NULL;
+  unsigned long long *count = NULL, *before = NULL, *longer = NULL;
+  uint2 *meta = NULL;
+  int64_t *h_plan = NULL;
+  unsigned long long h2[2] = {0, 0}; // fp64 entries, rows longer than the vector group
+  MSP_TRY(tmp.get(&mask, words, "the precision words"));
+  MSP_TRY(tmp.get(&count, words + 2, "the words' fp64 counts"));
+  MSP_TRY(tmp.get(&before, words + 1, "the fp64 entries before each word"));
+  MSP_TRY(tmp.get(&meta, words, "the precision words and counts"));
+  MSP_CUDA_TRY(cudaMemsetAsync(count + words, 0, 2 * sizeof *count, s));
   if (nnz > 0) {
     pack_words<<<msp__cuda_blocks(words * 32, 256), 256, 0, s>>>(nnz, e64, mask, count);
     MSP_CUDA_CHECK_LAUNCH("pack_words");
   }
-  MSP_CUDA_TRY(exclusive_sum(tmp, count, before, words + 1, &st));
+  MSP_CUDA_TRY(msp__cv_exclusive_sum(tmp, count, before, words + 1, &st));
   MSP_TRY(st);
-  MSP_CUDA_TRY(
-      cudaMemcpyAsync(sc + SC_NNZ64, before + words, sizeof *before, cudaMemcpyDeviceToDevice, s));
+  longer = count + words + 1; // the longer rows' count, after the scan's input
+  if (rows > 0) {
+    rows_longer<<<msp__cuda_blocks(rows, 256), 256, 0, s>>>(
+        rows, rowptr, (int64_t)msp__vector_group(rows, nnz), longer);
+    MSP_CUDA_CHECK_LAUNCH("rows_longer");
+  }
   // csr.cu's merge-path plan: the tiles' coordinates searched on the device, read back with the
   // scalars (rowptr is then read on the host only at the tiles' rows)
   if (tiles > 0) {
@@ -692,35 +619,24 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
     MSP_CUDA_TRY(cudaMemcpyAsync(h_plan, d_plan, (size_t)(2 * (tiles + 1)) * sizeof *h_plan,
                                  cudaMemcpyDeviceToHost, s));
   }
-  MSP_CUDA_TRY(cudaMemcpyAsync(h_sc, sc, sizeof h_sc, cudaMemcpyDeviceToHost, s));
+  MSP_CUDA_TRY(cudaMemcpyAsync(&h2[0], before + words, sizeof h2[0], cudaMemcpyDeviceToHost, s));
+  MSP_CUDA_TRY(cudaMemcpyAsync(&h2[1], longer, sizeof h2[1], cudaMemcpyDeviceToHost, s));
   MSP_CUDA_TRY(cudaStreamSynchronize(s));
-
-  // ---- the record and the device layout
-  MSP_TRY(MSP_ALLOC_ZERO(P, 1, "BDMP-PBP header"));
-  P->info.lambda = digits               ? 0.0
-                   : o->bdmp_lambda > 0 ? o->bdmp_lambda
-                                        : (nnz > 0 ? bits_double(h_sc[SC_LAMBDA]) : 0.0);
-  P->info.digits = digits;
-  P->info.bound = bits_double(h_sc[SC_BOUND]);
-  P->info.tiles = (int64_t)h_sc[SC_TILES];
-  P->info.tiles32 = (int64_t)h_sc[SC_TILES32];
-  P->info.nnz64 = (int64_t)h_sc[SC_NNZ64];
-  P->info.nnz32 = nnz - P->info.nnz64;
-  if (P->info.nnz64 > (int64_t)UINT32_MAX) {
+  *nnz64 = (int64_t)h2[0];
+  if (*nnz64 > (int64_t)UINT32_MAX) {
     st = msp__error(MSP_ERR_NOT_SUPPORTED,
-                    "msp_matrix_convert: bdmp-pbp holds at most %lu fp64 entries, this matrix "
-                    "would store %lld",
-                    (unsigned long)UINT32_MAX, (long long)P->info.nnz64);
+                    "msp_matrix_convert: bdmp holds at most %lu fp64 entries in PBP's layout, this "
+                    "matrix would store %lld",
+                    (unsigned long)UINT32_MAX, (long long)*nnz64);
     goto exit;
   }
   {
-    const int layout = msp__pbp_layout(P->info.nnz32, P->info.nnz64, msp__cuda_csr_kernel(B));
-    MSP_TRY(msp__cuda_matrix_new(B, &m));
-    MSP_TRY(msp__cuda_matrix_reserve(m, SLOT_VAL, (size_t)P->info.nnz64 * sizeof(double)));
-    MSP_TRY(msp__cuda_matrix_reserve(m, SLOT_VAL2, (size_t)P->info.nnz32 * sizeof(float)));
+    const int64_t nnz32 = nnz - *nnz64;
+    const int layout = msp__pbp_layout(nnz32, *nnz64, k);
+    MSP_TRY(msp__cuda_matrix_reserve(m, SLOT_VAL, (size_t)*nnz64 * sizeof(double)));
+    MSP_TRY(msp__cuda_matrix_reserve(m, SLOT_VAL2, (size_t)nnz32 * sizeof(float)));
     MSP_TRY(msp__cuda_matrix_reserve(m, SLOT_ROWPTR, (size_t)(rows + 1) * sizeof(int64_t)));
-    MSP_TRY(
-        msp__cuda_matrix_reserve(m, SLOT_COLIND, (size_t)(nnz > 0 ? nnz : 1) * sizeof(int32_t)));
+    MSP_TRY(msp__cuda_matrix_reserve(m, SLOT_COLIND, (size_t)nnz * sizeof(int32_t)));
     if (nnz > 0) {
       pack_values<<<msp__cuda_blocks(nnz, 256), 256, 0, s>>>(
           nnz, val, mask, before, meta, (float *)m->d[SLOT_VAL2], (double *)m->d[SLOT_VAL]);
@@ -733,7 +649,12 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
     }
     if (layout == MSP__PBP_SPLIT) {
       MSP_TRY(msp__cuda_matrix_reserve(m, SLOT_META, (size_t)(rows + 1) * sizeof(int64_t)));
-      MSP_CUDA_TRY(exclusive_sum(tmp, n64, (int64_t *)m->d[SLOT_META], rows + 1, &st));
+      int64_t *n64z = NULL; // n64 with a last element for the exclusive sum's total
+      MSP_TRY(tmp.get(&n64z, rows + 1, "the rows' fp64 entries"));
+      MSP_CUDA_TRY(
+          cudaMemcpyAsync(n64z, n64, (size_t)rows * sizeof(int64_t), cudaMemcpyDeviceToDevice, s));
+      MSP_CUDA_TRY(cudaMemsetAsync(n64z + rows, 0, sizeof *n64z, s));
+      MSP_CUDA_TRY(msp__cv_exclusive_sum(tmp, n64z, (int64_t *)m->d[SLOT_META], rows + 1, &st));
       MSP_TRY(st);
       split_columns<<<msp__cuda_blocks(rows, 256), 256, 0, s>>>(rows, rowptr, colind, e64, n64,
                                                                 (int32_t *)m->d[SLOT_COLIND]);
@@ -744,17 +665,64 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
     }
     MSP_CUDA_TRY(cudaMemcpyAsync(m->d[SLOT_ROWPTR], rowptr, (size_t)(rows + 1) * sizeof(int64_t),
                                  cudaMemcpyDeviceToDevice, s));
-    MSP_TRY(msp__cuda_csr_structure_planned(ctx, m, rows, nnz, B->rowptr, NULL, h_plan,
-                                            h_plan ? h_plan + tiles + 1 : NULL,
-                                            (int64_t)h_sc[SC_LONGER]));
+    MSP_TRY(msp__cuda_csr_structure_planned(ctx, m, rows, nnz, h_rowptr, NULL, h_plan,
+                                            h_plan ? h_plan + tiles + 1 : NULL, (int64_t)h2[1]));
     m->i64[6] = layout;
   }
+  *meta_out = meta;
+exit:
+  msp__free(h_plan);
+  return st;
+}
+
+extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matrix A,
+                                                 msp_matrix B) {
+  msp_status st = MSP_SUCCESS;
+  const cudaStream_t s = msp__cuda(ctx)->stream;
+  msp__cv_scratch tmp;
+  tmp.s = s;
+  msp__cuda_matrix *m = NULL;
+  msp__bdmp_pbp *P = NULL;
+  cudaEvent_t ev[2] = {NULL, NULL};
+  const int64_t rows = B->rows, nnz = B->nnz;
+  const int64_t words = (nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD;
+  const msp_convert_options *o = &B->opts;
+  const int digits = o->bdmp_digits > 0 ? o->bdmp_digits : 0;
+  const int64_t *rowptr = NULL;
+  const int32_t *colind = NULL;
+  const double *val = NULL;
+  unsigned long long h_sc[SC_COUNT];
+  uint8_t *e64 = NULL;
+  int64_t *n64 = NULL, nnz64 = 0;
+  uint2 *meta = NULL;
+  float ms = 0;
+  MSP_CUDA_TRY(cudaSetDevice(ctx->device));
+  MSP_CUDA_TRY(cudaEventCreate(&ev[0]));
+  MSP_CUDA_TRY(cudaEventCreate(&ev[1]));
+  MSP_CUDA_TRY(cudaEventRecord(ev[0], s));
+  MSP_TRY(msp__cv_source(ctx, tmp, A, B, &rowptr, &colind, &val));
+  MSP_TRY(tmp.get(&e64, nnz, "the entries' precisions"));
+  MSP_TRY(tmp.get(&n64, rows, "the rows' fp64 entries"));
+  MSP_TRY(msp__cv_select(ctx, tmp, B, rowptr, colind, val, e64, n64, h_sc));
+  MSP_TRY(msp__cuda_matrix_new(B, &m));
+  MSP_TRY(msp__cv_pbp_pack(ctx, tmp, m, msp__cuda_csr_kernel(B), rows, nnz, rowptr, B->rowptr,
+                           colind, val, e64, n64, &meta, &nnz64));
   MSP_CUDA_TRY(cudaEventRecord(ev[1], s));
   MSP_CUDA_TRY(cudaEventSynchronize(ev[1]));
   MSP_CUDA_TRY(cudaEventElapsedTime(&ms, ev[0], ev[1]));
-  P->info.convert_ms = ms;
 
   // ---- the host record, read back
+  MSP_TRY(MSP_ALLOC_ZERO(P, 1, "BDMP-PBP header"));
+  P->info.lambda = digits               ? 0.0
+                   : o->bdmp_lambda > 0 ? o->bdmp_lambda
+                                        : (nnz > 0 ? bits_double(h_sc[SC_LAMBDA]) : 0.0);
+  P->info.digits = digits;
+  P->info.bound = bits_double(h_sc[SC_BOUND]);
+  P->info.tiles = (int64_t)h_sc[SC_TILES];
+  P->info.tiles32 = (int64_t)h_sc[SC_TILES32];
+  P->info.nnz64 = nnz64;
+  P->info.nnz32 = nnz - nnz64;
+  P->info.convert_ms = ms;
   MSP_TRY(MSP_ALLOC(P->rowptr, rows + 1, "BDMP-PBP row pointers"));
   MSP_TRY(MSP_ALLOC(P->colind, nnz, "BDMP-PBP columns"));
   MSP_TRY(MSP_ALLOC(P->meta, 2 * words, "BDMP-PBP precision words"));
@@ -777,7 +745,6 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
   P = NULL;
 exit:
   if (P) msp__format_free(MSP_FORMAT_BDMP_PBP, P);
-  msp__free(h_plan);
   if (ev[0]) cudaEventDestroy(ev[0]);
   if (ev[1]) cudaEventDestroy(ev[1]);
   return st; // tmp frees its scratch (stream-ordered); B->dev is the caller's to free on failure

@@ -41,7 +41,9 @@ enum {
   SLOT_RUN_ROW,
   SLOT_COUNTER,
   SLOT_VAL2, // BDMP-PBP: its fp32 values (its fp64 values are in SLOT_VAL)
-  SLOT_META  // BDMP-PBP: its precision words
+  SLOT_META, // BDMP-PBP: its precision words
+  // BDMP-TCKI's tile part from here (bdmp.cu; its CSR-like part in the slots above)
+  MSP__TCKI_SLOT
 };
 
 // ---- values of a row in two parts ---------------------------------------------------------------

@@ -111,8 +111,10 @@ msp_status msp__cuda_hyb_spmv(msp_context ctx, double alpha, const msp_matrix A,
 // BDMP-PBP / BDMP-TCKI (bdmp.cu): every storage precision of x and y (TCKI and PBP's merge path
 // write a fixed-point y through msp__cuda_spmv_fixed_y).
 msp_status msp__cuda_bdmp_pbp_upload(msp_context ctx, msp_matrix A);
-// BDMP-PBP built on the device from A into B (bdmp_convert.cu; the backend's bdmp_pbp_convert).
+// BDMP-PBP / BDMP-TCKI built on the device from A into B (bdmp_convert.cu, bdmp_tcki_convert.cu;
+// the backend's bdmp_convert).
 msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matrix A, msp_matrix B);
+msp_status msp__cuda_bdmp_tcki_convert(msp_context ctx, const msp_matrix A, msp_matrix B);
 msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                                    double beta, msp_vector y);
 msp_status msp__cuda_bdmp_tcki_upload(msp_context ctx, msp_matrix A);

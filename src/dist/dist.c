@@ -161,8 +161,8 @@ msp_status msp_dist_create_backend(MPI_Comm comm, msp_backend backend, int devic
   for (int f = 0; f < MSP_FORMAT_COUNT; f++)
     d->table.spmv[f] = msp__dist_spmv;
   d->table.matrix_free = dist_matrix_free;
-  // a distributed matrix's device data is not a CUDA record: BDMP-PBP is built on the host
-  d->table.bdmp_pbp_convert = NULL;
+  // a distributed matrix's device data is not a CUDA record: BDMP is built on the host
+  d->table.bdmp_convert = NULL;
   MSP_TRY(msp__dist_set_exact(d, backend == MSP_BACKEND_CPU));
   if (backend == MSP_BACKEND_CPU) {
     // PageRank (pagerank.c): the pull form's graph, step and host sums over the ranks
