@@ -88,7 +88,8 @@ static void same_tcki(const char *what, const msp_matrix H, const msp_matrix D) 
   CHECK(h->nbrows == d->nbrows && h->ntiles == d->ntiles && h->n32 == d->n32 && h->n64 == d->n64 &&
             h->csr_brows == d->csr_brows && h->csr_nnz == d->csr_nnz && h->nsegs == d->nsegs &&
             memcmp(h->fmt_count, d->fmt_count, sizeof h->fmt_count) == 0,
-        "%s: counts (stored tiles %lld/%lld, values %lld+%lld/%lld+%lld, CSR-like block rows "
+        "%s: counts or GPU layout sizes (stored tiles %lld/%lld, values %lld+%lld/%lld+%lld, "
+        "CSR-like block rows "
         "%lld/%lld, segments %lld/%lld, COO %lld/%lld, ELL %lld/%lld, CSR %lld/%lld, HYB "
         "%lld/%lld)",
         what, (long long)h->ntiles, (long long)d->ntiles, (long long)h->n32, (long long)h->n64,

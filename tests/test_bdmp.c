@@ -206,6 +206,11 @@ static void check_device_layout(const msp_matrix B, const char *label) {
   memset(&d, 0, sizeof d);
   memset(&P, 0, sizeof P);
   msp__bdmp_tcki_device(T, &z, NULL);
+  CHECK(memcmp(&z, &T->dev, sizeof z) == 0,
+        "%s: the record's GPU layout sizes (%lld chunks, %lld index bytes) are not its layout's "
+        "(%lld, %lld)",
+        label, (long long)T->dev.nchunks, (long long)T->dev.nidx, (long long)z.nchunks,
+        (long long)z.nidx);
   d.chunk = malloc((size_t)(z.nchunks + 1) * sizeof *d.chunk);
   d.tcol = malloc((size_t)(z.ntcol + 1) * sizeof *d.tcol);
   d.runs = malloc((size_t)(3 * z.nsplit + 1) * sizeof *d.runs);

@@ -474,10 +474,9 @@ msp_status msp_matrix_bdmp_info(const msp_matrix A, msp_bdmp_report *r) {
     const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
     for (int f = 0; f < 4; f++)
       r->tile_formats[f] = T->fmt_count[f];
-    msp__tcki_dev_size z; // the arrays a product reads (bdmp.h): slabs with their padding
-    msp__bdmp_tcki_device(T, &z, NULL);
-    r->bytes_values = z.n32 * 4 + z.n64 * 8 + (z.rows_nnz - z.rows_n64) * 4 + z.rows_n64 * 8;
-    r->bytes_indices = z.nidx + (z.rows_brows > 0 ? (A->rows + 1) * 8 + z.rows_nnz * 4 : 0);
+    const msp__tcki_dev_size *z = &T->dev; // the arrays a product reads: slabs with padding
+    r->bytes_values = z->n32 * 4 + z->n64 * 8 + (z->rows_nnz - z->rows_n64) * 4 + z->rows_n64 * 8;
+    r->bytes_indices = z->nidx + (z->rows_brows > 0 ? (A->rows + 1) * 8 + z->rows_nnz * 4 : 0);
     r->bytes_meta = (int64_t)msp__bdmp_tcki_bytes(A) - r->bytes_values - r->bytes_indices;
     r->csr_brows = T->csr_brows;
     r->csr_nnz = T->csr_nnz;

@@ -155,6 +155,13 @@ enum { MSP__TILE_COO = 0, MSP__TILE_ELL = 1, MSP__TILE_CSR = 2, MSP__TILE_HYB = 
 //        0..3 padding bytes): 16 uint16 row ends (row r's entries are [ends[r-1], ends[r]), with
 //        ends[-1] = 0), then ends[15] int32 matrix columns, ascending within each row; the
 //        values (ends[15] of them) start at voff[t]. eoff[t+1] = a + 32 + 4 * ends[15].
+// The sizes of TCKI's GPU layout (see msp__bdmp_tcki_device below): the tile part's chunks,
+// split block rows, part slots, tile columns, index bytes and slab values; the CSR-like part's
+// block rows, entries and fp64 entries.
+typedef struct {
+  int64_t nchunks, nsplit, nparts, ntcol, nidx, n32, n64; // the tile part
+  int64_t rows_brows, rows_nnz, rows_n64;                 // the CSR-like part
+} msp__tcki_dev_size;
 typedef struct {
   msp__bdmp_info info;
   int64_t nbrows, ntiles; // ntiles: stored entries of the tile arrays, tiles and segments
@@ -167,11 +174,12 @@ typedef struct {
   uint8_t *idx;           // eoff[ntiles] bytes
   float *val32;
   double *val64;
-  int64_t n32, n64;     // values in val32 / val64 (padding included)
-  int64_t fmt_count[4]; // tiles per format, over the block rows stored as tiles
-  int64_t csr_brows;    // block rows stored CSR-like
-  int64_t csr_nnz;      // their nonzeros
-  int64_t nsegs;        // their segments (ntiles - nsegs tiles are stored as tiles)
+  int64_t n32, n64;       // values in val32 / val64 (padding included)
+  int64_t fmt_count[4];   // tiles per format, over the block rows stored as tiles
+  int64_t csr_brows;      // block rows stored CSR-like
+  int64_t csr_nnz;        // their nonzeros
+  int64_t nsegs;          // their segments (ntiles - nsegs tiles are stored as tiles)
+  msp__tcki_dev_size dev; // the GPU layout's sizes, set with the record (msp__bdmp_tcki_device)
 } msp__bdmp_tcki;
 
 // A segment's data start: its entry offset rounded up to 4 bytes (int32 columns aligned).
@@ -220,10 +228,6 @@ typedef struct {
   int64_t ioff;           // first index byte of the slab
   int64_t v64off, v32off; // first slab value in val64 / val32
 } msp__tcki_chunk;        // 40 bytes, read as 10 words by the lanes of a half-warp
-typedef struct {
-  int64_t nchunks, nsplit, nparts, ntcol, nidx, n32, n64; // the tile part
-  int64_t rows_brows, rows_nnz, rows_n64;                 // the CSR-like part
-} msp__tcki_dev_size;
 typedef struct {
   msp__tcki_chunk *chunk; // nchunks
   int32_t *tcol;          // ntcol

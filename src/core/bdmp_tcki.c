@@ -325,6 +325,7 @@ msp_status msp__bdmp_build_tcki(msp_matrix B, const msp__bdmp_ent *ent, const ms
     st = msp__error(MSP_ERR_INTERNAL, "BDMP-TCKI: a CSR tile part holds more than 255 entries");
     goto exit;
   }
+  msp__bdmp_tcki_device(T, &T->dev, NULL);
   *out = T;
   T = NULL;
 exit:
@@ -451,13 +452,13 @@ size_t msp__bdmp_tcki_bytes(const msp_matrix A) {
   // bytes, values with the slabs' padding, the runs of split block rows and their partial sums
   // (16 doubles per chunk, written and read); the CSR-like part as PBP (row pointers over every
   // row, columns, a word per 32 entries, values), where there is one.
-  msp__tcki_dev_size z;
-  msp__bdmp_tcki_device((const msp__bdmp_tcki *)A->fmt, &z, NULL);
-  int64_t b = z.nchunks * (int64_t)sizeof(msp__tcki_chunk) + z.ntcol * 4 + z.nidx + z.n32 * 4 +
-              z.n64 * 8 + z.nsplit * 3 * 8 + z.nparts * MSP_BDMP_TILE * 8 * 2;
-  if (z.rows_brows > 0)
-    b += (A->rows + 1) * 8 + z.rows_nnz * 4 + (z.rows_nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD * 8 +
-         (z.rows_nnz - z.rows_n64) * 4 + z.rows_n64 * 8;
+  const msp__tcki_dev_size *z = &((const msp__bdmp_tcki *)A->fmt)->dev;
+  int64_t b = z->nchunks * (int64_t)sizeof(msp__tcki_chunk) + z->ntcol * 4 + z->nidx + z->n32 * 4 +
+              z->n64 * 8 + z->nsplit * 3 * 8 + z->nparts * MSP_BDMP_TILE * 8 * 2;
+  if (z->rows_brows > 0)
+    b += (A->rows + 1) * 8 + z->rows_nnz * 4 +
+         (z->rows_nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD * 8 + (z->rows_nnz - z->rows_n64) * 4 +
+         z->rows_n64 * 8;
   return (size_t)b;
 }
 

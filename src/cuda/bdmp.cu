@@ -287,7 +287,7 @@ extern "C" msp_status msp__cuda_bdmp_tcki_upload(msp_context ctx, msp_matrix A) 
   memset(&P, 0, sizeof P);
   const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)A->fmt;
   if (!T) return msp__error(MSP_ERR_INTERNAL, "bdmp-tcki upload (cuda): no host data");
-  msp__bdmp_tcki_device(T, &z, NULL);
+  z = T->dev;
   if (z.nchunks > INT32_MAX || z.ntcol > INT32_MAX || T->nbrows > INT32_MAX)
     return msp__error(MSP_ERR_NOT_SUPPORTED,
                       "bdmp-tcki upload (cuda): %lld chunks or %lld block rows exceed int32",

@@ -558,10 +558,12 @@ extern "C" msp_status msp__cuda_bdmp_tcki_convert(msp_context ctx, const msp_mat
   long long *info = NULL;
   tk_cnt *cnt = NULL, *pre = NULL, tot;
   tk_out w;
+  msp__tcki_dev_size dev;
   float ms = 0;
   int choice = 0;
   long long ebytes = 0;
   memset(&w, 0, sizeof w);
+  memset(&dev, 0, sizeof dev);
   MSP_CUDA_TRY(cudaSetDevice(ctx->device));
   MSP_CUDA_TRY(cudaEventCreate(&ev[0]));
   MSP_CUDA_TRY(cudaEventCreate(&ev[1]));
@@ -681,10 +683,18 @@ extern "C" msp_status msp__cuda_bdmp_tcki_convert(msp_context ctx, const msp_mat
     // the CSR-like part as PBP, on PBP's CSR slots
     if (tot.c[F_CSR] > 0) {
       uint2 *meta = NULL;
-      int64_t rn64tot = 0;
       MSP_TRY(msp__cv_pbp_pack(ctx, tmp, m, msp__cuda_csr_kernel(B), rows, rnnz, w.rrowptr,
-                               h_rrowptr, w.rcol, w.rval, w.re64, rn64, &meta, &rn64tot));
+                               h_rrowptr, w.rcol, w.rval, w.re64, rn64, &meta, &dev.rows_n64));
     }
+    dev.nchunks = tot.c[F_CH];
+    dev.nsplit = tot.c[F_SPLIT];
+    dev.nparts = tot.c[F_PARTS];
+    dev.ntcol = tot.c[F_TCOL];
+    dev.nidx = tot.c[F_IDX];
+    dev.n32 = tot.c[F_S32];
+    dev.n64 = tot.c[F_S64];
+    dev.rows_brows = tot.c[F_CSR];
+    dev.rows_nnz = rnnz;
   }
   MSP_CUDA_TRY(cudaEventRecord(ev[1], s));
   MSP_CUDA_TRY(cudaEventSynchronize(ev[1]));
@@ -708,6 +718,7 @@ extern "C" msp_status msp__cuda_bdmp_tcki_convert(msp_context ctx, const msp_mat
   T->csr_brows = tot.c[F_CSR];
   T->csr_nnz = tot.c[F_CSRNNZ];
   T->nsegs = tot.c[F_SEGS];
+  T->dev = dev;
   MSP_TRY(to_host(&T->tile_ptr, tile_ptr, nbrows + 1, "BDMP-TCKI tile pointers", s));
   MSP_TRY(to_host(&T->tile_col, w.tile_col, T->ntiles, "BDMP-TCKI tile columns", s));
   MSP_TRY(to_host(&T->tile_fmt, w.tile_fmt, T->ntiles, "BDMP-TCKI tile formats", s));
