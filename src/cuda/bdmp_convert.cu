@@ -24,6 +24,10 @@
 #include <float.h>
 #include <string.h>
 
+// The scalars of the selection (one read-back): tiles, fp32 tiles, the bound's bits, lambda's
+// bits, the mean's bits, long block rows.
+enum { SC_TILES, SC_TILES32, SC_BOUND, SC_LAMBDA, SC_MEAN, SC_NLONG, SC_COUNT };
+
 // ---- value tests (bdmp.c's, on the device) -----------------------------------------------------
 __device__ __forceinline__ bool exact_f32(double a) {
   return (double)__double2float_rn(a) == a;
@@ -418,9 +422,9 @@ static double bits_double(unsigned long long b) {
   return d;
 }
 
-msp_status msp__cv_source(msp_context ctx, msp__cv_scratch &tmp, const msp_matrix A,
-                          const msp_matrix B, const int64_t **rowptr, const int32_t **colind,
-                          const double **val) {
+static msp_status cv_source(msp_context ctx, msp__cv_scratch &tmp, const msp_matrix A,
+                            const msp_matrix B, const int64_t **rowptr, const int32_t **colind,
+                            const double **val) {
   msp_status st = MSP_SUCCESS;
   const int64_t rows = B->rows, nnz = B->nnz;
   // A's device CSR when it has one on this context (a CUDA matrix record: A's context is the
@@ -456,9 +460,10 @@ exit:
   return st;
 }
 
-msp_status msp__cv_select(msp_context ctx, msp__cv_scratch &tmp, const msp_matrix B,
-                          const int64_t *rowptr, const int32_t *colind, const double *val,
-                          uint8_t *e64, int64_t *n64, unsigned long long h_sc[SC_COUNT]) {
+// The selection (bdmp.c's) on the device: e64, n64 and the scalars SC_* in h_sc.
+static msp_status cv_select(msp_context ctx, msp__cv_scratch &tmp, const msp_matrix B,
+                            const int64_t *rowptr, const int32_t *colind, const double *val,
+                            uint8_t *e64, int64_t *n64, unsigned long long h_sc[SC_COUNT]) {
   msp_status st = MSP_SUCCESS;
   const cudaStream_t s = tmp.s;
   const int64_t rows = B->rows, nnz = B->nnz, nbrows = (rows + MSP_BDMP_TILE - 1) / MSP_BDMP_TILE;
@@ -576,6 +581,52 @@ exit:
   return st;
 }
 
+msp_status msp__cv_timer::start(cudaStream_t s) {
+  msp_status st = MSP_SUCCESS;
+  MSP_CUDA_TRY(cudaEventCreate(&ev[0]));
+  MSP_CUDA_TRY(cudaEventCreate(&ev[1]));
+  MSP_CUDA_TRY(cudaEventRecord(ev[0], s));
+exit:
+  return st;
+}
+
+msp_status msp__cv_timer::stop(cudaStream_t s, double *ms) {
+  msp_status st = MSP_SUCCESS;
+  float t = 0;
+  MSP_CUDA_TRY(cudaEventRecord(ev[1], s));
+  MSP_CUDA_TRY(cudaEventSynchronize(ev[1]));
+  MSP_CUDA_TRY(cudaEventElapsedTime(&t, ev[0], ev[1]));
+  *ms = t;
+exit:
+  return st;
+}
+
+msp_status msp__cv_begin(msp_context ctx, msp__cv_scratch &tmp, msp__cv_timer &timer,
+                         const msp_matrix A, const msp_matrix B, const int64_t **rowptr,
+                         const int32_t **colind, const double **val, uint8_t **e64, int64_t **n64,
+                         msp__bdmp_info *info) {
+  msp_status st = MSP_SUCCESS;
+  const msp_convert_options *o = &B->opts;
+  const int digits = o->bdmp_digits > 0 ? o->bdmp_digits : 0;
+  unsigned long long h_sc[SC_COUNT];
+  MSP_CUDA_TRY(cudaSetDevice(ctx->device));
+  MSP_TRY(timer.start(tmp.s));
+  MSP_TRY(cv_source(ctx, tmp, A, B, rowptr, colind, val));
+  MSP_TRY(tmp.get(e64, B->nnz, "the entries' precisions"));
+  MSP_TRY(tmp.get(n64, B->rows, "the rows' fp64 entries"));
+  MSP_TRY(cv_select(ctx, tmp, B, *rowptr, *colind, *val, *e64, *n64, h_sc));
+  memset(info, 0, sizeof *info);
+  info->lambda = digits               ? 0.0
+                 : o->bdmp_lambda > 0 ? o->bdmp_lambda
+                                      : (B->nnz > 0 ? bits_double(h_sc[SC_LAMBDA]) : 0.0);
+  info->digits = digits;
+  info->bound = bits_double(h_sc[SC_BOUND]);
+  info->tiles = (int64_t)h_sc[SC_TILES];
+  info->tiles32 = (int64_t)h_sc[SC_TILES32];
+exit:
+  return st;
+}
+
 msp_status msp__cv_pbp_pack(msp_context ctx, msp__cv_scratch &tmp, msp__cuda_matrix *m,
                             msp_kernel k, int64_t rows, int64_t nnz, const int64_t *rowptr,
                             const int64_t *h_rowptr, const int32_t *colind, const double *val,
@@ -681,48 +732,29 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
   const cudaStream_t s = msp__cuda(ctx)->stream;
   msp__cv_scratch tmp;
   tmp.s = s;
+  msp__cv_timer timer;
   msp__cuda_matrix *m = NULL;
   msp__bdmp_pbp *P = NULL;
-  cudaEvent_t ev[2] = {NULL, NULL};
+  msp__bdmp_info info;
   const int64_t rows = B->rows, nnz = B->nnz;
   const int64_t words = (nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD;
-  const msp_convert_options *o = &B->opts;
-  const int digits = o->bdmp_digits > 0 ? o->bdmp_digits : 0;
   const int64_t *rowptr = NULL;
   const int32_t *colind = NULL;
   const double *val = NULL;
-  unsigned long long h_sc[SC_COUNT];
   uint8_t *e64 = NULL;
   int64_t *n64 = NULL, nnz64 = 0;
   uint2 *meta = NULL;
-  float ms = 0;
-  MSP_CUDA_TRY(cudaSetDevice(ctx->device));
-  MSP_CUDA_TRY(cudaEventCreate(&ev[0]));
-  MSP_CUDA_TRY(cudaEventCreate(&ev[1]));
-  MSP_CUDA_TRY(cudaEventRecord(ev[0], s));
-  MSP_TRY(msp__cv_source(ctx, tmp, A, B, &rowptr, &colind, &val));
-  MSP_TRY(tmp.get(&e64, nnz, "the entries' precisions"));
-  MSP_TRY(tmp.get(&n64, rows, "the rows' fp64 entries"));
-  MSP_TRY(msp__cv_select(ctx, tmp, B, rowptr, colind, val, e64, n64, h_sc));
+  MSP_TRY(msp__cv_begin(ctx, tmp, timer, A, B, &rowptr, &colind, &val, &e64, &n64, &info));
   MSP_TRY(msp__cuda_matrix_new(B, &m));
   MSP_TRY(msp__cv_pbp_pack(ctx, tmp, m, msp__cuda_csr_kernel(B), rows, nnz, rowptr, B->rowptr,
                            colind, val, e64, n64, &meta, &nnz64));
-  MSP_CUDA_TRY(cudaEventRecord(ev[1], s));
-  MSP_CUDA_TRY(cudaEventSynchronize(ev[1]));
-  MSP_CUDA_TRY(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+  MSP_TRY(timer.stop(s, &info.convert_ms));
+  info.nnz64 = nnz64;
+  info.nnz32 = nnz - nnz64;
 
   // ---- the host record, read back
   MSP_TRY(MSP_ALLOC_ZERO(P, 1, "BDMP-PBP header"));
-  P->info.lambda = digits               ? 0.0
-                   : o->bdmp_lambda > 0 ? o->bdmp_lambda
-                                        : (nnz > 0 ? bits_double(h_sc[SC_LAMBDA]) : 0.0);
-  P->info.digits = digits;
-  P->info.bound = bits_double(h_sc[SC_BOUND]);
-  P->info.tiles = (int64_t)h_sc[SC_TILES];
-  P->info.tiles32 = (int64_t)h_sc[SC_TILES32];
-  P->info.nnz64 = nnz64;
-  P->info.nnz32 = nnz - nnz64;
-  P->info.convert_ms = ms;
+  P->info = info;
   MSP_TRY(MSP_ALLOC(P->rowptr, rows + 1, "BDMP-PBP row pointers"));
   MSP_TRY(MSP_ALLOC(P->colind, nnz, "BDMP-PBP columns"));
   MSP_TRY(MSP_ALLOC(P->meta, 2 * words, "BDMP-PBP precision words"));
@@ -745,7 +777,5 @@ extern "C" msp_status msp__cuda_bdmp_pbp_convert(msp_context ctx, const msp_matr
   P = NULL;
 exit:
   if (P) msp__format_free(MSP_FORMAT_BDMP_PBP, P);
-  if (ev[0]) cudaEventDestroy(ev[0]);
-  if (ev[1]) cudaEventDestroy(ev[1]);
   return st; // tmp frees its scratch (stream-ordered); B->dev is the caller's to free on failure
 }

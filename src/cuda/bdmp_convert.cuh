@@ -14,10 +14,6 @@
 #define CV_THREADS (CV_WARPS * 32)
 #define CV_FULL 0xffffffffu
 
-// The scalars of the selection (one read-back): tiles, fp32 tiles, the bound's bits, lambda's
-// bits, the mean's bits, long block rows.
-enum { SC_TILES, SC_TILES32, SC_BOUND, SC_LAMBDA, SC_MEAN, SC_NLONG, SC_COUNT };
-
 // Stream-ordered scratch, freed at the end whatever happens.
 struct msp__cv_scratch {
   cudaStream_t s;
@@ -62,16 +58,25 @@ static cudaError_t msp__cv_exclusive_sum(msp__cv_scratch &sc, const T *in, T *ou
 // backend.cu's allocation of msp__cuda_matrix_put without its copy or zero fill.
 extern "C" msp_status msp__cuda_matrix_reserve(msp__cuda_matrix *m, int slot, size_t bytes);
 
-// The source's fp64 CSR on the device: A's device arrays when A is an fp64 CSR matrix of ctx's
-// CUDA backend, else B's host CSR copied into scratch.
-msp_status msp__cv_source(msp_context ctx, msp__cv_scratch &tmp, const msp_matrix A,
-                          const msp_matrix B, const int64_t **rowptr, const int32_t **colind,
-                          const double **val);
-// The precision selection of bdmp.c for B's options on the device: e64[k] = 1 when entry k is
-// stored in fp64; n64[i] the fp64 entries of row i; the scalars SC_* in h_sc (read back).
-msp_status msp__cv_select(msp_context ctx, msp__cv_scratch &tmp, const msp_matrix B,
-                          const int64_t *rowptr, const int32_t *colind, const double *val,
-                          uint8_t *e64, int64_t *n64, unsigned long long h_sc[SC_COUNT]);
+// The device time of a conversion: events on the stream, destroyed with it.
+struct msp__cv_timer {
+  cudaEvent_t ev[2] = {NULL, NULL};
+  msp_status start(cudaStream_t s);
+  msp_status stop(cudaStream_t s, double *ms);
+  ~msp__cv_timer() {
+    for (int k = 0; k < 2; k++)
+      if (ev[k]) cudaEventDestroy(ev[k]);
+  }
+};
+// The start of both conversions: the timer started; the source's fp64 CSR on the device (A's
+// device arrays when A is an fp64 CSR matrix of ctx's CUDA backend, else B's host CSR copied into
+// scratch); the precision selection of bdmp.c for B's options: e64[k] = 1 when entry k is stored
+// in fp64, n64[i] the fp64 entries of row i (both in scratch), and the record's report fields
+// (lambda, digits, bound, tiles, fp32 tiles) in *info.
+msp_status msp__cv_begin(msp_context ctx, msp__cv_scratch &tmp, msp__cv_timer &timer,
+                         const msp_matrix A, const msp_matrix B, const int64_t **rowptr,
+                         const int32_t **colind, const double **val, uint8_t **e64, int64_t **n64,
+                         msp__bdmp_info *info);
 // A PBP record (bdmp.h) over a device CSR of rows rows and nnz entries with precisions e64 and
 // fp64 counts n64 per row, into m's CSR slots in the device layout of kernel k (bdmp.cu:
 // SLOT_VAL the fp64 stream, SLOT_VAL2 the fp32 one, SLOT_META, the CSR structure and merge-path

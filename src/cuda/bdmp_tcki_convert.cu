@@ -521,12 +521,6 @@ __global__ void tk_tile_ptr(int64_t nbrows, const tk_cnt *__restrict__ pre,
 }
 
 // ---- the conversion ----------------------------------------------------------------------------
-static double bits_double(unsigned long long b) {
-  double d;
-  memcpy(&d, &b, sizeof d);
-  return d;
-}
-
 template <typename T>
 static msp_status to_host(T **out, const T *dev, int64_t n, const char *what, cudaStream_t s) {
   msp_status st = MSP_SUCCESS;
@@ -545,33 +539,24 @@ extern "C" msp_status msp__cuda_bdmp_tcki_convert(msp_context ctx, const msp_mat
   tmp.s = s;
   msp__cuda_matrix *m = NULL;
   msp__bdmp_tcki *T = NULL;
-  cudaEvent_t ev[2] = {NULL, NULL};
+  msp__cv_timer timer;
+  msp__bdmp_info sel;
   const int64_t rows = B->rows, nnz = B->nnz, nbrows = (rows + MSP_BDMP_TILE - 1) / MSP_BDMP_TILE;
-  const msp_convert_options *o = &B->opts;
-  const int digits = o->bdmp_digits > 0 ? o->bdmp_digits : 0;
   const int64_t *rowptr = NULL;
   const int32_t *colind = NULL;
   const double *val = NULL;
-  unsigned long long h_sc[SC_COUNT], h_t[T_COUNT], *tsc = NULL;
+  unsigned long long h_t[T_COUNT], *tsc = NULL;
   uint8_t *e64 = NULL, *pref = NULL, *kind = NULL;
   int64_t *n64 = NULL, *h_rrowptr = NULL, rnnz = 0, *tile_ptr = NULL;
   long long *info = NULL;
   tk_cnt *cnt = NULL, *pre = NULL, tot;
   tk_out w;
   msp__tcki_dev_size dev;
-  float ms = 0;
   int choice = 0;
   long long ebytes = 0;
   memset(&w, 0, sizeof w);
   memset(&dev, 0, sizeof dev);
-  MSP_CUDA_TRY(cudaSetDevice(ctx->device));
-  MSP_CUDA_TRY(cudaEventCreate(&ev[0]));
-  MSP_CUDA_TRY(cudaEventCreate(&ev[1]));
-  MSP_CUDA_TRY(cudaEventRecord(ev[0], s));
-  MSP_TRY(msp__cv_source(ctx, tmp, A, B, &rowptr, &colind, &val));
-  MSP_TRY(tmp.get(&e64, nnz, "the entries' precisions"));
-  MSP_TRY(tmp.get(&n64, rows, "the rows' fp64 entries"));
-  MSP_TRY(msp__cv_select(ctx, tmp, B, rowptr, colind, val, e64, n64, h_sc));
+  MSP_TRY(msp__cv_begin(ctx, tmp, timer, A, B, &rowptr, &colind, &val, &e64, &n64, &sel));
 
   // ---- 1: tiles, chunks and costs per block row; the kind choice
   MSP_TRY(tmp.get(&info, nbrows * B_COUNT, "the block rows' counts"));
@@ -696,21 +681,12 @@ extern "C" msp_status msp__cuda_bdmp_tcki_convert(msp_context ctx, const msp_mat
     dev.rows_brows = tot.c[F_CSR];
     dev.rows_nnz = rnnz;
   }
-  MSP_CUDA_TRY(cudaEventRecord(ev[1], s));
-  MSP_CUDA_TRY(cudaEventSynchronize(ev[1]));
-  MSP_CUDA_TRY(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+  MSP_TRY(timer.stop(s, &sel.convert_ms));
 
   // ---- 4: the host record, read back
   MSP_CUDA_TRY(cudaMemcpyAsync(h_t, tsc, sizeof h_t, cudaMemcpyDeviceToHost, s));
   MSP_TRY(MSP_ALLOC_ZERO(T, 1, "BDMP-TCKI header"));
-  T->info.lambda = digits               ? 0.0
-                   : o->bdmp_lambda > 0 ? o->bdmp_lambda
-                                        : (nnz > 0 ? bits_double(h_sc[SC_LAMBDA]) : 0.0);
-  T->info.digits = digits;
-  T->info.bound = bits_double(h_sc[SC_BOUND]);
-  T->info.tiles = (int64_t)h_sc[SC_TILES];
-  T->info.tiles32 = (int64_t)h_sc[SC_TILES32];
-  T->info.convert_ms = ms;
+  T->info = sel;
   T->nbrows = nbrows;
   T->ntiles = tot.c[F_OUT];
   T->n32 = tot.c[F_HV32];
@@ -742,7 +718,5 @@ extern "C" msp_status msp__cuda_bdmp_tcki_convert(msp_context ctx, const msp_mat
 exit:
   if (T) msp__bdmp_tcki_free(T);
   msp__free(h_rrowptr);
-  if (ev[0]) cudaEventDestroy(ev[0]);
-  if (ev[1]) cudaEventDestroy(ev[1]);
   return st; // tmp frees its scratch (stream-ordered); B->dev is the caller's to free on failure
 }
