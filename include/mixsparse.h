@@ -358,9 +358,9 @@ typedef struct {
   // partial sums of block rows split over several chunks, the CSR-like part's precision words).
   int64_t bytes_values, bytes_indices, bytes_meta;
   int64_t csr_brows, csr_nnz; // TCKI: block rows stored CSR-like and their nonzeros (0 for PBP)
-  double convert_device_ms;   // BDMP-PBP on a CUDA context, converted on the device: the device
-                              // time of the conversion (selection, packing, device layout),
-                              // event-timed; 0 for a matrix built on the host (CPU, TCKI)
+  double convert_device_ms;   // BDMP on a CUDA context, converted on the device: the device
+                              // time of the conversion (selection, tiles, packing, the host record
+                              // read back excluded), event-timed; 0 for a matrix built on the host
 } msp_bdmp_report;
 // Fill r for a BDMP matrix. MSP_ERR_NOT_SUPPORTED for other formats.
 msp_status msp_matrix_bdmp_info(const msp_matrix A, msp_bdmp_report *r);

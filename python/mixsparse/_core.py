@@ -389,7 +389,7 @@ class Matrix(_Handle):
         """BDMP formats: the per-tile precision selection as a dict (lambda, digits, bound,
         tiles, tiles_f32, nnz_f32, nnz_f64, tile_formats), the footprint in parts (bytes_values,
         bytes_indices, bytes_meta), TCKI's CSR-like block rows (csr_brows, csr_nnz) and the
-        device time of a BDMP-PBP conversion on CUDA (convert_device_ms; 0 when built on the
+        device time of a BDMP conversion on CUDA (convert_device_ms; 0 when built on the
         host). NotSupportedError otherwise."""
         r = _lib.BdmpReport()
         check(lib.msp_matrix_bdmp_info(self._handle(), ctypes.byref(r)))

@@ -53,8 +53,9 @@ struct pbp_loader {
 // 0.382, uniform 0.224 (CSR f32 0.224) [0.313]. Mixed, stencil27:160 (89% fp32, 27 a row, group
 // 16): words 0.796, one loop 0.884, parts in turn 0.740 [0.597]; random:4000000:16 (68% fp32, 16 a
 // row, group 16): words 1.084, one loop 0.888, parts in turn 1.571 [0.786]. One loop with two
-// slots per step (as the plain loaders have) spilled in the loop: 1.041 and 1.723. Mixed rows stay
-// slower than cuSPARSE's fp64 with every layout tried.
+// slots per step (as the plain loaders have) spilled in the loop: 1.041 and 1.723. One loop with
+// a group of 32 on stencil27:160 (a row in one step): 1.037 [0.598]. Mixed rows stay slower than
+// cuSPARSE's fp64 with every layout tried.
 enum { PBP_UNIFORM = MSP__PBP_UNIFORM, PBP_WORDS = MSP__PBP_WORDS, PBP_SPLIT = MSP__PBP_SPLIT };
 
 // A PBP record P over `rows` rows (nnz entries) into m's CSR slots, in the device layout of
