@@ -87,7 +87,8 @@ static void same_tcki(const char *what, const msp_matrix H, const msp_matrix D) 
         (long long)d->info.tiles32, (long long)h->info.nnz64, (long long)d->info.nnz64);
   CHECK(h->nbrows == d->nbrows && h->ntiles == d->ntiles && h->n32 == d->n32 && h->n64 == d->n64 &&
             h->csr_brows == d->csr_brows && h->csr_nnz == d->csr_nnz && h->nsegs == d->nsegs &&
-            memcmp(h->fmt_count, d->fmt_count, sizeof h->fmt_count) == 0,
+            memcmp(h->fmt_count, d->fmt_count, sizeof h->fmt_count) == 0 &&
+            memcmp(&h->dev, &d->dev, sizeof h->dev) == 0,
         "%s: counts or GPU layout sizes (stored tiles %lld/%lld, values %lld+%lld/%lld+%lld, "
         "CSR-like block rows "
         "%lld/%lld, segments %lld/%lld, COO %lld/%lld, ELL %lld/%lld, CSR %lld/%lld, HYB "
@@ -298,6 +299,53 @@ static void check_edges(void) {
   }
 }
 
+// Tridiagonal 4096 x 12288 (the diagonal in the first 4096 columns) whose first block row also
+// holds 30 entries a row, each alone in its 16 x 16 tile: TCKI's walk of that block row stops
+// early (its tiles cost more than CSR-like storage), yet the whole matrix is cheapest as tiles (a
+// CSR-like part costs bytes per row of the matrix), so the device build walks it again without
+// the early stop. The host build must store every block row as tiles.
+static void check_scattered_block_row(void) {
+  enum { N = 4096, C = 12288, EXTRA = 30 };
+  test_csr m;
+  memset(&m, 0, sizeof m);
+  m.rows = N;
+  m.cols = C;
+  m.rowptr = malloc((N + 1) * sizeof *m.rowptr);
+  m.colind = malloc((3 * N + MSP_BDMP_TILE * EXTRA) * sizeof *m.colind);
+  m.val = malloc((3 * N + MSP_BDMP_TILE * EXTRA) * sizeof *m.val);
+  CHECK(m.rowptr && m.colind && m.val, "allocation");
+  if (m.rowptr && m.colind && m.val) {
+    m.rowptr[0] = 0;
+    for (int64_t i = 0; i < N; i++) {
+      for (int64_t j = i - 1; j <= i + 1; j++) {
+        if (j < 0 || j >= N) continue;
+        m.colind[m.nnz] = (int32_t)j;
+        m.val[m.nnz++] = j == i ? 4.0 : -1.0 / (double)(1 + (i % 7));
+      }
+      for (int64_t q = 0; i < MSP_BDMP_TILE && q < EXTRA; q++) { // block column 256 + 16 q + i
+        m.colind[m.nnz] = (int32_t)(MSP_BDMP_TILE * (N / MSP_BDMP_TILE + MSP_BDMP_TILE * q + i) +
+                                    q % MSP_BDMP_TILE);
+        m.val[m.nnz++] = 0.1 * (double)(q + 1);
+      }
+      m.rowptr[i + 1] = m.nnz;
+    }
+    msp_matrix Ah = NULL, H = NULL;
+    msp_convert_options o = msp_convert_options_default();
+    o.format = MSP_FORMAT_BDMP_TCKI;
+    CHECK_OK(test_csr_to_matrix(&m, cpu, &Ah));
+    if (Ah) CHECK_OK(msp_matrix_convert(cpu, Ah, &o, &H));
+    if (H) {
+      const msp__bdmp_tcki *T = (const msp__bdmp_tcki *)H->fmt;
+      CHECK(T->csr_brows == 0, "scattered block row: %lld block rows CSR-like, expected all tiles",
+            (long long)T->csr_brows);
+    }
+    msp_matrix_destroy(&H);
+    msp_matrix_destroy(&Ah);
+    check_csr("tridiagonal 4096, a scattered block row", &m);
+  }
+  test_csr_free(&m);
+}
+
 static void check_file(const char *path, const char *name, void *user) {
   (void)user;
   msp_matrix Ah = NULL, Ad = NULL;
@@ -317,6 +365,7 @@ int main(void) {
   CHECK_OK(msp_context_create(MSP_BACKEND_CPU, 0, &cpu));
   if (cpu) {
     check_edges();
+    check_scattered_block_row();
     // MSP_TEST_QUICK (under compute-sanitizer): small generated matrices only
     const int quick = getenv("MSP_TEST_QUICK") != NULL;
     static const char *gens[] = {"laplace2d:70",   "stencil27:14", "banded:5000:17",

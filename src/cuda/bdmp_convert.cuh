@@ -17,7 +17,7 @@
 // Stream-ordered scratch, freed at the end whatever happens.
 struct msp__cv_scratch {
   cudaStream_t s;
-  void *p[48];
+  void *p[64];
   int n = 0;
   template <typename T> msp_status get(T **out, int64_t count, const char *what) {
     void *q = NULL;

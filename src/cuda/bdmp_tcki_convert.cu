@@ -56,7 +56,17 @@ enum {
   F_CSRNNZ,
   F_COUNT
 };
-enum { T_TILES_ONLY, T_ROWS_ONLY, T_MIXED, T_NCSR, T_NTILE, T_NNZ64, T_FMT, T_COUNT = T_FMT + 4 };
+enum {
+  T_TILES_ONLY,
+  T_ROWS_ONLY,
+  T_MIXED,
+  T_NCSR,
+  T_NTILE,
+  T_NNZ64,
+  T_EARLY, // block rows whose walk stopped early (their tile cost a lower bound)
+  T_FMT,
+  T_COUNT = T_FMT + 4
+};
 
 // A block row's counts with the offset of its host record index bytes as a function of the
 // offset before it: x + a (r = 0), or round_up_4(x + a) + b (r = 1).
@@ -132,7 +142,7 @@ __device__ static inline void take_tile(brow_cursor &c, const int32_t *colind, c
 __global__ void __launch_bounds__(CV_THREADS)
     tk_brow(int64_t rows, int64_t nbrows, const int64_t *__restrict__ rowptr,
             const int32_t *__restrict__ colind, const uint8_t *__restrict__ e64,
-            const int64_t *__restrict__ n64, long long *__restrict__ info,
+            const int64_t *__restrict__ n64, int early, long long *__restrict__ info,
             uint8_t *__restrict__ pref, unsigned long long *__restrict__ tsc) {
   const int lane = threadIdx.x & 31;
   const int64_t br = (int64_t)blockIdx.x * CV_WARPS + (threadIdx.x >> 5);
@@ -140,6 +150,10 @@ __global__ void __launch_bounds__(CV_THREADS)
   brow_cursor c(rows, rowptr, br, lane);
   const int64_t i = br * MSP_BDMP_TILE + lane;
   const int64_t rl = c.end - c.cur, r64 = lane < MSP_BDMP_TILE && i < rows ? n64[i] : 0;
+  const int64_t n[2] = {warp_sum(r64), warp_sum(rl - r64)};
+  const int64_t cr = msp__tcki_rows_cost(n[0], n[1]);
+  int64_t ct = 0; // the tiles' cost, or (cut short) a lower bound above cr
+  bool cut = false;
   int64_t ntile = 0, hbytes = 0, hv[2] = {0, 0}, nch = 0, nidx = 0, s[2] = {0, 0}, tb = 0;
   int L[2] = {0, 0};
   msp__tcki_slab ch; // n and w only (the lanes hold the lengths)
@@ -175,10 +189,21 @@ __global__ void __launch_bounds__(CV_THREADS)
       ch.w[0] = w64;
       ch.w[1] = w - w64;
     }
+    // early: the tiles cost at least the closed chunks and this one as it is (a chunk only grows,
+    // a split only adds); once that is above the CSR-like cost, the block row is CSR-like in
+    // every choice but "all tiles" (the caller walks again where that one may win)
+    const int64_t lb = msp__tcki_tiles_cost(tb + msp__tcki_slab_bytes(&ch));
+    if (early && lb > cr) {
+      ct = lb;
+      cut = true;
+      break;
+    }
   }
-  if (ch.n > 0) close();
-  if (nch > 1) tb += 3 * 8 + nch * MSP_BDMP_TILE * 8 * 2;
-  const int64_t n[2] = {warp_sum(r64), warp_sum(rl - r64)};
+  if (!cut) {
+    if (ch.n > 0) close();
+    if (nch > 1) tb += 3 * 8 + nch * MSP_BDMP_TILE * 8 * 2;
+    ct = msp__tcki_tiles_cost(tb);
+  }
   const int64_t ns64 = msp__tcki_nsegs(n[0], __reduce_max_sync(CV_FULL, (unsigned)r64)),
                 ns32 = msp__tcki_nsegs(n[1], __reduce_max_sync(CV_FULL, (unsigned)(rl - r64)));
   if (lane == 0) {
@@ -195,7 +220,6 @@ __global__ void __launch_bounds__(CV_THREADS)
     o[B_N32] = n[1];
     o[B_NS64] = ns64;
     o[B_NS32] = ns32;
-    const int64_t ct = msp__tcki_tiles_cost(tb), cr = msp__tcki_rows_cost(n[0], n[1]);
     const bool csr = ct > cr;
     pref[br] = csr;
     if (n[0] + n[1] > 0) {
@@ -204,6 +228,7 @@ __global__ void __launch_bounds__(CV_THREADS)
       atomicAdd(tsc + T_MIXED, (unsigned long long)(csr ? cr : ct));
       atomicAdd(tsc + (csr ? T_NCSR : T_NTILE), 1ull);
       atomicAdd(tsc + T_NNZ64, (unsigned long long)n[0]);
+      if (cut) atomicAdd(tsc + T_EARLY, 1ull);
     }
   }
 }
@@ -436,7 +461,9 @@ __device__ static void fill_tiles(int64_t br, const tk_cnt &f, int64_t own_nch, 
 
 // Step 3, a CSR-like block row: its segments in the host record (each precision's, fp64 first,
 // every row's entries of that precision dealt in column order) and its rows in the CSR-like
-// part's CSR.
+// part's CSR. The segments' headers first (row ends, offsets), then each row by the whole warp:
+// its entries of a precision ranked by a ballot per 32, entry c of len going to segment
+// s = floor(((c + 1) ns - 1) / len), the last whose first entry floor(len s / ns) is <= c.
 __device__ static void fill_rows(int64_t rows, int64_t br, const tk_cnt &f, const long long *own,
                                  const int64_t *rowptr, const int32_t *colind, const double *val,
                                  const uint8_t *e64, const int64_t *n64, int lane,
@@ -445,27 +472,17 @@ __device__ static void fill_rows(int64_t rows, int64_t br, const tk_cnt &f, cons
   const bool mine = lane < MSP_BDMP_TILE && i < rows;
   const int64_t k0 = mine ? rowptr[i] : 0, k1 = mine ? rowptr[i + 1] : 0;
   const int64_t r64 = mine ? n64[i] : 0;
-  if (mine) { // the CSR-like part: the row as it is
-    const int64_t at = w.rrowptr[i];
-    for (int64_t k = k0; k < k1; k++) {
-      w.rcol[at + (k - k0)] = colind[k];
-      w.rval[at + (k - k0)] = val[k];
-      w.re64[at + (k - k0)] = e64[k];
-    }
-  }
   int64_t o = f.c[F_OUT], hv[2] = {f.c[F_HV64], f.c[F_HV32]};
   long long eoff = tk_apply(f, 0);
-  for (int p = 0; p < 2; p++) {
+  for (int p = 0; p < 2; p++) { // headers
     const int64_t ns = own[p == 0 ? B_NS64 : B_NS32];
     const int64_t len = p == 0 ? r64 : (k1 - k0) - r64;
-    int64_t k = k0; // the lane's cursor over its row's entries of precision p
     for (int64_t s = 0; s < ns; s++) {
       const int64_t share = mine ? msp__tcki_seg_share(len, s, ns) : 0;
       const int64_t before = excl_scan(share, lane);
       const int64_t total = __shfl_sync(CV_FULL, before + share, MSP_BDMP_TILE - 1);
       const long long a = up4(eoff);
       uint16_t *ends = (uint16_t *)(void *)(w.idx + a);
-      int32_t *cols = (int32_t *)(void *)(w.idx + a + 2 * MSP_BDMP_TILE);
       if (lane < MSP_BDMP_TILE) ends[lane] = (uint16_t)(before + share);
       if (lane < a - eoff) w.idx[eoff + lane] = 0;
       if (lane == 0) {
@@ -475,18 +492,43 @@ __device__ static void fill_rows(int64_t rows, int64_t br, const tk_cnt &f, cons
         w.eoff[o] = eoff;
         w.voff[o] = hv[p];
       }
-      for (int64_t q = 0; q < share; k++) {
-        if ((e64[k] != 0) != (p == 0)) continue;
-        cols[before + q] = colind[k];
-        if (p == 0)
-          w.val64[hv[p] + before + q] = val[k];
-        else
-          w.val32[hv[p] + before + q] = msp_f32_from_double(val[k]);
-        q++;
-      }
       eoff = a + 2 * MSP_BDMP_TILE + 4 * total;
       hv[p] += total;
       o++;
+    }
+  }
+  __syncwarp(); // the headers, read below by every lane
+  for (int r = 0; r < MSP_BDMP_TILE && br * MSP_BDMP_TILE + r < rows; r++) {
+    const int64_t a = __shfl_sync(CV_FULL, k0, r), b = __shfl_sync(CV_FULL, k1, r),
+                  na = __shfl_sync(CV_FULL, r64, r);
+    const int64_t at = w.rrowptr[br * MSP_BDMP_TILE + r];
+    for (int64_t k = a + lane; k < b; k += 32) { // the CSR-like part: the row as it is
+      w.rcol[at + (k - a)] = colind[k];
+      w.rval[at + (k - a)] = val[k];
+      w.re64[at + (k - a)] = e64[k];
+    }
+    for (int p = 0; p < 2; p++) {
+      const int64_t ns = own[p == 0 ? B_NS64 : B_NS32], len = p == 0 ? na : (b - a) - na;
+      const int64_t first = f.c[F_OUT] + (p == 0 ? 0 : own[B_NS64]); // p's first segment
+      int64_t cbase = 0;
+      for (int64_t kb = a; kb < b && len > 0; kb += 32) {
+        const int64_t k = kb + lane;
+        const bool in = k < b && ((e64[k] != 0) == (p == 0));
+        const unsigned bal = __ballot_sync(CV_FULL, in);
+        if (in) {
+          const int64_t c = cbase + __popc(bal & ((1u << lane) - 1u));
+          const int64_t s = ((c + 1) * ns - 1) / len, so = first + s;
+          const long long sa = up4(w.eoff[so]);
+          const uint16_t *ends = (const uint16_t *)(const void *)(w.idx + sa);
+          const int64_t pos = (r > 0 ? ends[r - 1] : 0) + (c - len * s / ns);
+          ((int32_t *)(void *)(w.idx + sa + 2 * MSP_BDMP_TILE))[pos] = colind[k];
+          if (p == 0)
+            w.val64[w.voff[so] + pos] = val[k];
+          else
+            w.val32[w.voff[so] + pos] = msp_f32_from_double(val[k]);
+        }
+        cbase += __popc(bal);
+      }
     }
   }
 }
@@ -565,17 +607,23 @@ extern "C" msp_status msp__cuda_bdmp_tcki_convert(msp_context ctx, const msp_mat
   MSP_TRY(tmp.get(&tsc, T_COUNT, "the TCKI counters"));
   MSP_TRY(tmp.get(&cnt, nbrows + 1, "the block rows' sizes"));
   MSP_TRY(tmp.get(&pre, nbrows + 1, "the block rows' offsets"));
-  MSP_CUDA_TRY(cudaMemsetAsync(tsc, 0, T_COUNT * sizeof *tsc, s));
-  if (nbrows > 0) {
-    tk_brow<<<msp__cuda_blocks(nbrows, CV_WARPS), CV_THREADS, 0, s>>>(rows, nbrows, rowptr, colind,
-                                                                      e64, n64, info, pref, tsc);
-    MSP_CUDA_CHECK_LAUNCH("tk_brow");
+  // Walked with the early stop first (without it where every block row must be tiles); a
+  // matrix that then still chooses "all tiles" (the stopped block rows' costs are lower bounds,
+  // and only that choice depends on them) is walked again without it.
+  for (int early = msp__bdmp_keep_tiles ? 0 : 1;; early = 0) {
+    MSP_CUDA_TRY(cudaMemsetAsync(tsc, 0, T_COUNT * sizeof *tsc, s));
+    if (nbrows > 0) {
+      tk_brow<<<msp__cuda_blocks(nbrows, CV_WARPS), CV_THREADS, 0, s>>>(
+          rows, nbrows, rowptr, colind, e64, n64, early, info, pref, tsc);
+      MSP_CUDA_CHECK_LAUNCH("tk_brow");
+    }
+    MSP_CUDA_TRY(cudaMemcpyAsync(h_t, tsc, sizeof h_t, cudaMemcpyDeviceToHost, s));
+    MSP_CUDA_TRY(cudaStreamSynchronize(s));
+    choice = msp__tcki_choice(msp__bdmp_keep_tiles, rows, (int64_t)h_t[T_TILES_ONLY],
+                              (int64_t)h_t[T_ROWS_ONLY], (int64_t)h_t[T_MIXED],
+                              (int64_t)h_t[T_NCSR], (int64_t)h_t[T_NTILE]);
+    if (choice != 0 || h_t[T_EARLY] == 0) break;
   }
-  MSP_CUDA_TRY(cudaMemcpyAsync(h_t, tsc, sizeof h_t, cudaMemcpyDeviceToHost, s));
-  MSP_CUDA_TRY(cudaStreamSynchronize(s));
-  choice = msp__tcki_choice(msp__bdmp_keep_tiles, rows, (int64_t)h_t[T_TILES_ONLY],
-                            (int64_t)h_t[T_ROWS_ONLY], (int64_t)h_t[T_MIXED], (int64_t)h_t[T_NCSR],
-                            (int64_t)h_t[T_NTILE]);
   {
     const int64_t csr_brows = choice == 0   ? 0
                               : choice == 1 ? (int64_t)h_t[T_NCSR]
