@@ -359,14 +359,16 @@ __global__ void rows_longer(int64_t rows, const int64_t *__restrict__ rowptr, in
   if ((threadIdx.x & 31) == 0 && longer) atomicAdd(count, (unsigned long long)longer);
 }
 
-// The merge-path coordinates of the tiles of csr.cu's plan (tiles + 1 diagonals).
+// The merge-path coordinates of the tiles of csr.cu's plan (tiles + 1 diagonals); tstart (may be
+// NULL): the row pointer of each tile's row, rowptr[trow[k]].
 __global__ void merge_plan(int64_t tiles, int64_t rows, int64_t nnz,
                            const int64_t *__restrict__ rowptr, int64_t *__restrict__ trow,
-                           int64_t *__restrict__ tnz) {
+                           int64_t *__restrict__ tnz, int64_t *__restrict__ tstart) {
   const int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (k > tiles) return;
   const int64_t dg = k * MERGE_TILE < rows + nnz ? k * MERGE_TILE : rows + nnz;
   msp__merge_search(dg, rowptr, rows, nnz, trow + k, tnz + k);
+  if (tstart) tstart[k] = rowptr[trow[k]];
 }
 
 // ---- packing -----------------------------------------------------------------------------------
@@ -639,7 +641,7 @@ msp_status msp__cv_pbp_pack(msp_context ctx, msp__cv_scratch &tmp, msp__cuda_mat
   uint32_t *mask = NULL;
   unsigned long long *count = NULL, *before = NULL, *longer = NULL;
   uint2 *meta = NULL;
-  int64_t *h_plan = NULL;
+  int64_t *h_plan = NULL, *h_sparse = NULL;
   unsigned long long h2[2] = {0, 0}; // fp64 entries, rows longer than the vector group
   MSP_TRY(tmp.get(&mask, words, "the precision words"));
   MSP_TRY(tmp.get(&count, words + 2, "the words' fp64 counts"));
@@ -662,12 +664,14 @@ msp_status msp__cv_pbp_pack(msp_context ctx, msp__cv_scratch &tmp, msp__cuda_mat
   // scalars (rowptr is then read on the host only at the tiles' rows)
   if (tiles > 0) {
     int64_t *d_plan = NULL;
-    MSP_TRY(tmp.get(&d_plan, 2 * (tiles + 1), "the merge-path plan"));
-    merge_plan<<<msp__cuda_blocks(tiles + 1, 256), 256, 0, s>>>(tiles, rows, nnz, rowptr, d_plan,
-                                                                d_plan + tiles + 1);
+    const int64_t parts = h_rowptr ? 2 : 3; // rows, nonzeros (and row pointers) at the tiles
+    MSP_TRY(tmp.get(&d_plan, parts * (tiles + 1), "the merge-path plan"));
+    merge_plan<<<msp__cuda_blocks(tiles + 1, 256), 256, 0, s>>>(
+        tiles, rows, nnz, rowptr, d_plan, d_plan + tiles + 1,
+        h_rowptr ? NULL : d_plan + 2 * (tiles + 1));
     MSP_CUDA_CHECK_LAUNCH("merge_plan");
-    MSP_TRY(MSP_ALLOC(h_plan, 2 * (tiles + 1), "the merge-path plan"));
-    MSP_CUDA_TRY(cudaMemcpyAsync(h_plan, d_plan, (size_t)(2 * (tiles + 1)) * sizeof *h_plan,
+    MSP_TRY(MSP_ALLOC(h_plan, parts * (tiles + 1), "the merge-path plan"));
+    MSP_CUDA_TRY(cudaMemcpyAsync(h_plan, d_plan, (size_t)(parts * (tiles + 1)) * sizeof *h_plan,
                                  cudaMemcpyDeviceToHost, s));
   }
   MSP_CUDA_TRY(cudaMemcpyAsync(&h2[0], before + words, sizeof h2[0], cudaMemcpyDeviceToHost, s));
@@ -716,6 +720,15 @@ msp_status msp__cv_pbp_pack(msp_context ctx, msp__cv_scratch &tmp, msp__cuda_mat
     }
     MSP_CUDA_TRY(cudaMemcpyAsync(m->d[SLOT_ROWPTR], rowptr, (size_t)(rows + 1) * sizeof(int64_t),
                                  cudaMemcpyDeviceToDevice, s));
+    if (!h_rowptr) {
+      // csr.cu's plan reads the host row pointers at the tiles' rows only (the structure is on
+      // the device and the longer rows are counted): an array with those entries set, the rest
+      // never read (nor touched: no page of it but theirs is written)
+      MSP_TRY(MSP_ALLOC(h_sparse, rows + 1, "the row pointers at the merge-path tiles"));
+      for (int64_t k = 0; tiles > 0 && k <= tiles; k++)
+        h_sparse[h_plan[k]] = h_plan[2 * (tiles + 1) + k];
+      h_rowptr = h_sparse;
+    }
     MSP_TRY(msp__cuda_csr_structure_planned(ctx, m, rows, nnz, h_rowptr, NULL, h_plan,
                                             h_plan ? h_plan + tiles + 1 : NULL, (int64_t)h2[1]));
     m->i64[6] = layout;
@@ -723,6 +736,7 @@ msp_status msp__cv_pbp_pack(msp_context ctx, msp__cv_scratch &tmp, msp__cuda_mat
   *meta_out = meta;
 exit:
   msp__free(h_plan);
+  msp__free(h_sparse);
   return st;
 }
 

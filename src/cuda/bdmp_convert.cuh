@@ -80,7 +80,8 @@ msp_status msp__cv_begin(msp_context ctx, msp__cv_scratch &tmp, msp__cv_timer &t
 // A PBP record (bdmp.h) over a device CSR of rows rows and nnz entries with precisions e64 and
 // fp64 counts n64 per row, into m's CSR slots in the device layout of kernel k (bdmp.cu:
 // SLOT_VAL the fp64 stream, SLOT_VAL2 the fp32 one, SLOT_META, the CSR structure and merge-path
-// plan, i64[6] the layout). h_rowptr: the same row pointers on the host. *meta: the precision
+// plan, i64[6] the layout). h_rowptr: the same row pointers on the host, or NULL (then only those
+// the plan reads are read back from the device). *meta: the precision
 // words in scratch (2 * ceil(nnz / 32) uint32); *nnz64: the fp64 entries.
 msp_status msp__cv_pbp_pack(msp_context ctx, msp__cv_scratch &tmp, msp__cuda_matrix *m,
                             msp_kernel k, int64_t rows, int64_t nnz, const int64_t *rowptr,

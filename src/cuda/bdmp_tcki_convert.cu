@@ -154,6 +154,15 @@ __global__ void __launch_bounds__(CV_THREADS)
   const int64_t cr = msp__tcki_rows_cost(n[0], n[1]);
   int64_t ct = 0; // the tiles' cost, or (cut short) a lower bound above cr
   bool cut = false;
+  // Before the walk: a chunk's slab is as wide as its longest row, so the slabs hold at least
+  // 16 (1 + 4) bytes per entry of the block row's longest row (a power-law row alone in its
+  // tiles: no walk at all).
+  const int64_t lb0 = msp__tcki_tiles_cost((int64_t)MSP_BDMP_TILE * (1 + 4) *
+                                           (int64_t)__reduce_max_sync(CV_FULL, (unsigned)rl));
+  if (early && lb0 > cr) {
+    ct = lb0;
+    cut = true;
+  }
   int64_t ntile = 0, hbytes = 0, hv[2] = {0, 0}, nch = 0, nidx = 0, s[2] = {0, 0}, tb = 0;
   int L[2] = {0, 0};
   msp__tcki_slab ch; // n and w only (the lanes hold the lengths)
@@ -166,7 +175,7 @@ __global__ void __launch_bounds__(CV_THREADS)
     s[1] += (int64_t)MSP_BDMP_TILE * ch.w[1];
   };
   tk_tile t;
-  for (unsigned bc; (bc = c.next(colind)) != CV_NONE;) {
+  for (unsigned bc; !cut && (bc = c.next(colind)) != CV_NONE;) {
     take_tile(c, colind, e64, bc, t);
     const msp__tcki_tile_plan pl = msp__tcki_plan_tile(t.lens, t.n);
     ntile++;
@@ -589,7 +598,7 @@ extern "C" msp_status msp__cuda_bdmp_tcki_convert(msp_context ctx, const msp_mat
   const double *val = NULL;
   unsigned long long h_t[T_COUNT], *tsc = NULL;
   uint8_t *e64 = NULL, *pref = NULL, *kind = NULL;
-  int64_t *n64 = NULL, *h_rrowptr = NULL, rnnz = 0, *tile_ptr = NULL;
+  int64_t *n64 = NULL, rnnz = 0, *tile_ptr = NULL;
   long long *info = NULL;
   tk_cnt *cnt = NULL, *pre = NULL, tot;
   tk_out w;
@@ -663,11 +672,8 @@ extern "C" msp_status msp__cuda_bdmp_tcki_convert(msp_context ctx, const msp_mat
       MSP_CUDA_CHECK_LAUNCH("tk_rows");
       MSP_CUDA_TRY(msp__cv_exclusive_sum(tmp, rlen, rrowptr, rows + 1, &st));
       MSP_TRY(st);
-      MSP_TRY(MSP_ALLOC(h_rrowptr, rows + 1, "the CSR-like part's row pointers"));
-      MSP_CUDA_TRY(cudaMemcpyAsync(h_rrowptr, rrowptr, (size_t)(rows + 1) * sizeof *h_rrowptr,
-                                   cudaMemcpyDeviceToHost, s));
+      MSP_CUDA_TRY(cudaMemcpyAsync(&rnnz, rrowptr + rows, sizeof rnnz, cudaMemcpyDeviceToHost, s));
       MSP_CUDA_TRY(cudaStreamSynchronize(s));
-      rnnz = h_rrowptr[rows];
       w.rrowptr = rrowptr;
       MSP_TRY(tmp.get(&w.rcol, rnnz, "the CSR-like part's columns"));
       MSP_TRY(tmp.get(&w.rval, rnnz, "the CSR-like part's values"));
@@ -716,8 +722,8 @@ extern "C" msp_status msp__cuda_bdmp_tcki_convert(msp_context ctx, const msp_mat
     // the CSR-like part as PBP, on PBP's CSR slots
     if (tot.c[F_CSR] > 0) {
       uint2 *meta = NULL;
-      MSP_TRY(msp__cv_pbp_pack(ctx, tmp, m, msp__cuda_csr_kernel(B), rows, rnnz, w.rrowptr,
-                               h_rrowptr, w.rcol, w.rval, w.re64, rn64, &meta, &dev.rows_n64));
+      MSP_TRY(msp__cv_pbp_pack(ctx, tmp, m, msp__cuda_csr_kernel(B), rows, rnnz, w.rrowptr, NULL,
+                               w.rcol, w.rval, w.re64, rn64, &meta, &dev.rows_n64));
     }
     dev.nchunks = tot.c[F_CH];
     dev.nsplit = tot.c[F_SPLIT];
@@ -765,6 +771,5 @@ extern "C" msp_status msp__cuda_bdmp_tcki_convert(msp_context ctx, const msp_mat
   T = NULL;
 exit:
   if (T) msp__bdmp_tcki_free(T);
-  msp__free(h_rrowptr);
   return st; // tmp frees its scratch (stream-ordered); B->dev is the caller's to free on failure
 }
