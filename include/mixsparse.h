@@ -503,6 +503,16 @@ typedef enum {
   MSP_ORTHO_MGS = 1  // modified Gram-Schmidt (one read of the basis per basis vector)
 } msp_ortho;
 
+// A monitor of msp_gmres (msp_solver_options.monitor), called on the caller's thread: once with
+// iteration 0 and the initial explicit residual before the first iteration, then after every
+// inner iteration k = 1, 2, ... with the recurrence's residual norm (residual; rel_residual =
+// residual / ||b||, the value the report's history[k] holds) and the storage precision of the
+// basis that iteration used. data is msp_solver_options.monitor_data. Return 0 to go on;
+// non-zero stops the solve: x gets the current cycle's update, and the report says stopped = 1
+// (converged only if the explicit residual then meets the tolerance).
+typedef int (*msp_solver_monitor)(void *data, int64_t iteration, double residual,
+                                  double rel_residual, msp_precision basis);
+
 // Options for msp_gmres. Initialise with msp_solver_options_default().
 typedef struct {
   int restart;                   // Krylov dimension m per cycle (default 100)
@@ -517,6 +527,8 @@ typedef struct {
                                  // guess, once, so auto converges wherever f64 does (msp_gmres)
   msp_precond precond;           // right preconditioner (NONE)
   msp_ortho ortho;               // (CGS)
+  msp_solver_monitor monitor;    // NULL: none (see msp_solver_monitor)
+  void *monitor_data;            // passed to monitor as is
 } msp_solver_options;
 
 msp_solver_options msp_solver_options_default(void);
@@ -543,6 +555,7 @@ typedef struct {
                       // basis operations: store, projection, subtraction, combination
   double setup_s;     // of time_s, the set-up before the first iteration: work vectors, the
                       // basis, the preconditioner (Jacobi's inverse diagonal, ILU(0)'s factors)
+  int stopped;        // 1 when the monitor asked to stop
 } msp_solver_report;
 
 // Solve A x = b by restarted GMRES with right preconditioning (A M^-1 u = b, x = M^-1 u), Givens
@@ -590,6 +603,13 @@ typedef enum {
   MSP_PAGERANK_ORDER_DEGREE = 2   // decreasing out-degree, ties in the file's order
 } msp_pagerank_order;
 
+// A monitor of msp_pagerank (msp_pagerank_options.monitor), called on the caller's thread after
+// every power iteration k = 1, 2, ... with change = ||p_k - p_{k-1}||_1 (the report's
+// history[k - 1]) and the bits of each value that iteration read (16, 32, 48 or 64; fp64 is 64).
+// data is msp_pagerank_options.monitor_data. Return 0 to go on; non-zero stops after this
+// iteration: p gets the current iterate (normalised) and the report says stopped = 1.
+typedef int (*msp_pagerank_monitor)(void *data, int64_t iteration, double change, int read_bits);
+
 // Options for msp_pagerank. Initialise with msp_pagerank_options_default().
 typedef struct {
   double alpha;                     // damping factor in (0, 1) (0.85)
@@ -608,9 +628,11 @@ typedef struct {
                  // stored values; 0: the value-free pull over G^T's structure (weighted
                  // graphs always use the values form)
   int use_guess; // 1: p holds the starting vector on entry (normalised here); 0: uniform start
-  msp_vector personalization; // NULL: uniform; otherwise n values >= 0 with a positive sum
-                              // (normalised here): teleport and dangling mass follow it
-  msp_pagerank_order order;   // internal node numbering (MSP_PAGERANK_ORDER_AUTO)
+  msp_vector personalization;   // NULL: uniform; otherwise n values >= 0 with a positive sum
+                                // (normalised here): teleport and dangling mass follow it
+  msp_pagerank_order order;     // internal node numbering (MSP_PAGERANK_ORDER_AUTO)
+  msp_pagerank_monitor monitor; // NULL: none (see msp_pagerank_monitor)
+  void *monitor_data;           // passed to monitor as is
 } msp_pagerank_options;
 
 msp_pagerank_options msp_pagerank_options_default(void);
@@ -635,6 +657,7 @@ typedef struct {
                             // start to the end of iteration k + 1
   int64_t history_capacity; // entries each of history and history_time can hold
   int64_t history_length;   // entries written (at most history_capacity)
+  int stopped;              // 1 when the monitor asked to stop
 } msp_pagerank_report;
 
 // PageRank of the graph G (square; entry (i, j) is an edge from node i to node j, as in SNAP and

@@ -202,6 +202,122 @@ static void test_nonconvergence_and_history(void) {
   msp_matrix_destroy(&A);
 }
 
+// The monitor: called once before the first iteration and once after each, with the history's
+// values, the residual norm (relative times ||b||) and the basis precision; a monitor that asks to
+// stop ends the solve there, with a report that says so and x updated to that iteration.
+typedef struct {
+  int64_t calls, stop_at;
+  int64_t iter[64];
+  double res[64], rel[64];
+  msp_precision prec[64];
+} monitor_log;
+static int monitor_record(void *data, int64_t iteration, double residual, double rel_residual,
+                          msp_precision basis) {
+  monitor_log *L = data;
+  if (L->calls < 64) {
+    L->iter[L->calls] = iteration;
+    L->res[L->calls] = residual;
+    L->rel[L->calls] = rel_residual;
+    L->prec[L->calls] = basis;
+  }
+  L->calls++;
+  return L->stop_at >= 0 && iteration >= L->stop_at;
+}
+static void test_monitor(void) {
+  msp_matrix A = NULL;
+  CHECK_OK(msp_matrix_generate(ctx, "convdiff3d:10", &A));
+  if (!A) return;
+  const int64_t n = msp_matrix_rows(A);
+  double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+  double hist[64], bnorm = 0.0;
+  for (int64_t i = 0; i < n; i++) {
+    b[i] = 1.0 + 0.5 * sin((double)i);
+    bnorm += b[i] * b[i];
+  }
+  bnorm = sqrt(bnorm);
+  const msp_precision precs[2] = {MSP_PRECISION_F64, MSP_PRECISION_F16};
+  for (int q = 0; q < 2; q++) {
+    monitor_log L;
+    memset(&L, 0, sizeof L);
+    L.stop_at = -1;
+    msp_solver_options o = msp_solver_options_default();
+    o.restart = 20; // several cycles within the 64 entries logged
+    o.rtol = 1e-6;
+    o.basis_precision = precs[q];
+    o.monitor = monitor_record;
+    o.monitor_data = &L;
+    msp_solver_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.history = hist;
+    rep.history_capacity = 64;
+    CHECK_OK(solve(A, b, NULL, x, &o, &rep));
+    CHECK(rep.converged && !rep.stopped && rep.iterations < 63 && rep.restarts >= 1,
+          "monitor %s: converged %d stopped %d after %lld iterations, %lld restarts",
+          msp_precision_name(precs[q]), rep.converged, rep.stopped, (long long)rep.iterations,
+          (long long)rep.restarts);
+    CHECK(L.calls == rep.iterations + 1 && rep.history_length == L.calls,
+          "monitor %s: %lld calls for %lld iterations (history %lld)", msp_precision_name(precs[q]),
+          (long long)L.calls, (long long)rep.iterations, (long long)rep.history_length);
+    for (int64_t k = 0; k < L.calls && k < 64; k++) {
+      CHECK(L.iter[k] == k && L.rel[k] == hist[k] && L.prec[k] == precs[q],
+            "monitor %s call %lld: iteration %lld, rel %.17g (history %.17g), basis %s",
+            msp_precision_name(precs[q]), (long long)k, (long long)L.iter[k], L.rel[k], hist[k],
+            msp_precision_name(L.prec[k]));
+      CHECK(fabs(L.res[k] - L.rel[k] * bnorm) <= 1e-14 * L.res[k],
+            "monitor call %lld: residual %.17g, rel %.17g times ||b|| %.17g", (long long)k,
+            L.res[k], L.rel[k], bnorm);
+    }
+    // Stop after iteration 7 (inside the first cycle): 7 iterations, x updated there, the
+    // explicit residual reported, not converged.
+    memset(&L, 0, sizeof L);
+    L.stop_at = 7;
+    memset(&rep, 0, sizeof rep);
+    CHECK_OK(solve(A, b, NULL, x, &o, &rep));
+    CHECK(rep.stopped && !rep.converged && rep.iterations == 7 && L.calls == 8,
+          "monitor stop at 7: stopped %d converged %d iterations %lld calls %lld", rep.stopped,
+          rep.converged, (long long)rep.iterations, (long long)L.calls);
+    const double rel = true_residual(A, b, x);
+    CHECK(rel < 1.0 && fabs(rel - rep.rel_residual) <= 1e-8 * rel,
+          "monitor stop at 7: residual %g, reported %g", rel, rep.rel_residual);
+    // Stop at iteration 0: no iteration, x untouched.
+    memset(&L, 0, sizeof L);
+    L.stop_at = 0;
+    CHECK_OK(solve(A, b, NULL, x, &o, &rep));
+    CHECK(rep.stopped && !rep.converged && rep.iterations == 0 && L.calls == 1 &&
+              rep.rel_residual == 1.0,
+          "monitor stop at 0: stopped %d iterations %lld calls %lld residual %g", rep.stopped,
+          (long long)rep.iterations, (long long)L.calls, rep.rel_residual);
+    for (int64_t i = 0; i < n; i++)
+      if (x[i] != 0.0) {
+        CHECK(0, "monitor stop at 0: x[%lld] = %g", (long long)i, x[i]);
+        break;
+      }
+  }
+  // auto: the basis precision passed is the one each iteration ran with
+  monitor_log L;
+  memset(&L, 0, sizeof L);
+  L.stop_at = -1;
+  msp_solver_options o = msp_solver_options_default();
+  o.basis_auto = 1;
+  o.restart = 5;
+  o.max_iters = 60;
+  o.monitor = monitor_record;
+  o.monitor_data = &L;
+  msp_solver_report rep;
+  memset(&rep, 0, sizeof rep);
+  CHECK_OK(solve(A, b, NULL, x, &o, &rep));
+  int64_t by[MSP_PRECISION_COUNT] = {0};
+  for (int64_t k = 1; k < L.calls && k < 64; k++)
+    by[L.prec[k]]++;
+  for (int p = 0; p < MSP_PRECISION_COUNT; p++)
+    CHECK(by[p] == rep.iterations_by_precision[p], "auto monitor: %lld %s calls, %lld iterations",
+          (long long)by[p], msp_precision_name((msp_precision)p),
+          (long long)rep.iterations_by_precision[p]);
+  free(b);
+  free(x);
+  msp_matrix_destroy(&A);
+}
+
 // Dense ILU(0) reference: Gaussian elimination in the IKJ order, updates kept only inside the
 // pattern of A.
 static void dense_ilu0(int n, const double *a, double *f) {
@@ -712,6 +828,7 @@ int main(void) {
   test_hand_checked();
   test_exact_termination();
   test_nonconvergence_and_history();
+  test_monitor();
   test_ilu0();
   test_basis_precisions();
   test_collection();

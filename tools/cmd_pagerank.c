@@ -10,7 +10,7 @@ static const char *pagerank_help =
     "usage: mixsparse pagerank FILE [--alpha A] [--tol T] [--max-iters N]\n"
     "         [--precision f64|cpms2|cpms4|auto] [--layout interleaved|separate] [--bank BYTES]\n"
     "         [--weighted] [--personalize V.mtx] [--values] [--order auto|natural|degree]\n"
-    "         [--backend cpu|cuda|auto] [--top K] [--output P.mtx] [--json]\n"
+    "         [--backend cpu|cuda|auto] [--top K] [--output P.mtx] [--monitor] [--json]\n"
     "  PageRank of the graph in FILE (entry (i, j): an edge from node i to node j; symmetric\n"
     "  files are undirected graphs; gen:SPEC for a built-in graph, e.g. gen:rmat:20:16).\n"
     "  --alpha A        damping factor (0.85)\n"
@@ -28,12 +28,14 @@ static const char *pagerank_help =
     "                   most read entries share cache lines), natural, or auto: degree above 4M\n"
     "                   nodes (the result is in the file's order either way)\n"
     "  --top K          print the K highest-ranked nodes (10; 1-based, as in the file)\n"
-    "  --output P.mtx   write p (Matrix Market array, %.17g)\n";
+    "  --output P.mtx   write p (Matrix Market array, %.17g)\n"
+    "  --monitor        a line per iteration as it runs: the iteration, the change and the bits\n"
+    "                   of each value read (on stderr with --json)\n";
 
 #define PR_OPTIONS                                                                                 \
   (OPT_JSON | OPT_ALLOW_NONFINITE | OPT_BACKEND | OPT_PRECISION | OPT_OUTPUT | OPT_ALPHA |         \
    OPT_TOL | OPT_MAX_ITERS | OPT_LAYOUT | OPT_BANK | OPT_WEIGHTED | OPT_PERSONALIZE | OPT_VALUES | \
-   OPT_TOP | OPT_ORDER)
+   OPT_TOP | OPT_ORDER | OPT_MONITOR)
 
 typedef struct {
   int64_t node;
@@ -45,6 +47,14 @@ static int by_score(const void *a, const void *b) {
   const ranked *x = a, *y = b;
   if (x->score != y->score) return x->score < y->score ? 1 : -1;
   return x->node < y->node ? -1 : x->node > y->node;
+}
+
+// --monitor: one line per iteration, flushed, so that a reader of a pipe sees it at once.
+static int monitor_line(void *data, int64_t iteration, double change, int read_bits) {
+  FILE *f = data;
+  fprintf(f, "%5lld change %.12e read %d bits\n", (long long)iteration, change, read_bits);
+  fflush(f);
+  return 0;
 }
 
 int cmd_pagerank(int argc, char **argv) {
@@ -118,6 +128,19 @@ int cmd_pagerank(int argc, char **argv) {
   }
   msp_pagerank_report r;
   memset(&r, 0, sizeof r); // no history buffers
+  if (o.monitor) {
+    po.monitor = monitor_line;
+    po.monitor_data = o.json ? stderr : stdout;
+  }
+  // the header before the iteration, so that a long run shows what it is running at once
+  if (!o.json) {
+    printf("graph        %s: %lld nodes, %lld edges\n", o.file, (long long)n,
+           (long long)msp_matrix_nnz(G));
+    printf("backend      %s\n", msp_backend_name(msp_context_backend(ctx)));
+    printf("options      alpha %.3g, tol %.3g, max-iters %lld, precision %s\n", po.alpha, po.tol,
+           (long long)po.max_iters, o.precision_arg ? o.precision_arg : "f64");
+    fflush(stdout);
+  }
   if ((st = msp_pagerank(ctx, G, &po, p, &r)) != MSP_SUCCESS) {
     fail(st, "pagerank");
     goto exit;
@@ -188,9 +211,7 @@ int cmd_pagerank(int argc, char **argv) {
     j = NULL;
     if (prc != EXIT_OK) goto exit;
   } else {
-    printf("graph        %s: %lld nodes, %lld edges, %lld dangling\n", o.file, (long long)n,
-           (long long)msp_matrix_nnz(G), (long long)r.dangling);
-    printf("backend      %s\n", msp_backend_name(msp_context_backend(ctx)));
+    printf("dangling     %lld nodes\n", (long long)r.dangling);
     printf("form         %s\n", r.values ? "values (1/O_i stored, SpMV)" : "value-free pull");
     printf("order        %s\n", r.order == MSP_PAGERANK_ORDER_DEGREE
                                     ? "by decreasing out-degree (inside; the output in the "

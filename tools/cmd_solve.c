@@ -14,7 +14,7 @@ static const char *solve_help =
     "         [--restart M] [--rtol R] [--atol A] [--max-iters N]\n"
     "         [--basis f64|f32|f16|bf16|fx32|fx16|cpms2|cpms4|auto] [--precond none|jacobi|ilu0]\n"
     "         [--ortho cgs|mgs] [--backend cpu|cuda|auto] [--format F] [--precision P]\n"
-    "         [--output X.mtx] [--history H.csv] [--json] [--allow-nonfinite]\n"
+    "         [--output X.mtx] [--history H.csv] [--monitor] [--json] [--allow-nonfinite]\n"
     "  Solve A x = b by restarted GMRES with right preconditioning; the Krylov basis is stored\n"
     "  in --basis (CB-GMRES; auto starts in f32 and moves to f64 where the residual stagnates).\n"
     "  --rhs sin: x*_i = sin(i) normalised, b = A x* (the CB-GMRES paper's), and the error\n"
@@ -22,6 +22,8 @@ static const char *solve_help =
     "  --rtol 1e-8, --atol 0, --max-iters 10000, --basis f64, --precond none, --ortho cgs.\n"
     "  --format / --precision convert A for the products (default: CSR f64 as read).\n"
     "  --history writes the recurrence's relative residual per iteration (CSV).\n"
+    "  --monitor prints a line per iteration as it runs: the iteration, the recurrence's\n"
+    "  residual norm, the relative residual and the basis precision (on stderr with --json).\n"
     "  Exit status: 0 converged, 3 not converged within --max-iters, 1 error, 2 usage error.\n"
     "  --backend cuda: the basis operations and Jacobi run on the GPU; ILU(0)'s triangular\n"
     "  solves run on the host (the vector travels to the host and back per application).\n";
@@ -29,13 +31,27 @@ static const char *solve_help =
 #define SOLVE_OPTIONS                                                                              \
   (OPT_JSON | OPT_ALLOW_NONFINITE | OPT_BACKEND | OPT_FORMAT | OPT_PRECISION | OPT_RANGE |         \
    OPT_OUTPUT | OPT_RHS | OPT_X0 | OPT_RESTART | OPT_RTOL | OPT_ATOL | OPT_MAX_ITERS | OPT_BASIS | \
-   OPT_PRECOND | OPT_ORTHO | OPT_HISTORY)
+   OPT_PRECOND | OPT_ORTHO | OPT_HISTORY | OPT_MONITOR)
 
 enum { EXIT_NOT_CONVERGED = 3 };
 
 static int is_file_spec(const char *v) {
   return v && strcmp(v, "ones") && strcmp(v, "sin") && strcmp(v, "zero") &&
          strncmp(v, "random:", 7);
+}
+
+// --monitor: one line per iteration, flushed, so that a reader of a pipe sees it at once.
+static int monitor_line(void *data, int64_t iteration, double residual, double rel_residual,
+                        msp_precision basis) {
+  FILE *f = data;
+  fprintf(f, "%5lld residual %.12e relative %.12e basis %s\n", (long long)iteration, residual,
+          rel_residual, msp_precision_name(basis));
+  fflush(f);
+  return 0;
+}
+
+static const char *ortho_name(msp_ortho o) {
+  return o == MSP_ORTHO_MGS ? "mgs" : "cgs";
 }
 
 // The history as CSV, written beside the target and renamed over it once complete.
@@ -184,6 +200,25 @@ int cmd_solve(int argc, char **argv) {
       goto exit;
     }
   }
+  if (o.monitor) {
+    so.monitor = monitor_line;
+    so.monitor_data = o.json ? stderr : stdout;
+  }
+  // the header before the solve, so that a long run shows what it is running at once
+  if (!o.json) {
+    printf("matrix       %s: %lld x %lld, %lld nonzeros; backend %s, %s %s\n", o.file, (long long)n,
+           (long long)n, (long long)msp_matrix_nnz(A), msp_backend_name(msp_context_backend(ctx)),
+           msp_format_name(msp_matrix_format(M)), msp_precision_name(msp_matrix_precision(M)));
+    printf("options      restart %d, rtol %.3g, atol %.3g, max-iters %lld, basis %s, precond %s, "
+           "ortho %s\n",
+           so.restart, so.rtol, so.atol, (long long)so.max_iters,
+           so.basis_auto ? "auto" : msp_precision_name(so.basis_precision),
+           so.precond == MSP_PRECOND_JACOBI ? "jacobi"
+           : so.precond == MSP_PRECOND_ILU0 ? "ilu0"
+                                            : "none",
+           ortho_name(so.ortho));
+    fflush(stdout);
+  }
   if ((st = msp_gmres(ctx, M, b, x, &so, &r)) != MSP_SUCCESS) {
     fail(st, "solve");
     goto exit;
@@ -241,10 +276,8 @@ int cmd_solve(int argc, char **argv) {
     j = NULL;
     if (prc != EXIT_OK) goto exit;
   } else {
-    printf("matrix       %s: %lld x %lld, %lld nonzeros; backend %s, %s %s\n", o.file, (long long)n,
-           (long long)n, (long long)msp_matrix_nnz(A), msp_backend_name(msp_context_backend(ctx)),
-           msp_format_name(msp_matrix_format(M)), msp_precision_name(msp_matrix_precision(M)));
-    printf("converged    %s\n", r.converged ? "yes" : "no");
+    printf("converged    %s%s\n", r.converged ? "yes" : "no",
+           r.stopped ? " (stopped by the monitor)" : "");
     printf("iterations   %lld (%lld restarts)\n", (long long)r.iterations, (long long)r.restarts);
     printf("residual     %.3e (explicit ||b - A x|| / ||b||)\n", r.rel_residual);
     if (hs) printf("error        %.3e (||x - x*|| / ||x*||)\n", err);

@@ -131,6 +131,7 @@ static const struct {
     {"ortho", required_argument, OPT_ORTHO},
     {"history", required_argument, OPT_HISTORY},
     {"order", required_argument, OPT_ORDER},
+    {"monitor", no_argument, OPT_MONITOR},
 };
 #define OPTION_COUNT (int)(sizeof option_list / sizeof option_list[0])
 
@@ -325,6 +326,9 @@ static int set_option(options *o, opt_mask bit, const char *opt, const char *v) 
     break;
   case OPT_HISTORY:
     o->history = v;
+    break;
+  case OPT_MONITOR:
+    o->monitor = 1;
     break;
   }
   o->given |= bit;

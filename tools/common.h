@@ -49,6 +49,7 @@ typedef uint64_t opt_mask;
 #define OPT_ORTHO (UINT64_C(1) << 32)
 #define OPT_HISTORY (UINT64_C(1) << 33)
 #define OPT_ORDER (UINT64_C(1) << 34)
+#define OPT_MONITOR (UINT64_C(1) << 35)
 
 typedef struct {
   const char *file;
@@ -83,6 +84,7 @@ typedef struct {
   int order; // --order: msp_pagerank_order
   const char *personalize;
   int top;
+  int monitor; // --monitor: a line per iteration, flushed as it goes (solve, pagerank)
   // solve
   const char *rhs, *x0, *history;
   int restart;

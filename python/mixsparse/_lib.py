@@ -92,6 +92,7 @@ class SolverOptions(ctypes.Structure):
     _fields_ = [
         ("restart", c_int), ("rtol", c_double), ("atol", c_double), ("max_iters", c_int64),
         ("basis_precision", c_int), ("basis_auto", c_int), ("precond", c_int), ("ortho", c_int),
+        ("monitor", c_void_p), ("monitor_data", c_void_p),
     ]  # fmt: skip
 
 
@@ -126,6 +127,7 @@ class SolverReport(ctypes.Structure):
         ("cycle_precision", c_int * SOLVER_MAX_CYCLES),
         ("iterations_by_precision", c_int64 * PRECISION_COUNT),
         ("time_s", c_double), ("basis_bytes", c_double), ("setup_s", c_double),
+        ("stopped", c_int),
     ]  # fmt: skip
 
 
@@ -148,7 +150,8 @@ class PagerankOptions(ctypes.Structure):
         ("alpha", c_double), ("tol", c_double), ("max_iters", c_int64), ("precision", c_int),
         ("separate", c_int), ("bank_bytes", c_int), ("switch_factor", c_double),
         ("weighted", c_int), ("values", c_int), ("use_guess", c_int),
-        ("personalization", c_void_p), ("order", c_int),
+        ("personalization", c_void_p), ("order", c_int), ("monitor", c_void_p),
+        ("monitor_data", c_void_p),
     ]  # fmt: skip
 
 
@@ -158,6 +161,7 @@ class PagerankReport(ctypes.Structure):
         ("values", c_int), ("storage", c_int), ("change", c_double), ("time_s", c_double),
         ("setup_s", c_double), ("dangling", c_int64), ("order", c_int), ("history", DP),
         ("history_time", DP), ("history_capacity", c_int64), ("history_length", c_int64),
+        ("stopped", c_int),
     ]  # fmt: skip
 
 

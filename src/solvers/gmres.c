@@ -277,6 +277,12 @@ static void history_add(msp_solver_report *R, double value) {
   if (R->history_length < R->history_capacity) R->history[R->history_length++] = value;
 }
 
+// The caller's monitor, if any: non-zero when it asks to stop.
+static int monitor(const gmres_state *s, int64_t iter, double res, double bnorm,
+                   msp_precision prec) {
+  return s->o.monitor && s->o.monitor(s->o.monitor_data, iter, res, res / bnorm, prec) != 0;
+}
+
 static msp_status nonfinite(int64_t iter) {
   return msp__error(MSP_ERR_NONFINITE,
                     "msp_gmres: the iteration produced NaN or Inf at inner iteration %lld",
@@ -366,13 +372,14 @@ msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vect
     goto exit;
   }
   history_add(&R, beta / bnorm);
+  if (monitor(&S, 0, beta, bnorm, prec)) R.stopped = 1;
   int64_t cycles = 0;
   for (;;) {
     if (beta <= tol) {
       R.converged = 1;
       break;
     }
-    if (R.iterations >= S.o.max_iters) break;
+    if (R.stopped || R.iterations >= S.o.max_iters) break;
     if (cycles > 0) R.restarts++;
     if (cycles < MSP_SOLVER_MAX_CYCLES) R.cycle_precision[R.cycles_recorded++] = prec;
     cycles++;
@@ -401,9 +408,10 @@ msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vect
         goto exit;
       }
       history_add(&R, res / bnorm);
+      if (monitor(&S, R.iterations, res, bnorm, prec)) R.stopped = 1;
       // Converged by the recurrence, or w = 0: A M^-1 V_k lies in the span of V_k (exact
-      // solution in this space).
-      if (res <= tol || hnext == 0.0) break;
+      // solution in this space); or the monitor asked to stop.
+      if (res <= tol || hnext == 0.0 || R.stopped) break;
       if (j + 1 < m && R.iterations < S.o.max_iters) {
         MSP_TRY(msp_axpby(ctx, 1.0 / hnext, S.w, 0.0, S.v));
         MSP_TRY(basis_store(&S, j + 1, S.v));
@@ -418,7 +426,7 @@ msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vect
       st = nonfinite(R.iterations);
       goto exit;
     }
-    if (S.o.basis_auto && beta > STAGNATION * before && beta > tol) {
+    if (S.o.basis_auto && !R.stopped && beta > STAGNATION * before && beta > tol) {
       if (prec != MSP_PRECISION_F64) {
         prec = MSP_PRECISION_F64;
         MSP_TRY(basis_make(&S, prec));

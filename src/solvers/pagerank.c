@@ -624,10 +624,14 @@ msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_
     t = S.q;
     S.q = S.qn;
     S.qn = t;
+    if (S.o.monitor &&
+        S.o.monitor(S.o.monitor_data, R.iterations, R.change, read_bits(S.segs, S.K)) != 0)
+      R.stopped = 1;
     if (R.change < S.o.tol) {
       R.converged = 1;
       break;
     }
+    if (R.stopped) break;
     // 4.2: the change has come within switch_factor of what K segments can resolve. The
     // iteration just run read K and wrote every segment (the transition iteration); now read
     // K + 1, renormalised (reads truncate, so the sum drifts below 1), and at 64 bits leave
