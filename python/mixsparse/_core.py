@@ -1,12 +1,12 @@
 """_core.py: contexts, matrices, vectors and the operations over them (ctypes over the C API)."""
 
 import ctypes
-import os
+import threading
 import weakref
 
 import numpy as np
 
-from . import _dlpack, _lib
+from . import _dlpack, _errors, _inputs, _lib
 from ._errors import check, invalid, make_error, mismatch, status_code
 
 lib = _lib.lib
@@ -47,14 +47,22 @@ def _choice(table, value, what):
         raise invalid("unknown %s %r (valid: %s)" % (what, value, ", ".join(table))) from None
 
 
-def _f64(a, what, n=None):
-    """A C-contiguous float64 1-D copy or view of `a`, of length n when n is given."""
-    arr = np.ascontiguousarray(a, dtype=np.float64)
-    if arr.ndim != 1:
-        raise invalid("%s must be one-dimensional, not of shape %s" % (what, arr.shape))
-    if n is not None and arr.shape[0] != n:
-        check_dims(arr.shape[0], n, what)
-    return arr
+_f64 = _inputs.float64  # a C-contiguous float64 1-D array of real values (complex refused)
+_F64 = np.dtype(np.float64)
+_VP = ctypes.c_void_p
+
+
+def _fast(name, argtypes):
+    """A second entry point to a C function taking addresses as plain ints: the products' hot
+    path skips building ctypes pointer objects."""
+    fn = lib[name]
+    fn.restype, fn.argtypes = ctypes.c_int, argtypes
+    return fn
+
+
+_c_vector_set = _fast("msp_vector_set", [_VP, _VP])
+_c_vector_get = _fast("msp_vector_get", [_VP, _VP])
+_c_spmv = _fast("msp_spmv", [_VP, ctypes.c_double, _VP, _VP, ctypes.c_double, _VP])
 
 
 def check_dims(got, want, what):
@@ -81,7 +89,7 @@ def status_names():
 def set_memory_limit(nbytes):
     """Limit the host memory that reading, generating, converting and vector creation may
     plan for (0: the machine's physical memory); over it they raise OutOfMemoryError."""
-    check(lib.msp_set_memory_limit(int(nbytes)))
+    check(lib.msp_set_memory_limit(_inputs.integer(nbytes, "nbytes", 0, 2**64 - 1)))
 
 
 def device_count():
@@ -95,7 +103,8 @@ def device_info(ordinal=0):
     """Facts of CUDA device `ordinal` as a dict (name, multiprocessors, peak_bandwidth_gbs, ...).
     Raises NotBuiltError, NoDeviceError or InvalidArgumentError."""
     p = _lib.DeviceProps()
-    check(lib.msp_device_info(int(ordinal), ctypes.byref(p)))
+    ordinal = _inputs.integer(ordinal, "ordinal", 0, _inputs.INT32_MAX)
+    check(lib.msp_device_info(ordinal, ctypes.byref(p)))
     d = {k: getattr(p, k) for k, _ in p._fields_}
     d["name"] = p.name.decode(errors="replace")
     return d
@@ -153,9 +162,10 @@ class Context(_Handle):
     def __init__(self, backend="auto", device=0):
         super().__init__()
         self._children = weakref.WeakSet()
-        self.device = int(device)  # the CUDA device ordinal asked for (unused on the CPU)
+        # The CUDA device ordinal asked for (unused on the CPU).
+        self.device = _inputs.integer(device, "device", 0, _inputs.INT32_MAX)
         b = _parse(lib.msp_backend_parse, backend, "backend")
-        check(lib.msp_context_create(b, int(device), ctypes.byref(self._h)))
+        check(lib.msp_context_create(b, self.device, ctypes.byref(self._h)))
 
     def _adopt(self, child):
         self._handle()
@@ -206,34 +216,76 @@ def _ctx(context):
 
 class Matrix(_Handle):
     """A sparse matrix held by mixsparse (host CSR in fp64, plus its format's arrays once
-    converted). Make one with Matrix.from_scipy, Matrix.from_csr, read_mtx or Matrix.generate;
-    A @ x multiplies by a numpy vector or a Vector."""
+    converted). Make one with Matrix.from_scipy (any scipy.sparse format, or a dense array),
+    Matrix.from_csr, read_mtx or Matrix.generate, or as_matrix(anything).
+
+    It is a SciPy LinearOperator in all but inheritance: shape, dtype (float64: products
+    compute in fp64 whatever the storage precision), matvec, rmatvec, matmat, rmatmat, dot,
+    A @ x, A * x, x @ A, A.T and A.H, so scipy.sparse.linalg.aslinearoperator(A) and the SciPy
+    solvers (scipy.sparse.linalg.gmres(A, b)) take it. x may be a numpy array (1-D, or 2-D
+    column by column), a Vector, or on a CUDA context a CuPy array (the result is then a CuPy
+    array, computed without a copy through the host). Products of two sparse matrices are not
+    supported (TypeError)."""
 
     _destroy = staticmethod(lib.msp_matrix_destroy)
     _kind = "matrix"
+    __array_ufunc__ = None  # numpy defers x @ A and x * A to the reflected operators below
+    ndim = 2
 
     def __init__(self, _context):
         super().__init__()
         self.context = _context
+        self._shape = None
+        self._work = None  # (x, y, x handle, y handle): f64 Vectors reused by products
+        self._lock = threading.Lock()  # guards _work: a second thread uses temporaries
+        self._transpose = None  # the transpose Matrix, or a weak reference to the original
         _context._adopt(self)
 
     @classmethod
     def from_csr(cls, shape, indptr, indices, data, context=None, allow_nonfinite=False):
         """A matrix of `shape` (rows, cols) from CSR arrays, which are copied: indptr (rows + 1
-        entries from 0, non-decreasing), indices (columns 0..cols-1, any order, duplicates
-        summed) and data (finite unless allow_nonfinite). Raises InvalidMatrixError naming the
-        offending index, NonFiniteError, OutOfMemoryError."""
+        integers from 0, non-decreasing), indices (integers, columns 0..cols-1, any order,
+        duplicates summed) and data (real, finite unless allow_nonfinite). Row, column and entry
+        numbers in messages are 0-based. Raises TypeError (non-integer indices or indptr,
+        complex data), InvalidArgumentError (negative shape, an index out of range),
+        InvalidMatrixError (indptr not starting at 0 or decreasing), NonFiniteError,
+        OutOfMemoryError."""
         ctx = _ctx(context)
-        rows, cols = (int(s) for s in shape)
-        ip = np.ascontiguousarray(indptr, dtype=np.int64)
-        if indices is not None and len(indices) and np.max(indices) > np.iinfo(np.int32).max:
-            raise invalid("column indices beyond int32")
-        ix = np.ascontiguousarray(indices, dtype=np.int32)
-        dv = np.ascontiguousarray(data, dtype=np.float64)
-        if ip.ndim != 1 or ip.shape[0] != rows + 1:
+        try:
+            rows, cols = shape
+        except (TypeError, ValueError):
+            raise invalid("shape must be a pair (rows, cols), not %r" % (shape,)) from None
+        if isinstance(rows, (int, np.integer)) and isinstance(cols, (int, np.integer)):
+            if rows < 0 or cols < 0:
+                raise invalid("negative shape (%d, %d): rows and columns must be >= 0"
+                              % (rows, cols))  # fmt: skip
+        rows = _inputs.integer(rows, "shape[0] (rows)")
+        cols = _inputs.integer(cols, "shape[1] (columns)", 0, _inputs.INT32_MAX + 1)
+        bad_matrix = _errors.invalid_matrix
+        ip = _inputs.index_array(indptr, "indptr", 0, _inputs.INT64_MAX, np.int64, bad_matrix)
+        if ip.shape[0] != rows + 1:
             raise invalid("indptr must have rows + 1 = %d entries, not %d" % (rows + 1, ip.size))
-        if ix.shape != dv.shape or ix.ndim != 1 or ix.shape[0] < ip[-1]:
-            raise invalid("indices and data must both hold indptr[-1] = %d entries" % ip[-1])
+        if ip[0] != 0:
+            raise bad_matrix("indptr[0] = %d, not 0" % ip[0])
+        drop = np.flatnonzero(np.diff(ip) < 0)
+        if drop.size:
+            i = int(drop[0])
+            raise bad_matrix("indptr decreases at row %d (0-based): %d -> %d"
+                             % (i, ip[i], ip[i + 1]))  # fmt: skip
+        nnz = int(ip[-1])
+        if cols == 0 and nnz:
+            raise invalid("a matrix with 0 columns has no entries; indptr[-1] = %d" % nnz)
+        ix = _inputs.index_array(_head(indices, nnz, "indices"), "indices", 0, cols - 1, np.int32,
+                                 bad_matrix)  # fmt: skip
+        dv = _inputs.float64(_head(data, nnz, "data"), "data")
+        if not allow_nonfinite:
+            bad = np.flatnonzero(~np.isfinite(dv[:nnz]))
+            if bad.size:
+                k = int(bad[0])
+                row = int(np.searchsorted(ip, k, side="right")) - 1
+                raise make_error(status_code("ERR_NONFINITE"), "data[%d] (row %d, column %d, "
+                                 "0-based) is %r; pass allow_nonfinite=True to keep it"
+                                 % (k, row, ix[k], dv[k]))  # fmt: skip
         A = cls(ctx)
         flags = READ_ALLOW_NONFINITE if allow_nonfinite else 0
         check(
@@ -247,27 +299,45 @@ class Matrix(_Handle):
 
     @classmethod
     def from_scipy(cls, A, context=None, allow_nonfinite=False):
-        """A copy of any scipy.sparse matrix or array (or a dense 2-D array-like) with real
-        values. Complex values raise TypeError."""
+        """A copy of any scipy.sparse matrix or array (csr, csc, coo, bsr, dia, dok, lil), of a
+        cupyx.scipy.sparse matrix (set up from a host copy: analysis and conversion run on the
+        host) or of a dense 2-D array-like (its zeros dropped), with real values. Complex
+        values raise TypeError, as do a LinearOperator (no entries to copy) and a 1-D array."""
         import scipy.sparse as sp
 
-        M = A if sp.issparse(A) else sp.csr_matrix(np.asarray(A))
+        if _inputs.is_cupy_sparse(A):
+            A = A.get()
+        if _inputs.is_linear_operator(A):
+            raise TypeError("a LinearOperator has no entries to copy; mixsparse needs the matrix "
+                            "itself (scipy.sparse, a dense array or a mixsparse.Matrix)")
+        if _inputs.is_cupy_array(A):
+            A = A.get()
+        if sp.issparse(A):
+            M = A
+        else:
+            dense = np.asarray(A)
+            if dense.dtype.kind not in "fiubc":
+                raise TypeError("a matrix needs numeric values, not %s" % dense.dtype)
+            if dense.ndim != 2:
+                raise invalid("a two-dimensional matrix is needed, not shape %s" % (dense.shape,))
+            M = dense
         if np.issubdtype(M.dtype, np.complexfloating):
             raise TypeError("mixsparse holds real matrices; got %s values" % M.dtype)
-        M = M.tocsr()
-        if M.ndim != 2:
-            raise invalid("a two-dimensional matrix is needed")
+        if len(M.shape) != 2:
+            raise invalid("a two-dimensional matrix is needed, not shape %s" % (M.shape,))
+        M = sp.csr_matrix(M)  # a copy in CSR whatever the format (duplicates summed)
         return cls.from_csr(M.shape, M.indptr, M.indices, M.data, context, allow_nonfinite)
 
     @classmethod
     def read_mtx(cls, path, context=None, allow_nonfinite=False):
         """Read a Matrix Market file (.mtx or .mtx.gz). Raises FileError, MatrixMarketError
-        (its name says which check failed; the message names file and line), NonFiniteError,
-        OutOfMemoryError."""
+        (its name says which check failed; the message names file and line, counted from 1 as
+        editors do), NonFiniteError, OutOfMemoryError; ValueError for a path with a NUL."""
         ctx = _ctx(context)
+        name = _inputs.path(path)
         A = cls(ctx)
         flags = READ_ALLOW_NONFINITE if allow_nonfinite else 0
-        check(lib.msp_matrix_read_mtx(ctx._handle(), os.fsencode(path), flags, ctypes.byref(A._h)))
+        check(lib.msp_matrix_read_mtx(ctx._handle(), name, flags, ctypes.byref(A._h)))
         return A
 
     @classmethod
@@ -276,6 +346,8 @@ class Matrix(_Handle):
         "poisson3d:20" (see msp_matrix_generate). Raises InvalidArgumentError listing the
         valid forms for a bad spec."""
         ctx = _ctx(context)
+        if not isinstance(spec, str) or "\0" in spec:
+            raise invalid("spec must be a string without NUL, not %r" % (spec,))
         A = cls(ctx)
         check(lib.msp_matrix_generate(ctx._handle(), spec.encode(), ctypes.byref(A._h)))
         return A
@@ -283,8 +355,17 @@ class Matrix(_Handle):
     @property
     def shape(self):
         """(rows, cols)."""
-        h = self._handle()
-        return (lib.msp_matrix_rows(h), lib.msp_matrix_cols(h))
+        s = self._shape
+        if s is None or not self._h.value:
+            h = self._handle()
+            s = self._shape = (lib.msp_matrix_rows(h), lib.msp_matrix_cols(h))
+        return s
+
+    @property
+    def dtype(self):
+        """numpy.float64: the type of every product's result (arithmetic is fp64 whatever the
+        storage precision of the values)."""
+        return _F64
 
     @property
     def nnz(self):
@@ -318,26 +399,32 @@ class Matrix(_Handle):
 
     def convert(self, format="auto", precision=None, kernel="auto", context=None, **options):
         """A copy of this matrix in `format` ("auto", "tune" or a tag of mixsparse.formats) with
-        values stored in `precision` (a tag of mixsparse.precisions; default "f32", or "f64"
-        for `format="auto"` with `bdmp_digits`, where AUTO itself decides what goes to fp32),
-        on `context` (default: this matrix's). Options (msp_convert_options): hack_size,
-        ell_width, hyb_k, max_fill, cpms_segments, bdmp_f, bdmp_lambda, bdmp_digits (with
-        "auto": the accuracy-aware choice of the format and storage), allow_atomics,
+        values stored in `precision` (a tag of mixsparse.precisions; default: this matrix's
+        own, f64 for a matrix made from arrays or a file, so a conversion never loses digits
+        unless asked to), on `context` (default: this matrix's). Options (msp_convert_options):
+        hack_size, ell_width, hyb_k, max_fill, cpms_segments, bdmp_f, bdmp_lambda, bdmp_digits
+        (with "auto": the accuracy-aware choice of the format and storage), allow_atomics,
         bdmp_paper_rule, range ("error", "saturate", "allow"). Raises FillLimitError,
         RangeError (naming the first value the precision cannot hold), NotSupportedError,
         InvalidArgumentError."""
         ctx = self.context if context is None else _ctx(context)
         if precision is None:
-            precision = "f64" if format == "auto" and options.get("bdmp_digits") else "f32"
+            precision = self.precision
         o = lib.msp_convert_options_default()
         o.format = _parse(lib.msp_format_parse, format, "format")
         o.precision = _parse(lib.msp_precision_parse, precision, "precision")
         o.kernel = _parse(lib.msp_kernel_parse, kernel, "kernel")
+        fields = dict(o._fields_)
         for key, value in options.items():
             if key == "range":
                 value = _choice(_RANGE, value, "range policy")
-            elif key not in {k for k, _ in o._fields_} or key in ("format", "precision", "kernel"):
+            elif key not in fields or key in ("format", "precision", "kernel"):
                 raise invalid("unknown conversion option %r" % key)
+            elif fields[key] is ctypes.c_double:
+                value = _inputs.real(value, key)
+            else:
+                bits = 8 * ctypes.sizeof(fields[key]) - 1
+                value = _inputs.integer(value, key, -(2**bits), 2**bits - 1)
             setattr(o, key, value)
         B = Matrix(ctx)
         src = self._handle()
@@ -377,7 +464,8 @@ class Matrix(_Handle):
 
     def set_cpms_segments(self, segments):
         """CPMS matrices: how many segments products read from now on (0: all)."""
-        check(lib.msp_matrix_set_cpms_segments(self._handle(), int(segments)))
+        segments = _inputs.integer(segments, "segments", 0, 2**31 - 1)
+        check(lib.msp_matrix_set_cpms_segments(self._handle(), segments))
 
     def range_info(self):
         """(saturated, flushed): values the conversion found outside the precision's range."""
@@ -402,9 +490,57 @@ class Matrix(_Handle):
         """Bytes one product moves under the library's byte model (x and y in f64)."""
         return lib.msp_spmv_bytes(self._handle(), int(bool(beta_nonzero)))
 
+    def close(self):
+        """Free the C object now (idempotent), with the work vectors its products reuse."""
+        work, self._work = self._work, None
+        if work is not None:
+            work[0].close()
+            work[1].close()
+        super().close()
+
+    # ---- products: the LinearOperator protocol ---------------------------------------------
+    def _workspace(self):
+        """The f64 Vectors (x: cols, y: rows) that products with arrays copy through, made on
+        the first product and reused, so that a product allocates nothing in the library."""
+        w = self._work
+        if w is None or w[0].closed or w[1].closed:
+            rows, cols = self.shape
+            x = Vector(cols, context=self.context)
+            y = Vector(rows, context=self.context)
+            w = self._work = (x, y, x._h.value, y._h.value)
+        return w
+
+    def _matvec_f64(self, x, out):
+        """out = A x for C-contiguous float64 numpy arrays of lengths cols and rows."""
+        h = self._h.value or self._handle().value
+        if not self._lock.acquire(False):  # another thread is using the work vectors
+            return spmv(1.0, self, x, 0.0, out)
+        try:
+            w = self._work or self._workspace()
+            st = _c_vector_set(w[2], x.ctypes.data)
+            if st == 0:
+                st = _c_spmv(self.context._h.value, 1.0, h, w[2], 0.0, w[3])
+            if st == 0:
+                st = _c_vector_get(w[3], out.ctypes.data)
+            if st:
+                raise make_error(st)
+        finally:
+            self._lock.release()
+        return out
+
     def __matmul__(self, x):
-        """A @ x: a numpy array for a 1-D array-like x (2-D: column by column), a new Vector
-        for a Vector x."""
+        """A @ x: x a 1-D array (a new 1-D array), a 2-D array (column by column), a Vector (a
+        new Vector), a CuPy array on a CUDA context (a new CuPy array) or a LinearOperator (a
+        SciPy product operator). Raises TypeError for complex values and for a sparse x,
+        DimensionMismatchError for a length that does not fit."""
+        if type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1 and x.flags.c_contiguous:
+            rows, cols = self._shape or self.shape
+            if x.shape[0] == cols:
+                return self._matvec_f64(x, np.empty(rows))
+        return self._product(x, "@")
+
+    def _product(self, x, op):
+        """A @ x for every x that the fast path of __matmul__ does not take."""
         if isinstance(x, Vector):
             y = Vector(self.shape[0], context=self.context)
             try:
@@ -413,13 +549,173 @@ class Matrix(_Handle):
                 y.close()
                 raise
             return y
+        if isinstance(x, Matrix) or _inputs.is_scipy_sparse(x) or _inputs.is_cupy_sparse(x):
+            raise TypeError(
+                "A %s B with a sparse B (%s) is not supported: mixsparse multiplies a sparse "
+                "matrix by dense vectors and 2-D arrays (for a sparse product use A.to_scipy() "
+                "%s B)" % (op, type(x).__name__, op)
+            )
+        if _inputs.is_linear_operator(x):
+            return self._operator() @ x
+        if _inputs.is_cupy_array(x):
+            return self._product_cupy(x)
+        if np.isscalar(x):
+            if op == "@":
+                raise TypeError("A @ scalar is not defined (as in NumPy); use A * %r" % (x,))
+            return self._operator() * _inputs.real(x, "the scalar factor")
         arr = np.asarray(x)
+        if arr.dtype != _F64:
+            arr = _inputs.float64(arr.ravel(), "x").reshape(arr.shape)
+        rows, cols = self.shape
+        if arr.ndim == 1:
+            if arr.shape[0] != cols:
+                raise mismatch("A %s x: x has length %d, A has %d columns" % (op, arr.shape[0],
+                                                                            cols))  # fmt: skip
+            return self._matvec_f64(np.ascontiguousarray(arr), np.empty(rows))
         if arr.ndim == 2:
-            out = np.empty((self.shape[0], arr.shape[1]))
+            if arr.shape[0] != cols:
+                raise mismatch("A %s X: X has %d rows, A has %d columns" % (op, arr.shape[0],
+                                                                          cols))  # fmt: skip
+            xt = np.ascontiguousarray(arr.T)  # column j of X is row j here
+            yt = np.empty((arr.shape[1], rows))
             for j in range(arr.shape[1]):
-                out[:, j] = spmv(1.0, self, arr[:, j], 0.0, None)
-            return out
-        return spmv(1.0, self, arr, 0.0, None)
+                self._matvec_f64(xt[j], yt[j])
+            return np.ascontiguousarray(yt.T)
+        raise invalid("A %s x takes a 1-D or 2-D x, not shape %s" % (op, arr.shape))
+
+    def _product_cupy(self, x):
+        """A @ x for a CuPy array x on this CUDA context's GPU: device to device."""
+        import cupy
+
+        if self.context.backend != "cuda":
+            raise make_error(
+                status_code("ERR_NOT_SUPPORTED"),
+                "A @ x with a CuPy x needs A on a CUDA context, not a %s one (make A with "
+                "context=mixsparse.Context('cuda'), or pass x.get())" % self.context.backend,
+            )
+        if x.dtype.kind == "c":
+            raise TypeError("x holds complex values (%s); mixsparse holds real values" % x.dtype)
+        if x.dtype.kind not in "fiub":
+            raise TypeError("x must hold real numbers, not %s" % x.dtype)
+        _check_cupy_device(x, self.context)
+        rows, cols = self.shape
+        if x.ndim not in (1, 2) or x.shape[0] != cols:
+            raise mismatch("A @ x: x of shape %s, A has %d columns" % (x.shape, cols))
+        xt = cupy.ascontiguousarray(x.T if x.ndim == 2 else x[None, :], dtype=cupy.float64)
+        yt = cupy.empty((xt.shape[0], rows), dtype=cupy.float64)
+        _cupy_stream_done(cupy)
+        with self._lock:
+            w = self._workspace()
+            set_device = _need("msp_vector_set_device")
+            for j in range(xt.shape[0]):
+                check(set_device(w[0]._handle(), xt[j].data.ptr))
+                check(lib.msp_spmv(self.context._handle(), 1.0, self._handle(), w[0]._handle(),
+                                   0.0, w[1]._handle()))  # fmt: skip
+                _vector_to_cupy(w[1], yt[j])
+        return yt[0] if x.ndim == 1 else cupy.ascontiguousarray(yt.T)
+
+    def _operator(self):
+        """This matrix as a scipy.sparse.linalg.LinearOperator."""
+        from scipy.sparse.linalg import aslinearoperator
+
+        return aslinearoperator(self)
+
+    def matvec(self, x):
+        """A x for x of shape (cols,) or (cols, 1), returning shape (rows,) or (rows, 1), as
+        LinearOperator.matvec."""
+        shape = np.shape(x) if not _inputs.is_cupy_array(x) else x.shape
+        if shape not in ((self.shape[1],), (self.shape[1], 1)):
+            raise mismatch("matvec: x of shape %s, A has %d columns" % (shape, self.shape[1]))
+        return self @ x
+
+    def matmat(self, X):
+        """A X for a 2-D X of cols rows (one product per column), as LinearOperator.matmat."""
+        if np.ndim(X) != 2:
+            raise invalid("matmat takes a 2-D array, not %d-D" % np.ndim(X))
+        return self @ X
+
+    def rmatvec(self, x):
+        """A^T x (the transpose product, through A.T), as LinearOperator.rmatvec."""
+        return self.T.matvec(x)
+
+    def rmatmat(self, X):
+        """A^T X, as LinearOperator.rmatmat."""
+        return self.T.matmat(X)
+
+    def dot(self, x):
+        """As LinearOperator.dot: A @ x for arrays and Vectors, a SciPy operator for a scalar
+        or a LinearOperator x."""
+        return self.__mul__(x)
+
+    def __mul__(self, x):
+        """A * x: the product (as LinearOperator and scipy.sparse matrices, not element-wise);
+        a scalar gives the scaled SciPy operator."""
+        if type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1 and x.flags.c_contiguous:
+            return self.__matmul__(x)
+        return self._product(x, "*")
+
+    def __rmatmul__(self, x):
+        """x @ A = (A^T x^T)^T for a 1-D or 2-D x (through A.T)."""
+        if _inputs.is_scipy_sparse(x) or _inputs.is_cupy_sparse(x):
+            return self._product(x, "@")  # refused, saying why
+        if np.ndim(x) == 0 and not _inputs.is_cupy_array(x):
+            raise TypeError("scalar @ A is not defined (as in NumPy); use %r * A" % (x,))
+        if np.ndim(x) == 2 or (_inputs.is_cupy_array(x) and x.ndim == 2):
+            return (self.T @ x.T).T
+        return self.T @ x
+
+    def __rmul__(self, x):
+        """x * A: a scalar gives the scaled SciPy operator; an array x gives x @ A."""
+        if np.isscalar(x):
+            return self._operator() * _inputs.real(x, "the scalar factor")
+        return self.__rmatmul__(x)
+
+    @property
+    def T(self):
+        """The transpose, a Matrix on the same context in the same format and storage precision
+        (a format whose padding the transpose would overflow falls back to "auto"), built on
+        first use and kept while this matrix lives."""
+        t = self._transpose
+        if isinstance(t, weakref.ref):
+            t = t()
+        if t is None or t.closed:
+            t = self._make_transpose()
+            t._transpose = weakref.ref(self)
+            self._transpose = t
+        return t
+
+    @property
+    def H(self):
+        """The conjugate transpose: A.T (the values are real)."""
+        return self.T
+
+    def transpose(self):
+        """The transpose (A.T)."""
+        return self.T
+
+    def adjoint(self):
+        """The conjugate transpose (A.T: the values are real)."""
+        return self.T
+
+    def _make_transpose(self):
+        import scipy.sparse as sp
+
+        S = sp.csr_matrix(self.to_scipy().T)
+        rows, cols = S.shape
+        base = Matrix.from_csr((rows, cols), S.indptr, S.indices, S.data, self.context,
+                               allow_nonfinite=True)  # fmt: skip
+        fmt, prec = self.format, self.precision
+        if fmt == "csr" and prec == "f64":
+            return base
+        try:
+            for attempt in (fmt, "auto"):
+                try:
+                    return base.convert(format=attempt, precision=prec)
+                except (_errors.FillLimitError, _errors.NotSupportedError):
+                    if attempt == "auto":
+                        raise
+        finally:
+            base.close()
 
     def __repr__(self):
         if self.closed:
@@ -427,6 +723,69 @@ class Matrix(_Handle):
         rows, cols = self.shape
         return "<mixsparse.Matrix %dx%d nnz=%d %s %s>" % (
             rows, cols, self.nnz, self.format, self.precision)  # fmt: skip
+
+
+def _head(a, n, what):
+    """The first n entries of the 1-D array-like `a`, which must hold at least n."""
+    arr = a if isinstance(a, np.ndarray) else np.asarray(a)
+    if arr.ndim != 1 or arr.shape[0] < n:
+        raise invalid("%s must be 1-D and hold indptr[-1] = %d entries, not shape %s"
+                      % (what, n, arr.shape))  # fmt: skip
+    return arr[:n]
+
+
+def as_matrix(A, context=None, allow_nonfinite=False):
+    """A as a Matrix: a Matrix itself (on `context` when given, which must then be its own), or
+    a copy of a scipy.sparse matrix or array of any format, a cupyx.scipy.sparse matrix, or a
+    dense 2-D array-like (see Matrix.from_scipy). Raises TypeError for complex values and for
+    a LinearOperator, InvalidArgumentError for a Matrix of another context."""
+    if isinstance(A, Matrix):
+        if context is not None and A.context is not context:
+            raise invalid("A is a Matrix of another context; make it on this one, or convert "
+                          "it with A.convert(context=...)")  # fmt: skip
+        A._handle()
+        return A
+    return Matrix.from_scipy(A, context, allow_nonfinite)
+
+
+def _matrix_arg(A, ctx, what="A"):
+    """(Matrix, made here?) for a solver's matrix argument of any accepted kind."""
+    if isinstance(A, Matrix):
+        return as_matrix(A, ctx), False
+    if isinstance(A, (Vector, Context)) or A is None or isinstance(A, (str, bytes)):
+        raise invalid("%s must be a matrix (mixsparse.Matrix, scipy.sparse, a dense 2-D array), "
+                      "not %s" % (what, type(A).__name__))  # fmt: skip
+    return Matrix.from_scipy(A, ctx), True
+
+
+def _cupy_stream_done(cupy):
+    """Finish the work queued on CuPy's current stream when it is not the legacy default
+    stream, which mixsparse's device copies already wait for."""
+    s = cupy.cuda.get_current_stream()
+    if s.ptr:
+        s.synchronize()
+
+
+def _check_cupy_device(x, ctx):
+    dev = x.device.id
+    if dev != ctx.device:
+        raise invalid("a CuPy array on GPU %d with a CUDA context on GPU %d" % (dev, ctx.device))
+
+
+def _vector_to_cupy(v, out):
+    """Copy an f64 Vector's device values into the CuPy array `out` (same GPU, contiguous, its
+    length), device to device, ordered on CuPy's current stream."""
+    import cupy
+
+    n = out.shape[0]
+    ptr = v.device_pointer()
+    v.context.synchronize()
+    if n:
+        mem = cupy.cuda.UnownedMemory(ptr, n * 8, v, v.context.device)
+        view = cupy.ndarray((n,), cupy.float64, cupy.cuda.MemoryPointer(mem, 0))
+        out[...] = view
+        cupy.cuda.get_current_stream().synchronize()  # the Vector may be freed or reused next
+    return out
 
 
 def read_mtx(path, context=None, allow_nonfinite=False):
@@ -438,7 +797,8 @@ class Vector(_Handle):
     """A dense vector held by mixsparse: on the GPU for a CUDA context, where it stays between
     operations (copied to the host only by to_numpy), on the host otherwise.
 
-    Vector(n) is a zero vector of length n; Vector(values) copies a 1-D array-like.
+    Vector(n) is a zero vector of length n (an integer, 0 <= n < 2**63); Vector(values) copies
+    a 1-D array-like of real values (complex values raise TypeError).
     precision: the storage precision of its values ("f64" default; any of mixsparse.precisions).
     """
 
@@ -450,8 +810,8 @@ class Vector(_Handle):
         self.context = _ctx(context)
         self.context._adopt(self)
         p = _parse(lib.msp_precision_parse, precision, "precision")
-        if isinstance(values, (int, np.integer)):
-            n, data = int(values), None
+        if isinstance(values, (int, np.integer, bool, np.bool_)):
+            n, data = _inputs.integer(values, "the length n"), None
         else:
             data = _f64(values, "values")
             n = data.shape[0]
@@ -465,19 +825,23 @@ class Vector(_Handle):
 
     @classmethod
     def read_mtx(cls, path, context=None, allow_nonfinite=False):
-        """Read a dense Matrix Market array file (one column) into an f64 Vector."""
+        """Read a dense Matrix Market array file (one column) into an f64 Vector. Raises
+        FileError, MatrixMarketError; ValueError for a path with a NUL."""
+        name = _inputs.path(path)
         v = cls.__new__(cls)
         _Handle.__init__(v)
         v.context = _ctx(context)
         v.context._adopt(v)
         flags = READ_ALLOW_NONFINITE if allow_nonfinite else 0
         ch = v.context._handle()
-        check(lib.msp_vector_read_mtx(ch, os.fsencode(path), flags, ctypes.byref(v._h)))
+        check(lib.msp_vector_read_mtx(ch, name, flags, ctypes.byref(v._h)))
         return v
 
     def write_mtx(self, path):
-        """Write the vector as a Matrix Market array file (%.17g)."""
-        check(lib.msp_vector_write_mtx(self._handle(), os.fsencode(path)))
+        """Write the vector as a Matrix Market array file (%.17g). A path with an embedded NUL
+        raises ValueError, as open() does (C would cut the name there and replace another
+        file)."""
+        check(lib.msp_vector_write_mtx(self._handle(), _inputs.path(path)))
 
     def __len__(self):
         return lib.msp_vector_length(self._handle())
@@ -504,18 +868,26 @@ class Vector(_Handle):
         check(lib.msp_vector_set(self._handle(), data.ctypes.data_as(_DP)))
 
     def fill(self, value):
-        """Set every entry to `value`."""
-        check(lib.msp_vector_fill(self._handle(), float(value)))
+        """Set every entry to `value` (a real number)."""
+        check(lib.msp_vector_fill(self._handle(), _inputs.real(value, "value")))
 
     def to_numpy(self, out=None):
-        """The values as a float64 numpy array (into `out` when given); copies device to host
-        once if the host copy is stale. Raises RangeError (after copying) when results
-        overflowed the vector's precision since the last read."""
+        """The values as a float64 numpy array (into `out` when given: a writable C-contiguous
+        float64 numpy array of length len(self)); copies device to host once if the host copy
+        is stale. Raises InvalidArgumentError for an `out` that does not fit (a read-only one
+        included: nothing is written), RangeError (after copying) when results overflowed the
+        vector's precision since the last read."""
         n = len(self)
         if out is None:
             out = np.empty(n, dtype=np.float64)
+        elif not isinstance(out, np.ndarray):
+            raise invalid("out must be a numpy array, not %s" % type(out).__name__)
         elif out.dtype != np.float64 or out.shape != (n,) or not out.flags.c_contiguous:
-            raise invalid("out must be a contiguous float64 array of length %d" % n)
+            raise invalid("out must be a contiguous float64 array of length %d, not %s of "
+                          "shape %s" % (n, out.dtype, out.shape))  # fmt: skip
+        elif not out.flags.writeable:
+            raise invalid("out is read-only (a read-only memmap or writeable=False): nothing "
+                          "was written to it")
         check(lib.msp_vector_get(self._handle(), out.ctypes.data_as(_DP)))
         return out
 
@@ -525,7 +897,8 @@ class Vector(_Handle):
 
     def set_cpms_segments(self, segments):
         """CPMS vectors: how many segments reads use from now on (0: all)."""
-        check(lib.msp_vector_set_cpms_segments(self._handle(), int(segments)))
+        segments = _inputs.integer(segments, "segments", 0, 2**31 - 1)
+        check(lib.msp_vector_set_cpms_segments(self._handle(), segments))
 
     # ---- DLPack: zero-copy exchange with CuPy, PyTorch, JAX ... on the GPU -------------------
     _dlpack_exports = 0  # tensors handed out through __dlpack__ and not yet released
@@ -676,17 +1049,18 @@ def _as_vector(v, ctx, what, n):
 def spmv(alpha, A, x, beta, y):
     """y = alpha * A @ x + beta * y, on A's backend; returns y.
 
-    x and y are Vectors or numpy arrays. A numpy y must be a contiguous float64 array and is
+    A is a Matrix (or a scipy.sparse matrix or dense array, copied for this call). x and y are
+    Vectors or numpy arrays. A numpy y must be a contiguous float64 array and is
     updated in place; y=None (beta must be 0) returns a new numpy array. With beta == 0, y is
     not read (NaN in y does not propagate). Raises DimensionMismatchError,
     InvalidArgumentError (operands of another context), NotSupportedError."""
-    if not isinstance(A, Matrix):
-        raise invalid("A must be a mixsparse.Matrix")
-    ctx = A.context
+    alpha, beta = _inputs.real(alpha, "alpha"), _inputs.real(beta, "beta")
+    ctx = A.context if isinstance(A, Matrix) else _ctx(None)
+    A, atmp = _matrix_arg(A, ctx)
     rows, cols = A.shape
-    xv, xtmp = _as_vector(x, ctx, "x", cols)
-    yv, ytmp, out = None, False, None
+    xv, xtmp, yv, ytmp, out = None, False, None, False, None
     try:
+        xv, xtmp = _as_vector(x, ctx, "x", cols)
         if isinstance(y, Vector):
             yv = y
         else:
@@ -718,6 +1092,8 @@ def spmv(alpha, A, x, beta, y):
             xv.close()
         if ytmp and yv is not None:
             yv.close()
+        if atmp:
+            A.close()
 
 
 def _vec_ctx(x):
@@ -751,13 +1127,14 @@ def nrm1(x):
 def axpby(alpha, x, beta, y):
     """y = alpha * x + beta * y for Vectors; returns y."""
     _vec_ctx(y)
-    check(lib.msp_axpby(_vec_ctx(x)._handle(), float(alpha), x._handle(), float(beta), y._handle()))
+    alpha, beta = _inputs.real(alpha, "alpha"), _inputs.real(beta, "beta")
+    check(lib.msp_axpby(_vec_ctx(x)._handle(), alpha, x._handle(), beta, y._handle()))
     return y
 
 
 def scale(alpha, x):
     """x = alpha * x for a Vector; returns x."""
-    check(lib.msp_scale(_vec_ctx(x)._handle(), float(alpha), x._handle()))
+    check(lib.msp_scale(_vec_ctx(x)._handle(), _inputs.real(alpha, "alpha"), x._handle()))
     return x
 
 
@@ -773,7 +1150,8 @@ class GmresReport:
     ||b - A x|| / ||b||), history (numpy array of the recurrence's relative residuals when
     asked for, else None), cycle_precisions (basis precision tag of each recorded cycle),
     iterations_by_precision (dict tag -> inner iterations), time_s, basis_bytes, setup_s (of
-    time_s, the set-up before the first iteration: work vectors, basis, preconditioner)."""
+    time_s, the set-up before the first iteration: work vectors, basis, preconditioner),
+    stopped (a callback asked to stop), info (SciPy's code, set by mixsparse.linalg.gmres)."""
 
     def __init__(self, rep, history):
         self.converged = bool(rep.converged)
@@ -790,51 +1168,143 @@ class GmresReport:
         self.time_s = rep.time_s
         self.basis_bytes = rep.basis_bytes
         self.setup_s = rep.setup_s
+        self.stopped = bool(getattr(rep, "stopped", 0))
+        self.info = None
+
+    def _append(self, later):
+        """Add the report of a later call that went on from this one's x (one more cycle)."""
+        self.converged, self.rel_residual = later.converged, later.rel_residual
+        self.stopped = later.stopped
+        self.restarts += later.restarts + (1 if later.iterations else 0)
+        self.iterations += later.iterations
+        if self.history is not None and later.history is not None:
+            self.history = np.concatenate([self.history, later.history[1:]])
+        self.cycle_precisions += later.cycle_precisions
+        for tag, k in later.iterations_by_precision.items():
+            self.iterations_by_precision[tag] = self.iterations_by_precision.get(tag, 0) + k
+        self.time_s += later.time_s
+        self.basis_bytes += later.basis_bytes
+        self.setup_s += later.setup_s
 
     def __repr__(self):
         return "GmresReport(converged=%s, iterations=%d, restarts=%d, rel_residual=%.3g)" % (
             self.converged, self.iterations, self.restarts, self.rel_residual)  # fmt: skip
 
 
-def gmres(A, b, x0=None, *, restart=100, rtol=1e-8, atol=0.0, max_iters=10000,
-          basis_precision="f64", basis_auto=False, precond="none", ortho="cgs",
-          history=False):  # fmt: skip
-    """Solve A x = b by restarted GMRES with right preconditioning; returns (x, GmresReport).
+_GMRES_MONITOR = ctypes.CFUNCTYPE(ctypes.c_int, _VP, ctypes.c_int64, ctypes.c_double,
+                                  ctypes.c_double, ctypes.c_int)  # fmt: skip
+_PAGERANK_MONITOR = ctypes.CFUNCTYPE(ctypes.c_int, _VP, ctypes.c_int64, ctypes.c_double,
+                                     ctypes.c_int)  # fmt: skip
 
-    CB-GMRES: basis_precision stores the Krylov basis in a reduced precision ("f32", "f16",
-    "fx16", "cpms2", ...), all arithmetic fp64; basis_auto=True starts in f32 and moves to f64
-    when the residual stagnates. precond: "none", "jacobi", "ilu0"; ortho: "cgs", "mgs".
-    b (and x0) are numpy arrays (x returned as numpy) or Vectors (x0 updated in place, or a new
-    Vector). Not converging is report.converged == False, not an error. Raises
-    DimensionMismatchError, InvalidArgumentError, InvalidMatrixError (a bad pivot),
-    NonFiniteError, NotSupportedError."""
-    if not isinstance(A, Matrix):
-        raise invalid("A must be a mixsparse.Matrix")
-    ctx = A.context
-    n = A.shape[0]
+
+def has_monitor():
+    """Whether the loaded library calls a Python function per solver iteration (the monitor of
+    msp_solver_options): needed by callbacks per inner iteration."""
+    return "monitor" in dict(_lib.SolverOptions._fields_)
+
+
+class _Monitor:
+    """A Python function called by the C solver per iteration through the options' monitor.
+    fn(iteration, residual, rel_residual, basis_tag) returns True to stop. An exception
+    stops the solve and is raised again once the C call has returned; StopIteration only
+    stops it."""
+
+    def __init__(self, fn, kind=_GMRES_MONITOR):
+        self.fn = fn
+        self.error = None
+
+        def call(data, *args):
+            try:
+                return 1 if self.fn(*args) else 0
+            except StopIteration:
+                return 1
+            except BaseException as e:  # noqa: BLE001  (nothing may propagate into C)
+                self.error = e
+                return 1
+
+        self.c = kind(call)
+
+    def install(self, options):
+        if "monitor" not in dict(type(options)._fields_):
+            raise NotImplementedError(
+                "this build of %s has no solver monitor, which callbacks per iteration need"
+                % _lib.path
+            )
+        options.monitor = ctypes.cast(self.c, _VP).value
+        options.monitor_data = None
+
+    def reraise(self):
+        if self.error is not None:
+            e, self.error = self.error, None
+            raise e
+
+
+def _solver_options(restart, rtol, atol, max_iters, basis_precision, basis_auto, precond, ortho):
     o = lib.msp_solver_options_default()
-    o.restart, o.rtol, o.atol, o.max_iters = int(restart), float(rtol), float(atol), int(max_iters)
+    o.restart = _inputs.integer(restart, "restart", 1, _inputs.INT32_MAX)
+    o.rtol = _inputs.real(rtol, "rtol")
+    o.atol = _inputs.real(atol, "atol")
+    o.max_iters = _inputs.integer(max_iters, "max_iters")
     o.basis_precision = _parse(lib.msp_precision_parse, basis_precision, "basis_precision")
     o.basis_auto = int(bool(basis_auto))
     o.precond = _choice(_PRECOND, precond, "preconditioner")
     o.ortho = _choice(_ORTHO, ortho, "orthogonalisation")
+    return o
+
+
+def _gmres_call(A, bv, xv, o, history_capacity=0, monitor=None):
+    """One msp_gmres call on A's context (x in and out in xv); returns its GmresReport."""
     rep = _lib.SolverReport()
     hist = None
-    if history:
-        hist = np.zeros(max(int(max_iters), 0) + 1)
+    if history_capacity:
+        hist = np.zeros(history_capacity)
         rep.history = hist.ctypes.data_as(_DP)
         rep.history_capacity = hist.shape[0]
-    as_numpy = not isinstance(b, Vector)
-    bv, btmp = _as_vector(b, ctx, "b", n)
-    xv, xtmp = None, False
+    if monitor is not None:
+        monitor.install(o)
     try:
+        check(lib.msp_gmres(A.context._handle(), A._handle(), bv._handle(), xv._handle(),
+                            ctypes.byref(o), ctypes.byref(rep)))  # fmt: skip
+    finally:
+        if monitor is not None:
+            monitor.reraise()
+    return GmresReport(rep, hist)
+
+
+def gmres(A, b, x0=None, *, restart=100, rtol=1e-8, atol=0.0, max_iters=10000,
+          basis_precision="f64", basis_auto=False, precond="none", ortho="cgs",
+          history=False, monitor=None):  # fmt: skip
+    """Solve A x = b by restarted GMRES with right preconditioning; returns (x, GmresReport).
+    This is the library's own interface (max_iters counts inner iterations; restart 100, rtol
+    1e-8); mixsparse.linalg.gmres has SciPy's signature, defaults and (x, info) result.
+
+    A: a Matrix, or any scipy.sparse matrix or dense array (copied for this call).
+    CB-GMRES: basis_precision stores the Krylov basis in a reduced precision ("f32", "f16",
+    "fx16", "cpms2", ...), all arithmetic fp64; basis_auto=True starts in f32 and moves to f64
+    when the residual stagnates. precond: "none", "jacobi", "ilu0"; ortho: "cgs", "mgs".
+    b (and x0) are numpy arrays (x returned as numpy) or Vectors (x0 updated in place, or a new
+    Vector). monitor(iteration, residual, rel_residual, basis_tag), when given, is called
+    before the first iteration (0) and after every inner iteration; a true result stops the
+    solve (report.stopped). Not converging is report.converged == False, not an error. Raises
+    DimensionMismatchError, InvalidArgumentError, InvalidMatrixError (a bad pivot),
+    NonFiniteError, NotSupportedError; TypeError for complex values or a non-integer count."""
+    o = _solver_options(restart, rtol, atol, max_iters, basis_precision, basis_auto, precond,
+                        ortho)  # fmt: skip
+    ctx = A.context if isinstance(A, Matrix) else _ctx(None)
+    A, atmp = _matrix_arg(A, ctx)
+    n = A.shape[0]
+    as_numpy = not isinstance(b, Vector)
+    bv, btmp, xv, xtmp = None, False, None, False
+    try:
+        bv, btmp = _as_vector(b, ctx, "b", n)
         if isinstance(x0, Vector):
             xv = x0
         else:
             xv, xtmp = Vector(n if x0 is None else _f64(x0, "x0", n), context=ctx), True
-        check(lib.msp_gmres(ctx._handle(), A._handle(), bv._handle(), xv._handle(),
-                            ctypes.byref(o), ctypes.byref(rep)))  # fmt: skip
-        report = GmresReport(rep, hist)
+        mon = None
+        if monitor is not None:
+            mon = _Monitor(lambda k, r, rr, p: monitor(k, r, rr, precisions[p]))
+        report = _gmres_call(A, bv, xv, o, o.max_iters + 1 if history else 0, mon)
         if as_numpy:
             return xv.to_numpy(), report
         xtmp = False  # handed to the caller
@@ -844,13 +1314,16 @@ def gmres(A, b, x0=None, *, restart=100, rtol=1e-8, atol=0.0, max_iters=10000,
             bv.close()
         if xtmp and xv is not None:
             xv.close()
+        if atmp:
+            A.close()
 
 
 class PagerankReport:
     """What pagerank did: converged, iterations, iterations_by_bits (dict read width in bits ->
     iterations), values (whether the values form ran), storage (precision tag of p), change
     (final ||p_k - p_{k-1}||_1), time_s, setup_s, dangling (nodes without out-edges), order
-    (the internal node numbering used: "natural" or "degree")."""
+    (the internal node numbering used: "natural" or "degree"), stopped (a monitor asked to
+    stop)."""
 
     def __init__(self, rep):
         self.converged = bool(rep.converged)
@@ -864,52 +1337,84 @@ class PagerankReport:
         self.setup_s = rep.setup_s
         self.dangling = rep.dangling
         self.order = {v: k for k, v in _PAGERANK_ORDER.items()}[rep.order]
+        self.stopped = bool(getattr(rep, "stopped", 0))
 
     def __repr__(self):
         return "PagerankReport(converged=%s, iterations=%d, storage=%s, change=%.3g)" % (
             self.converged, self.iterations, self.storage, self.change)  # fmt: skip
 
 
+def _pagerank_call(G, o, p, personalization, monitor=None):
+    """One msp_pagerank call: p (a Vector) in (when o.use_guess) and out."""
+    fn = _need("msp_pagerank")
+    ctx = G.context
+    n = G.shape[0]
+    pv, ptmp = None, False
+    try:
+        if personalization is not None:
+            pv, ptmp = _as_vector(personalization, ctx, "personalization", n)
+            o.personalization = pv._handle().value
+        if monitor is not None:
+            monitor.install(o)
+        rep = _lib.PagerankReport()
+        try:
+            check(fn(ctx._handle(), G._handle(), ctypes.byref(o), p._handle(), ctypes.byref(rep)))
+        finally:
+            if monitor is not None:
+                monitor.reraise()
+        return PagerankReport(rep)
+    finally:
+        if ptmp:
+            pv.close()
+
+
+def _pagerank_options(alpha, tol, max_iters, precision, separate, bank_bytes, switch_factor,
+                      weighted, values, order):  # fmt: skip
+    o = _need("msp_pagerank_options_default")()
+    o.alpha = _inputs.real(alpha, "alpha")
+    o.tol = _inputs.real(tol, "tol")
+    o.max_iters = _inputs.integer(max_iters, "max_iters")
+    o.precision = _choice(_PAGERANK_PRECISION, precision, "PageRank precision")
+    o.order = _choice(_PAGERANK_ORDER, order, "PageRank order")
+    o.separate, o.weighted = int(bool(separate)), int(bool(weighted))
+    o.bank_bytes = _inputs.integer(bank_bytes, "bank_bytes", 0, _inputs.INT32_MAX)
+    if switch_factor is not None:
+        o.switch_factor = _inputs.real(switch_factor, "switch_factor")
+    if values is not None:
+        o.values = int(bool(values))
+    return o
+
+
 def pagerank(G, *, alpha=0.85, tol=1e-10, max_iters=1000, precision="f64", separate=False,
              bank_bytes=0, switch_factor=None, weighted=False, values=None, p0=None,
-             personalization=None, order="auto"):  # fmt: skip
-    """PageRank of the graph G (a Matrix; entry (i, j) is an edge i -> j); returns
-    (p as a numpy array summing to 1, PagerankReport).
+             personalization=None, order="auto", monitor=None):  # fmt: skip
+    """PageRank of the graph G (a Matrix, or any scipy.sparse matrix or dense array, copied for
+    this call; entry (i, j) is an edge i -> j); returns (p as a numpy array summing to 1,
+    PagerankReport). This is the library's own interface (tol on the 1-norm of the change);
+    mixsparse.linalg.pagerank follows networkx and cuGraph.
 
     precision: "f64", "cpms2", "cpms4" (customized-precision rank vector read with more segments
     as it converges) or "auto". p0: a starting vector; personalization: teleport weights
     (n values >= 0, positive sum). order: "auto", "natural" or "degree", the internal node
-    numbering (p is returned in G's order either way). Other options as in msp_pagerank_options.
-    Not converging is report.converged == False. Raises InvalidArgumentError,
-    DimensionMismatchError, InvalidMatrixError (a bad weight), NotSupportedError;
-    NotImplementedError when the library has no msp_pagerank."""
-    fn = _need("msp_pagerank")
-    if not isinstance(G, Matrix):
-        raise invalid("G must be a mixsparse.Matrix")
-    ctx = G.context
+    numbering (p is returned in G's order either way). monitor(iteration, change, read_bits),
+    when given, is called after every iteration; a true result stops (report.stopped). Other
+    options as in msp_pagerank_options. Not converging is report.converged == False. Raises
+    InvalidArgumentError, DimensionMismatchError, InvalidMatrixError (a bad weight),
+    NotSupportedError; NotImplementedError when the library has no msp_pagerank."""
+    o = _pagerank_options(alpha, tol, max_iters, precision, separate, bank_bytes, switch_factor,
+                          weighted, values, order)  # fmt: skip
+    ctx = G.context if isinstance(G, Matrix) else _ctx(None)
+    G, gtmp = _matrix_arg(G, ctx, "G")
     n = G.shape[0]
-    o = _need("msp_pagerank_options_default")()
-    o.alpha, o.tol, o.max_iters = float(alpha), float(tol), int(max_iters)
-    o.precision = _choice(_PAGERANK_PRECISION, precision, "PageRank precision")
-    o.order = _choice(_PAGERANK_ORDER, order, "PageRank order")
-    o.separate, o.bank_bytes, o.weighted = int(bool(separate)), int(bank_bytes), int(bool(weighted))
-    if switch_factor is not None:
-        o.switch_factor = float(switch_factor)
-    if values is not None:
-        o.values = int(bool(values))
-    temps = []
+    p = None
     try:
-        if personalization is not None:
-            pv, tmp = _as_vector(personalization, ctx, "personalization", n)
-            if tmp:
-                temps.append(pv)
-            o.personalization = pv._handle().value
         o.use_guess = int(p0 is not None)
         p = Vector(n if p0 is None else _f64(p0, "p0", n), context=ctx)
-        temps.append(p)
-        rep = _lib.PagerankReport()
-        check(fn(ctx._handle(), G._handle(), ctypes.byref(o), p._handle(), ctypes.byref(rep)))
-        return p.to_numpy(), PagerankReport(rep)
+        mon = None if monitor is None else _Monitor(monitor, _PAGERANK_MONITOR)
+        rep = _pagerank_call(G, o, p, personalization, mon)
+        return p.to_numpy(), rep
     finally:
-        for t in temps:
-            t.close()
+        if p is not None:
+            p.close()
+        if gtmp:
+            G.close()

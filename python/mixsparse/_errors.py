@@ -139,3 +139,8 @@ def invalid(message):
 def mismatch(message):
     """A DimensionMismatchError for a check made in Python."""
     return make_error(status_code("ERR_DIMENSION_MISMATCH"), message)
+
+
+def invalid_matrix(message):
+    """An InvalidMatrixError for a check made in Python."""
+    return make_error(status_code("ERR_INVALID_MATRIX"), message)
