@@ -52,7 +52,8 @@ def _pick_context(A, operands, context, backend):
         if _inputs.is_cupy_array(x) or _inputs.is_cupy_sparse(x):
             if backend not in (None, "cuda", "auto"):
                 raise invalid("CuPy operands with backend=%r: they live on a GPU" % backend)
-            return _context_for("cuda", x.device.id)
+            dev = x.device if _inputs.is_cupy_array(x) else x.data.device
+            return _context_for("cuda", dev.id)
     if backend is not None:
         _core._parse(_core.lib.msp_backend_parse, backend, "backend")
         return _context_for(backend) if backend != "auto" else _core.default_context()

@@ -35,8 +35,9 @@ def test_pip_install_offline(tmp_path):
     env.pop("MIXSPARSE_LIBRARY")
     env["PYTHONPATH"] = str(target)
     code = (
-        "import numpy as np, mixsparse as ms\n"
+        "import numpy as np, mixsparse as ms, mixsparse.linalg as msl\n"
         "A = ms.Matrix.generate('laplace2d:3')\n"
+        "assert msl.gmres(A, np.ones(9))[1] == 0\n"
         "print(ms.library_path)\n"
         "print((A @ np.ones(9)).tolist())\n"
     )

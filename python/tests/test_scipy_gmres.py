@@ -457,7 +457,10 @@ def test_against_scipy_gmres(solve):
         assert (info == 0) == (infos == 0), case.name
         if info == 0:
             assert_success(case.A, x, case.b, rtol=1e-10)
-            scale = np.linalg.cond(case.A.toarray() if sp.issparse(case.A) else case.A)
+            dense = case.A.toarray() if sp.issparse(case.A) else case.A
+            # The 2-D Poisson matrix's condition number is that of the 1-D one (about 680 on
+            # 40 points): no SVD of its 1600 x 1600 dense copy.
+            scale = np.linalg.cond(dense) if dense.shape[0] <= 100 else 1e3
             np.testing.assert_allclose(x, xs, atol=1e-8 * scale * np.abs(xs).max())
 
 
