@@ -187,6 +187,17 @@ class Context(_Handle):
         """The backend in use: "cpu" or "cuda" (never "auto")."""
         return _name(lib.msp_backend_name, lib.msp_context_backend(self._handle()))
 
+    @property
+    def threads(self):
+        """Host threads (OpenMP) the next operation on this context will use."""
+        return _need("msp_context_threads")(self._handle())
+
+    def set_threads(self, threads):
+        """Use `threads` host threads for every operation on this context (0: OpenMP's default,
+        OMP_NUM_THREADS or one per CPU). Results are the same bits for any count."""
+        threads = _inputs.integer(threads, "threads", 0, _inputs.INT32_MAX)
+        check(_need("msp_context_set_threads")(self._handle(), threads))
+
     def synchronize(self):
         """Wait until all work queued on the device has finished (nothing to do on the CPU)."""
         check(lib.msp_context_synchronize(self._handle()))
@@ -288,13 +299,14 @@ class Matrix(_Handle):
                                  % (k, row, ix[k], dv[k]))  # fmt: skip
         A = cls(ctx)
         flags = READ_ALLOW_NONFINITE if allow_nonfinite else 0
-        check(
-            lib.msp_matrix_from_csr(
-                ctx._handle(), rows, cols, ip.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
-                ix.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)), dv.ctypes.data_as(_DP),
-                flags, ctypes.byref(A._h),
-            )
+        st = lib.msp_matrix_from_csr(
+            ctx._handle(), rows, cols, ip.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
+            ix.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)), dv.ctypes.data_as(_DP),
+            flags, ctypes.byref(A._h),
         )  # fmt: skip
+        if st:  # the library numbers the arrays' rows, columns and entries as given: from 0
+            msg = lib.msp_last_error().decode(errors="replace")
+            raise make_error(st, msg if "based" in msg else msg + " (numbers 0-based)")
         return A
 
     @classmethod

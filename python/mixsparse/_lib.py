@@ -180,6 +180,8 @@ _PROTOTYPES = {
     "msp_context_destroy": (S, [P(H)]),
     "msp_context_backend": (c_int, [H]),
     "msp_context_synchronize": (S, [H]),
+    "msp_context_set_threads": (S, [H, c_int]),
+    "msp_context_threads": (c_int, [H]),
     "msp_device_count": (S, [P(c_int)]),
     "msp_device_info": (S, [c_int, P(DeviceProps)]),
     "msp_matrix_read_mtx": (S, [H, c_char_p, ctypes.c_uint, P(H)]),

@@ -7,9 +7,9 @@
 // A pivot that the factorisation or the solves cannot divide by.
 static msp_status bad_pivot(const char *what, int64_t i, double v, int present) {
   if (!present)
-    return msp__error(MSP_ERR_INVALID_MATRIX, "%s: row %lld has no diagonal entry", what,
+    return msp__error(MSP_ERR_INVALID_MATRIX, "%s: row %lld (1-based) has no diagonal entry", what,
                       (long long)(i + 1));
-  return msp__error(MSP_ERR_INVALID_MATRIX, "%s: %s pivot %g in row %lld", what,
+  return msp__error(MSP_ERR_INVALID_MATRIX, "%s: %s pivot %g in row %lld (1-based)", what,
                     v == 0.0 ? "zero" : "non-finite", v, (long long)(i + 1));
 }
 
