@@ -48,17 +48,26 @@ typedef struct msp_dist_s *msp_dist;
 // msp_dist_create_backend(comm, MSP_BACKEND_CPU, 0, out).
 msp_status msp_dist_create(MPI_Comm comm, msp_dist *out);
 // The same with every rank on `backend` (every rank names the same): MSP_BACKEND_CPU, or
-// MSP_BACKEND_CUDA on GPU `device` of the rank's node (ranks may share a GPU: under mpirun
-// --oversubscribe two ranks on one GPU both pass device 0). On CUDA ranks the vectors and the
-// parts of the distributed matrices live on the GPU; a product stages the halo through the host
-// (x's sent and own entries come down, the extended x and the assembled rows go up: no
-// CUDA-aware MPI needed), and the reductions are the GPU's own, each rank's value gathered and
-// the values added in rank order: every rank has the same bits, the same for the same number of
-// ranks, and results within rounding of one GPU process (not its bits; the CPU ranks keep the
-// one-process bits). On CUDA ranks msp_pagerank and a fixed-point GMRES basis are refused
-// (MSP_ERR_NOT_SUPPORTED on every rank). MSP_ERR_INVALID_ARGUMENT (another backend),
+// MSP_BACKEND_CUDA on GPU `device` of the rank's node, or, with MSP_DIST_DEVICE_LOCAL, on GPU
+// (node-local rank modulo the GPUs the rank sees): one GPU per rank, the node-local rank from
+// MPI_Comm_split_type(MPI_COMM_TYPE_SHARED). Ranks may share a GPU (two ranks on one GPU both
+// pass device 0); NCCL is then not used (see msp_dist_transport).
+// On CUDA ranks the vectors and the parts of the distributed matrices live on the GPU and a
+// product never leaves it (beyond the halo entries): a kernel gathers the entries of x that the
+// neighbours read into a device buffer made with the matrix, NCCL moves them (or pinned host
+// buffers holding only those entries, over MPI), in x's storage precision for IEEE precisions
+// (f64, f32, f16, bf16; fixed point and CPMS travel decoded as f64), while the rows' own columns
+// are summed on the compute stream; the halo columns of the boundary rows are added after an
+// event, without a host synchronisation. The reductions are the GPU's own, each rank's value
+// gathered and the values added in rank order: every rank has the same bits, the same for the
+// same number of ranks, and results within rounding of one GPU process (not its bits; the CPU
+// ranks keep the one-process bits). msp_pagerank runs on CUDA ranks too (the pull a
+// distributed product, the update the GPU's, its sums added in rank order: within rounding of one
+// GPU); a fixed-point GMRES basis is refused there (MSP_ERR_NOT_SUPPORTED on every rank).
+// MSP_ERR_INVALID_ARGUMENT (another backend, a device below MSP_DIST_DEVICE_LOCAL),
 // MSP_ERR_NOT_BUILT (no CUDA in this build), MSP_ERR_NO_DEVICE, MSP_ERR_DEVICE (on every rank, the
 // failing rank named).
+#define MSP_DIST_DEVICE_LOCAL (-1)
 msp_status msp_dist_create_backend(MPI_Comm comm, msp_backend backend, int device, msp_dist *out);
 // Destroy (NULL accepted; *d set to NULL). The matrices and vectors made with its context must be
 // destroyed first (MSP_ERR_INVALID_ARGUMENT otherwise, as msp_context_destroy).
@@ -69,6 +78,26 @@ msp_context msp_dist_context(const msp_dist d);
 // and msp_gmres included) and the bytes of x this rank sent for them. Not collective.
 // MSP_ERR_INVALID_ARGUMENT (d not a distributed context, NULL results).
 msp_status msp_dist_traffic(const msp_dist d, int64_t *products, double *bytes_sent);
+// What moves the halo of a context's products between CUDA ranks.
+typedef enum {
+  MSP_DIST_TRANSPORT_AUTO = 0, // NCCL when the build has it and the ranks' GPUs are distinct,
+                               // else host
+  MSP_DIST_TRANSPORT_NCCL = 1, // NCCL on a communication stream (communicator bootstrapped over
+                               // MPI: the unique id from rank 0)
+  MSP_DIST_TRANSPORT_HOST = 2, // pinned host buffers holding only the halo entries, over MPI
+  MSP_DIST_TRANSPORT_MPI = 3   // CPU ranks: the halo over MPI from the host vectors
+} msp_dist_transport;
+// Choose the transport of d's products (CUDA ranks; every rank names the same). AUTO picks as
+// described; MSP_ERR_NOT_SUPPORTED for NCCL where it is not built or the ranks share a GPU, and
+// for NCCL or HOST on CPU ranks. Collective.
+msp_status msp_dist_set_transport(msp_dist d, msp_dist_transport t);
+// The transport in use (never AUTO) and its name ("nccl", "host", "mpi"); the GPU of this rank
+// (-1 on CPU ranks) and its node-local rank. Not collective.
+msp_dist_transport msp_dist_get_transport(const msp_dist d);
+const char *msp_dist_transport_name(msp_dist_transport t);
+int msp_dist_device(const msp_dist d);
+int msp_dist_local_rank(const msp_dist d);
+
 // This rank and the number of ranks (-1 / 0 for NULL). Not collective.
 int msp_dist_rank(const msp_dist d);
 int msp_dist_size(const msp_dist d);
@@ -130,6 +159,9 @@ typedef struct {
   double bytes_sent;                    // bytes of x sent by this rank over all products
   double spmv_s;                        // seconds in the products (wall, this rank)
   double wait_s;                        // of which waiting for the halo after the interior rows
+                                        // (CUDA ranks: device time the compute stream waited)
+  double halo_bytes;                    // bytes this rank sends per product (the halo's precision)
+  msp_dist_transport transport;         // what moved them
   msp_dist_partition partition;         // the layout's partition
   double partition_s;                   // the root's seconds in the partitioner (0 elsewhere)
 } msp_dist_matrix_info;

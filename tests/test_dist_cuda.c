@@ -10,9 +10,10 @@
 // of k entries; dot: 2 (n + 2 P + 4) u sum |x_i y_i|; norms likewise, u = 2^-53), and every rank
 // must hold the same bits (one gather, added in rank order). GMRES must converge on every rank
 // alike with a true residual within twice the tolerance (as one process's); a local matrix of
-// the distributed context multiplies as on one process; PageRank and a fixed-point basis are
-// refused on CUDA ranks with the same status everywhere, as are ranks naming different backends;
-// no library block is left allocated.
+// the distributed context multiplies as on one process; ranks naming different backends are
+// refused with the same status everywhere;
+// no library block is left allocated. PageRank runs on these ranks as on one process (the same
+// iteration count, ranks within rounding).
 #include "dist.h" // msp__dist_set_exact
 #include "mixsparse_mpi.h"
 #include "test_dist_common.h"
@@ -24,13 +25,26 @@
 
 static int rank_, size_;
 static msp_backend backend_ = MSP_BACKEND_CPU;
+static int device_ = 0; // --device local: MSP_DIST_DEVICE_LOCAL (one GPU per rank)
+// the transport of the contexts made by make_dist (CUDA ranks: host or nccl; CPU ranks: mpi)
+static msp_dist_transport transport_ = MSP_DIST_TRANSPORT_AUTO;
 static msp_context ref; // one process on the ranks' backend (every rank has one)
 static const double U = 0x1p-53;
 
 static msp_status make_dist(msp_dist *d) {
-  msp_status st = msp_dist_create_backend(MPI_COMM_WORLD, backend_, 0, d);
+  msp_status st = msp_dist_create_backend(MPI_COMM_WORLD, backend_, device_, d);
   if (st == MSP_SUCCESS && backend_ == MSP_BACKEND_CPU) st = msp__dist_set_exact(*d, 0);
+  if (st == MSP_SUCCESS && transport_ != MSP_DIST_TRANSPORT_AUTO)
+    st = msp_dist_set_transport(*d, transport_);
   return st;
+}
+
+// The relative rounding of a vector precision (what storing y adds, beyond the sums' bound).
+static double store_eps(msp_precision p) {
+  return p == MSP_PRECISION_F32    ? 0x1p-24
+         : p == MSP_PRECISION_F16  ? 0x1p-11
+         : p == MSP_PRECISION_BF16 ? 0x1p-8
+                                   : 0.0;
 }
 
 // 1 when every rank holds the same bits of v (n values).
@@ -50,7 +64,8 @@ static int same_everywhere(const double *v, int n) {
 
 // got against want within 2 (k_i + 4) u (|alpha| (|G| |x|)_i + |beta| |y0_i|) for each row i.
 static int64_t outside_bound(const test_csr *c, const double *x, const double *y0, double alpha,
-                             double beta, const double *want, const double *got, int64_t *same) {
+                             double beta, const double *want, const double *got, double seps,
+                             int64_t *same) {
   int64_t bad = 0;
   *same = 0;
   for (int64_t i = 0; i < c->rows; i++) {
@@ -59,7 +74,8 @@ static int64_t outside_bound(const test_csr *c, const double *x, const double *y
       ax += fabs(c->val[p] * x[c->colind[p]]);
     const double k = (double)(c->rowptr[i + 1] - c->rowptr[i]);
     const double bound = 2.0 * (k + 4.0) * U * (fabs(alpha) * ax + fabs(beta) * fabs(y0[i])) *
-                         (1.0 + 1e-12); // (the bound's own rounding)
+                             (1.0 + 1e-12) +         // (the bound's own rounding)
+                         2.0 * seps * fabs(want[i]); // both stores into y's precision
     *same += memcmp(&want[i], &got[i], sizeof(double)) == 0;
     if (!(fabs(got[i] - want[i]) <= bound)) {
       if (bad++ < 3)
@@ -106,7 +122,7 @@ static void spmv_case(msp_matrix G, const char *name, msp_format f) {
   CHECK_OK(msp_dist_vector_gather(A, 0, yl, rank_ == 0 ? got : NULL));
   int64_t same = 0, bad = 0;
   if (rank_ == 0) {
-    bad = outside_bound(&c, x, y0, 1.5, -0.5, want, got, &same);
+    bad = outside_bound(&c, x, y0, 1.5, -0.5, want, got, 0.0, &same);
     CHECK(bad == 0, "%s: %lld of %lld rows outside the rounding bound", label, (long long)bad,
           (long long)n);
     printf("%s: y = 1.5 A x - 0.5 y: %lld of %lld rows with one process's bits\n", label,
@@ -142,12 +158,22 @@ static void spmv_case(msp_matrix G, const char *name, msp_format f) {
   CHECK_OK(msp_spmv(msp_dist_context(d), 1.0, A, xl, 0.0, yl));
   CHECK_OK(msp_dist_vector_gather(A, 0, yl, rank_ == 0 ? got : NULL));
   if (rank_ == 0) {
-    bad = outside_bound(&c, x, zero, 1.0, 0.0, want, got, &same);
+    bad = outside_bound(&c, x, zero, 1.0, 0.0, want, got, 0.0, &same);
     CHECK(bad == 0, "%s: y = A x: %lld rows outside the rounding bound", label, (long long)bad);
   }
   msp_dist_matrix_info in;
   CHECK(msp_dist_matrix_info_get(A, &in) == MSP_SUCCESS && in.products == 2, "products %lld",
         (long long)in.products);
+  // the same product again: the same bits on every rank
+  {
+    double *again = malloc((size_t)n * sizeof *again);
+    CHECK(again != NULL, "out of memory");
+    CHECK_OK(msp_spmv(msp_dist_context(d), 1.0, A, xl, 0.0, yl));
+    CHECK_OK(msp_dist_vector_gather(A, 0, yl, rank_ == 0 ? again : NULL));
+    if (rank_ == 0 && again)
+      CHECK(!memcmp(again, got, (size_t)n * sizeof *got), "%s: a second product differs", label);
+    free(again);
+  }
 exit:
   msp_vector_destroy(&xv);
   msp_vector_destroy(&yv);
@@ -159,6 +185,65 @@ exit:
   test_csr_free(&c);
   free(x);
   free(y0);
+  free(want);
+  free(got);
+  free(zero);
+}
+
+// y = A x with x and y in vector precision vp (the halo travels in it when IEEE): within the
+// sums' bound plus both stores' rounding of one process's; the bytes sent per product are the
+// send list's entries times the halo's element size.
+static void prec_case(msp_matrix G, const char *name, msp_precision vp) {
+  const int64_t n = msp_matrix_rows(G);
+  char label[160];
+  snprintf(label, sizeof label, "%s x,y %s", name, msp_precision_name(vp));
+  double *x = malloc((size_t)n * sizeof *x), *want = malloc((size_t)n * sizeof *want);
+  double *got = malloc((size_t)n * sizeof *got), *zero = calloc((size_t)n, sizeof *zero);
+  test_csr c = {0};
+  msp_dist d = NULL;
+  msp_matrix A = NULL;
+  msp_vector xv = NULL, yv = NULL, xl = NULL, yl = NULL;
+  CHECK(x && want && got && zero && test_csr_from_matrix(&c, G) == 0, "out of memory");
+  if (!x || !want || !got || !zero || !c.rowptr) goto exit;
+  test_dist_fill(n, 9, x);
+  CHECK_OK(msp_vector_create_precision(ref, n, vp, &xv));
+  CHECK_OK(msp_vector_create_precision(ref, n, vp, &yv));
+  CHECK_OK(msp_vector_set(xv, x));
+  CHECK_OK(msp_vector_get(xv, x)); // x as stored: the bound's x
+  CHECK_OK(msp_spmv(ref, 1.0, G, xv, 0.0, yv));
+  CHECK_OK(msp_vector_get(yv, want));
+  CHECK_OK(make_dist(&d));
+  CHECK_OK(msp_dist_matrix_scatter(d, 0, rank_ == 0 ? G : NULL, NULL, &A));
+  if (!A) goto exit;
+  xl = test_dist_part(d, A, vp, x);
+  yl = test_dist_part(d, A, vp, zero);
+  CHECK_OK(msp_spmv(msp_dist_context(d), 1.0, A, xl, 0.0, yl));
+  CHECK_OK(msp_dist_vector_gather(A, 0, yl, rank_ == 0 ? got : NULL));
+  if (rank_ == 0) {
+    int64_t same = 0;
+    const int64_t bad = outside_bound(&c, x, zero, 1.0, 0.0, want, got, store_eps(vp), &same);
+    CHECK(bad == 0, "%s: %lld of %lld rows outside the rounding bound", label, (long long)bad,
+          (long long)n);
+    printf("%s: %lld of %lld rows with one process's bits\n", label, (long long)same, (long long)n);
+  }
+  msp_dist_matrix_info in;
+  CHECK_OK(msp_dist_matrix_info_get(A, &in));
+  const msp_precision hp =
+      vp == MSP_PRECISION_F32 || vp == MSP_PRECISION_F16 || vp == MSP_PRECISION_BF16
+          ? vp
+          : MSP_PRECISION_F64;
+  CHECK(in.halo_bytes == (double)in.send_entries * (double)msp__prec_bytes(hp),
+        "%s: %g bytes sent per product for %lld entries", label, in.halo_bytes,
+        (long long)in.send_entries);
+exit:
+  msp_vector_destroy(&xv);
+  msp_vector_destroy(&yv);
+  msp_vector_destroy(&xl);
+  msp_vector_destroy(&yl);
+  msp_matrix_destroy(&A);
+  CHECK_OK(msp_dist_destroy(&d));
+  test_csr_free(&c);
+  free(x);
   free(want);
   free(got);
   free(zero);
@@ -212,6 +297,8 @@ static void gmres_case(msp_matrix G, const char *name, msp_precision basis, msp_
   CHECK(same_everywhere(facts, 3), "%s: the ranks' iterations or residuals differ", label);
   CHECK(r2.converged && r2.rel_residual <= o.rtol, "%s: converged %d, residual %.3e", label,
         r2.converged, r2.rel_residual);
+  CHECK(r2.iterations == r1.iterations, "%s: %lld iterations, one process %lld", label,
+        (long long)r2.iterations, (long long)r1.iterations);
   if (rank_ == 0) {
     const double t2 = true_residual(B, b, got);
     CHECK(t2 <= 2.0 * o.rtol, "%s: distributed true residual %.3e", label, t2);
@@ -228,12 +315,75 @@ exit:
   free(got);
 }
 
+// PageRank (pull form, natural order) distributed against one process on the ranks' backend:
+// the same iteration count, every rank the same bits, ranks within rounding of one process's
+// (the sums' order differs: a relative bound of the iteration's count times the mode's epsilon).
+static void pagerank_case(msp_matrix G, const char *name, msp_pagerank_precision mode) {
+  const int64_t n = msp_matrix_rows(G);
+  char label[160];
+  snprintf(label, sizeof label, "pagerank %s mode %d", name, (int)mode);
+  double *want = malloc((size_t)n * sizeof *want), *got = malloc((size_t)n * sizeof *got);
+  msp_dist d = NULL;
+  msp_matrix A = NULL;
+  msp_vector p1 = NULL, p2 = NULL;
+  msp_pagerank_report r1, r2;
+  memset(&r1, 0, sizeof r1);
+  memset(&r2, 0, sizeof r2);
+  msp_pagerank_options po = msp_pagerank_options_default();
+  po.order = MSP_PAGERANK_ORDER_NATURAL;
+  po.precision = mode;
+  po.tol = 1e-10;
+  CHECK(want && got, "out of memory");
+  if (!want || !got) goto exit;
+  CHECK_OK(msp_vector_create(ref, n, &p1));
+  CHECK_OK(msp_pagerank(ref, G, &po, p1, &r1));
+  CHECK_OK(msp_vector_get(p1, want));
+  CHECK_OK(make_dist(&d));
+  msp_convert_options co = msp_convert_options_default();
+  co.format = MSP_FORMAT_CSR;
+  CHECK_OK(msp_dist_matrix_scatter(d, 0, rank_ == 0 ? G : NULL, &co, &A));
+  if (!A) goto exit;
+  msp_dist_matrix_info in;
+  CHECK_OK(msp_dist_matrix_info_get(A, &in));
+  CHECK_OK(msp_vector_create(msp_dist_context(d), in.rows, &p2));
+  msp_status st = msp_pagerank(msp_dist_context(d), A, &po, p2, &r2);
+  CHECK(test_dist_agreed(st) == MSP_SUCCESS, "%s: %s (%s)", label, msp_status_name(st),
+        msp_last_error());
+  if (st != MSP_SUCCESS) goto exit;
+  CHECK_OK(msp_dist_vector_gather(A, 0, p2, rank_ == 0 ? got : NULL));
+  double facts[2] = {(double)r2.iterations, r2.change};
+  CHECK(same_everywhere(facts, 2), "%s: the ranks' iterations or changes differ", label);
+  CHECK(r1.converged && r2.converged && r2.iterations == r1.iterations,
+        "%s: %lld iterations (converged %d), one process %lld (converged %d)", label,
+        (long long)r2.iterations, r2.converged, (long long)r1.iterations, r1.converged);
+  if (rank_ == 0) {
+    double dmax = 0.0, wmax = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+      if (fabs(got[i] - want[i]) > dmax) dmax = fabs(got[i] - want[i]);
+      if (fabs(want[i]) > wmax) wmax = fabs(want[i]);
+    }
+    // p differs from one process's by what the rounding of each iteration leaves after the
+    // contraction (at most tol / (1 - alpha) on top of rounding)
+    const double bound = po.tol / (1.0 - po.alpha) + 64.0 * (double)r1.iterations * U;
+    CHECK(dmax <= bound, "%s: max |p - p1| %.3e (bound %.3e)", label, dmax, bound);
+    printf("%s: %lld iterations (one process %lld), max |p - p1| %.3e, largest rank %.3e\n", label,
+           (long long)r2.iterations, (long long)r1.iterations, dmax, wmax);
+  }
+exit:
+  msp_vector_destroy(&p1);
+  msp_vector_destroy(&p2);
+  msp_matrix_destroy(&A);
+  CHECK_OK(msp_dist_destroy(&d));
+  free(want);
+  free(got);
+}
+
 // A local matrix of the distributed context (each rank's own, no halo) multiplies on the rank's
 // backend as on one process; what these ranks refuse is refused on every rank alike.
-static void local_and_refused(msp_matrix G) {
+static void local_and_refused(void) {
   msp_dist d = NULL;
-  msp_matrix L = NULL, A = NULL;
-  msp_vector x = NULL, y = NULL, y2 = NULL;
+  msp_matrix L = NULL;
+  msp_vector x = NULL, y = NULL;
   const int64_t n = 3;
   int64_t rp[] = {0, 2, 5, 7};
   int32_t ci[] = {0, 1, 0, 1, 2, 1, 2};
@@ -251,35 +401,29 @@ static void local_and_refused(msp_matrix G) {
     CHECK(hy[0] == 0 && hy[1] == 0 && hy[2] == 4, "local product %g %g %g", hy[0], hy[1], hy[2]);
   }
   CHECK_OK(msp_matrix_destroy(&L));
-  // a fixed-point basis: refused on ranks that reduce on their backend
-  CHECK_OK(msp_dist_matrix_scatter(d, 0, rank_ == 0 ? G : NULL, NULL, &A));
-  if (A) {
-    msp_dist_matrix_info in;
-    CHECK_OK(msp_dist_matrix_info_get(A, &in));
-    msp_vector_destroy(&x);
-    msp_vector_destroy(&y);
-    CHECK_OK(msp_vector_create(c, in.rows, &x));
-    CHECK_OK(msp_vector_create(c, in.rows, &y));
-    CHECK_OK(msp_vector_create(c, in.rows, &y2));
-    CHECK_OK(msp_vector_fill(x, 1.0));
-    msp_solver_options o = msp_solver_options_default();
-    o.basis_precision = MSP_PRECISION_FX16;
-    o.restart = 10;
-    msp_status st = msp_dist_gmres(d, A, x, y, &o, NULL);
-    CHECK(test_dist_agreed(st) == MSP_ERR_NOT_SUPPORTED, "fixed-point basis: %s (%s)",
-          msp_status_name(st), msp_last_error());
-    if (backend_ == MSP_BACKEND_CUDA) {
-      msp_pagerank_options po = msp_pagerank_options_default();
-      po.order = MSP_PAGERANK_ORDER_NATURAL;
-      st = msp_pagerank(c, A, &po, y2, NULL);
-      CHECK(test_dist_agreed(st) == MSP_ERR_NOT_SUPPORTED, "pagerank on CUDA ranks: %s (%s)",
+  // ranks naming different transports, or a transport of the other kind of ranks: refused on
+  // every rank alike, the transport unchanged
+  {
+    const msp_dist_transport before = msp_dist_get_transport(d);
+    if (size_ > 1) {
+      msp_status st =
+          msp_dist_set_transport(d, rank_ ? MSP_DIST_TRANSPORT_HOST : MSP_DIST_TRANSPORT_AUTO);
+      CHECK(test_dist_agreed(st) == MSP_ERR_INVALID_ARGUMENT, "mixed transports: %s (%s)",
             msp_status_name(st), msp_last_error());
     }
+    msp_status st = msp_dist_set_transport(d, backend_ == MSP_BACKEND_CPU ? MSP_DIST_TRANSPORT_NCCL
+                                                                          : MSP_DIST_TRANSPORT_MPI);
+    CHECK(test_dist_agreed(st) == MSP_ERR_NOT_SUPPORTED, "transport of the other ranks: %s (%s)",
+          msp_status_name(st), msp_last_error());
+    CHECK(msp_dist_get_transport(d) == before, "the transport changed after a refusal");
+    CHECK(msp_dist_get_transport(d) == (backend_ == MSP_BACKEND_CPU ? MSP_DIST_TRANSPORT_MPI
+                                        : transport_ != MSP_DIST_TRANSPORT_AUTO
+                                            ? transport_
+                                            : msp_dist_get_transport(d)),
+          "transport %s", msp_dist_transport_name(msp_dist_get_transport(d)));
   }
   msp_vector_destroy(&x);
   msp_vector_destroy(&y);
-  msp_vector_destroy(&y2);
-  msp_matrix_destroy(&A);
   CHECK_OK(msp_dist_destroy(&d));
   // ranks naming different backends, or no backend: refused on every rank, nothing made
   msp_dist e = NULL;
@@ -303,6 +447,15 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
       i++;
       usage |= msp_backend_parse(argv[i], &backend_) != MSP_SUCCESS || backend_ == MSP_BACKEND_AUTO;
+    } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
+      i++;
+      device_ = !strcmp(argv[i], "local") ? MSP_DIST_DEVICE_LOCAL : atoi(argv[i]);
+    } else if (!strcmp(argv[i], "--transport") && i + 1 < argc) {
+      i++;
+      transport_ = !strcmp(argv[i], "nccl")   ? MSP_DIST_TRANSPORT_NCCL
+                   : !strcmp(argv[i], "host") ? MSP_DIST_TRANSPORT_HOST
+                   : !strcmp(argv[i], "auto") ? MSP_DIST_TRANSPORT_AUTO
+                                              : (usage = 1, MSP_DIST_TRANSPORT_AUTO);
     } else {
       usage = 1;
     }
@@ -311,14 +464,16 @@ int main(int argc, char **argv) {
   snprintf(name, sizeof name, "test_dist_cuda --backend %s (%d rank%s)",
            backend_ == MSP_BACKEND_CUDA ? "cuda" : "cpu", size_, size_ > 1 ? "s" : "");
   if (usage) {
-    if (rank_ == 0) fprintf(stderr, "usage: test_dist_cuda [--backend cpu|cuda]\n");
+    if (rank_ == 0)
+      fprintf(stderr, "usage: test_dist_cuda [--backend cpu|cuda] [--device local|N] "
+                      "[--transport auto|nccl|host]\n");
     MPI_Finalize();
     return 2;
   }
   const msp_allocator counting = test_counting_allocator();
   CHECK_OK(msp_set_allocator(&counting));
   // the reference context, on every rank; no GPU anywhere: every rank says SKIPPED
-  msp_status st = msp_context_create(backend_, 0, &ref);
+  msp_status st = msp_context_create(backend_, device_ < 0 ? 0 : device_, &ref);
   const int skip = st == MSP_ERR_NOT_BUILT || st == MSP_ERR_NO_DEVICE;
   char why[600];
   snprintf(why, sizeof why, "%s: %s", msp_status_name(st), msp_last_error());
@@ -347,12 +502,37 @@ int main(int argc, char **argv) {
   msp_matrix_destroy(&G);
   CHECK_OK(msp_matrix_generate(ref, "laplace2d:190", &G));
   if (G) spmv_case(G, "laplace2d:190", MSP_FORMAT_DIA);
-  if (G) local_and_refused(G);
+  if (G) {
+    const msp_precision vps[] = {MSP_PRECISION_F64,  MSP_PRECISION_F32,  MSP_PRECISION_F16,
+                                 MSP_PRECISION_BF16, MSP_PRECISION_FX32, MSP_PRECISION_CPMS2};
+    for (size_t k = 0; k < sizeof vps / sizeof *vps; k++)
+      prec_case(G, "laplace2d:190", vps[k]);
+  }
+  if (G) {
+    // the transport in use, on rank 0
+    msp_dist d = NULL;
+    CHECK_OK(make_dist(&d));
+    if (d && rank_ == 0)
+      printf("%s: transport %s, rank 0 on GPU %d (node-local rank %d)\n", name,
+             msp_dist_transport_name(msp_dist_get_transport(d)), msp_dist_device(d),
+             msp_dist_local_rank(d));
+    CHECK_OK(msp_dist_destroy(&d));
+  }
+  if (G) local_and_refused();
+  msp_matrix_destroy(&G);
+  // PageRank: a power-law graph with dangling nodes, f64 and CPMS
+  CHECK_OK(msp_matrix_generate(ref, "rmat:14:8", &G));
+  if (G) {
+    pagerank_case(G, "rmat:14:8", MSP_PAGERANK_F64);
+    pagerank_case(G, "rmat:14:8", MSP_PAGERANK_CPMS2);
+  }
   msp_matrix_destroy(&G);
   CHECK_OK(msp_matrix_generate(ref, "convdiff3d:26", &G));
   if (G) {
     gmres_case(G, "convdiff3d:26", MSP_PRECISION_F64, MSP_PRECOND_NONE);
     gmres_case(G, "convdiff3d:26", MSP_PRECISION_F32, MSP_PRECOND_JACOBI);
+    // a fixed-point basis: its column scale from the whole vector's largest value
+    gmres_case(G, "convdiff3d:26", MSP_PRECISION_FX32, MSP_PRECOND_JACOBI);
   }
   msp_matrix_destroy(&G);
   CHECK_OK(msp_context_destroy(&ref));

@@ -4,6 +4,7 @@
 // process (measured on rank 0 first) and whether the result has the one-process bits.
 #include "cmd.h"
 #include "common.h"
+#include "internal.h" // msp__same_file
 #include "mixsparse_mpi.h"
 
 #include <math.h>
@@ -17,9 +18,11 @@ static const char *mpi_help =
     "         [--restart M]\n"
     "         [--rtol R] [--atol A] [--max-iters N] [--basis P] [--precond none|jacobi]\n"
     "         [--ortho cgs|mgs] [--format F] [--precision P] [--json]\n"
-    "       mpirun -np N mixsparse pagerank FILE [--alpha A] [--tol T] [--max-iters N]\n"
+    "       mpirun -np N mixsparse pagerank FILE [--backend cpu|cuda] [--alpha A] [--tol T]\n"
+    "         [--max-iters N]\n"
     "         [--precision f64|cpms2|cpms4|auto] [--layout L] [--bank BYTES] [--json]\n"
-    "       (each also [--partition blocks|metis])\n"
+    "       (each also [--partition blocks|metis] [--transport auto|nccl|host]\n"
+    "        [--no-reference] [--output OUT.mtx])\n"
     "  Rank 0 reads FILE (or gen:SPEC) and scatters the rows in blocks balanced by nonzeros,\n"
     "  each a multiple of 4096 rows; the products exchange the halo while the interior rows\n"
     "  are summed. Rank 0 first runs the same work alone (the one-process reference of the\n"
@@ -30,27 +33,52 @@ static const char *mpi_help =
     "  the rows by part, each rank a block of the renumbered rows: fewer halo entries on\n"
     "  irregular graphs; the results, gathered in the file's numbering, are one process's on the\n"
     "  renumbered matrix (within rounding of one process on the file's, not its bits).\n"
-    "  --backend cuda: CUDA ranks on GPU 0 of each node (ranks may share it), the halo staged\n"
-    "  through the host, the reductions the GPU's (within rounding of one GPU process, whose\n"
-    "  bits they need not have); default and auto: CPU ranks. PageRank: CPU ranks only.\n";
+    "  --backend cuda: one GPU per rank (the node-local rank modulo the GPUs it sees; ranks\n"
+    "  may share one); the halo gathered on the GPU and moved by NCCL (--transport nccl, the\n"
+    "  default when built with it and the GPUs are distinct) or through pinned host buffers\n"
+    "  holding only the halo entries (--transport host), in x's storage precision; the\n"
+    "  reductions the GPU's (within rounding of one GPU process, whose bits they need not\n"
+    "  have); default and auto: CPU ranks. The report names each\n"
+    "  rank's GPU and the transport.\n"
+    "  --no-reference: skip rank 0's one-process run (a matrix larger than one process can\n"
+    "  hold); no efficiency or bit comparison is reported then.\n"
+    "  --output OUT.mtx: rank 0 writes the gathered result (y, x or p) as one process does.\n";
 
 #define MPI_SPMV_OPTIONS                                                                           \
   (OPT_JSON | OPT_ALLOW_NONFINITE | OPT_BACKEND | OPT_FORMAT | OPT_KERNEL | OPT_PRECISION |        \
-   OPT_VPRECISION | OPT_RANGE | OPT_X | OPT_REPEAT | OPT_MAX_FILL)
+   OPT_VPRECISION | OPT_RANGE | OPT_X | OPT_REPEAT | OPT_MAX_FILL | OPT_OUTPUT)
 #define MPI_SOLVE_OPTIONS                                                                          \
   (OPT_JSON | OPT_ALLOW_NONFINITE | OPT_BACKEND | OPT_FORMAT | OPT_PRECISION | OPT_RANGE |         \
    OPT_RHS | OPT_RESTART | OPT_RTOL | OPT_ATOL | OPT_MAX_ITERS | OPT_BASIS | OPT_PRECOND |         \
-   OPT_ORTHO)
+   OPT_ORTHO | OPT_OUTPUT)
 
 #define MPI_PR_OPTIONS                                                                             \
-  (OPT_JSON | OPT_ALLOW_NONFINITE | OPT_PRECISION | OPT_ALPHA | OPT_TOL | OPT_MAX_ITERS |          \
-   OPT_LAYOUT | OPT_BANK)
+  (OPT_JSON | OPT_ALLOW_NONFINITE | OPT_BACKEND | OPT_PRECISION | OPT_ALPHA | OPT_TOL |            \
+   OPT_MAX_ITERS | OPT_LAYOUT | OPT_BANK | OPT_OUTPUT)
 
 // The partition of the runs (--partition) and rank 0's seconds in it.
 static msp_dist_partition g_partition = MSP_DIST_PARTITION_BLOCKS;
 static double g_partition_s = 0.0;
+// --transport (CUDA ranks) and --no-reference
+static msp_dist_transport g_transport = MSP_DIST_TRANSPORT_AUTO;
+static msp_dist g_dist; // the run's distributed context (for the per-rank figures)
+static int g_noref = 0;
 
-enum { NSTAT = 9 }; // per-rank figures gathered on rank 0
+// Rank 0 writes the gathered result to --output (as one process writes it).
+static msp_status write_output(const options *o, const double *v, int64_t n) {
+  msp_context c = NULL;
+  msp_vector w = NULL;
+  msp_status st = msp_context_create(MSP_BACKEND_CPU, 0, &c);
+  if (st == MSP_SUCCESS) st = msp_vector_create(c, n, &w);
+  if (st == MSP_SUCCESS) st = msp_vector_set(w, v);
+  if (st == MSP_SUCCESS) st = msp_vector_write_mtx(w, o->output);
+  if (st != MSP_SUCCESS) fail(st, o->output);
+  msp_vector_destroy(&w);
+  msp_context_destroy(&c);
+  return st;
+}
+
+enum { NSTAT = 11 }; // per-rank figures gathered on rank 0
 
 // Rank 0's status to every rank; on the others a failure is rank 0's (already reported there).
 static msp_status share_status(msp_status st) {
@@ -77,6 +105,8 @@ static void fill_stats(const msp_matrix A, double seconds, double *s) {
   s[6] = in.products ? in.bytes_sent / (double)in.products : 0.0;
   s[7] = seconds;
   s[8] = in.products ? in.wait_s / (double)in.products : 0.0;
+  s[9] = (double)msp_dist_device(g_dist);
+  s[10] = (double)msp_dist_local_rank(g_dist);
 }
 
 // Rank 0, after the one-process run (status st): the buffers of the comparison (want and got: n
@@ -87,7 +117,8 @@ static msp_status reference_result(msp_status st, msp_vector v, int64_t n, int s
   *got = malloc((size_t)(n > 0 ? n : 1) * sizeof **got);
   *stats = malloc((size_t)size * NSTAT * sizeof **stats);
   if (st == MSP_SUCCESS && (!*want || !*got || !*stats)) st = MSP_ERR_OUT_OF_MEMORY;
-  if (st == MSP_SUCCESS) st = msp_vector_get(v, *want);
+  if (st == MSP_SUCCESS && v) st = msp_vector_get(v, *want);
+  if (st == MSP_SUCCESS && !v) memset(*want, 0, (size_t)(n > 0 ? n : 1) * sizeof **want);
   if (st != MSP_SUCCESS) fail(st, "one-process reference");
   return st;
 }
@@ -163,9 +194,12 @@ static void report(const char *what, int size, const double *st, double total, d
     nbrs += st[r * NSTAT + 5];
   }
   const double speedup = total > 0 ? one / total : 0.0, eff = speedup / size;
+  const char *tname = msp_dist_transport_name(msp_dist_get_transport(g_dist));
   if (j) {
     json_int(j, "ranks", size);
     json_string(j, "ranks_backend", o->backend == MSP_BACKEND_CUDA ? "cuda" : "cpu");
+    json_string(j, "transport", tname);
+    json_bool(j, "reference", !g_noref);
     json_array(j, "per_rank");
     for (int r = 0; r < size; r++) {
       const double *s = st + r * NSTAT;
@@ -180,6 +214,8 @@ static void report(const char *what, int size, const double *st, double total, d
       json_number(j, "bytes_sent_per_product", s[6]);
       json_number(j, "seconds", s[7]);
       json_number(j, "halo_wait_seconds_per_product", s[8]);
+      json_int(j, "gpu", (long long)s[9]);
+      json_int(j, "local_rank", (long long)s[10]);
       json_end(j);
     }
     json_end(j);
@@ -196,24 +232,30 @@ static void report(const char *what, int size, const double *st, double total, d
     json_bool(j, "same_bits_as_one_process", same);
     return;
   }
-  printf("%s on %d %s ranks (%s)\n", what, size, o->backend == MSP_BACKEND_CUDA ? "CUDA" : "CPU",
-         o->file);
-  printf("%5s %10s %10s %12s %10s %8s %5s %14s %12s %12s\n", "rank", "row0", "rows", "nnz",
-         "interior", "halo", "nbrs", "sent B/prod", "time s", "wait ms/prod");
+  printf("%s on %d %s ranks (%s), halo transport %s\n", what, size,
+         o->backend == MSP_BACKEND_CUDA ? "CUDA" : "CPU", o->file, tname);
+  printf("%5s %4s %10s %10s %12s %10s %8s %5s %14s %12s %12s\n", "rank", "gpu", "row0", "rows",
+         "nnz", "interior", "halo", "nbrs", "sent B/prod", "time s", "wait ms/prod");
   for (int r = 0; r < size; r++) {
     const double *s = st + r * NSTAT;
-    printf("%5d %10.0f %10.0f %12.0f %10.0f %8.0f %5.0f %14.0f %12.6f %12.4f\n", r, s[0], s[1],
-           s[2], s[3], s[4], s[5], s[6], s[7], s[8] * 1e3);
+    printf("%5d %4.0f %10.0f %10.0f %12.0f %10.0f %8.0f %5.0f %14.0f %12.6f %12.4f\n", r, s[9],
+           s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8] * 1e3);
   }
-  printf("total %.6f s (slowest rank), one process %.6f s: speedup %.2f, parallel efficiency "
-         "%.0f%%; %.0f bytes sent per product over all ranks\n",
-         total, one, speedup, 100.0 * eff, bytes);
+  if (g_noref)
+    printf("total %.6f s (slowest rank); no one-process reference (--no-reference); %.0f bytes "
+           "sent per product over all ranks\n",
+           total, bytes);
+  else
+    printf("total %.6f s (slowest rank), one process %.6f s: speedup %.2f, parallel efficiency "
+           "%.0f%%; %.0f bytes sent per product over all ranks\n",
+           total, one, speedup, 100.0 * eff, bytes);
   if (!strcmp(what, "pagerank"))
     printf("(interior, halo, neighbours: of G's rows; bytes sent and wait: the pull's products "
            "with G^T)\n");
   printf("partition %s", pname);
   if (g_partition == MSP_DIST_PARTITION_METIS) printf(" (METIS %.3f s on rank 0)", g_partition_s);
   printf(": %.0f halo entries and %.0f neighbour links over all ranks\n", halo, nbrs);
+  if (g_noref) return;
   if (g_partition == MSP_DIST_PARTITION_METIS)
     printf("result bits %s one process's on the file's numbering (max relative difference "
            "%.3e; the bits are one process's on the renumbered matrix)\n",
@@ -236,16 +278,18 @@ static int run_spmv(const options *o, msp_dist d, msp_context ref, msp_matrix G,
   if (rank == 0) {
     n = msp_matrix_rows(G);
     st = make_x(ref, o, n, &x);
-    if (st == MSP_SUCCESS) st = msp_matrix_convert(ref, G, &co, &B);
-    if (st == MSP_SUCCESS) st = msp_vector_create_precision(ref, n, o->vprecision, &xv);
-    if (st == MSP_SUCCESS) st = msp_vector_create_precision(ref, n, o->vprecision, &yv);
-    if (st == MSP_SUCCESS) st = msp_vector_set(xv, x);
-    if (st == MSP_SUCCESS) st = msp_spmv(ref, 1.0, B, xv, 0.0, yv);
-    const double t0 = now_s();
-    for (int k = 0; k < o->repeat && st == MSP_SUCCESS; k++)
-      st = msp_spmv(ref, 1.0, B, xv, 0.0, yv);
-    if (st == MSP_SUCCESS) st = msp_context_synchronize(ref); // (a GPU's products end here)
-    one = (now_s() - t0) / o->repeat;
+    if (!g_noref) {
+      if (st == MSP_SUCCESS) st = msp_matrix_convert(ref, G, &co, &B);
+      if (st == MSP_SUCCESS) st = msp_vector_create_precision(ref, n, o->vprecision, &xv);
+      if (st == MSP_SUCCESS) st = msp_vector_create_precision(ref, n, o->vprecision, &yv);
+      if (st == MSP_SUCCESS) st = msp_vector_set(xv, x);
+      if (st == MSP_SUCCESS) st = msp_spmv(ref, 1.0, B, xv, 0.0, yv);
+      const double t0 = now_s();
+      for (int k = 0; k < o->repeat && st == MSP_SUCCESS; k++)
+        st = msp_spmv(ref, 1.0, B, xv, 0.0, yv);
+      if (st == MSP_SUCCESS) st = msp_context_synchronize(ref); // (a GPU's products end here)
+      one = (now_s() - t0) / o->repeat;
+    }
     st = reference_result(st, yv, n, size, &want, &got, &stats);
     msp_matrix_destroy(&B);
   }
@@ -273,6 +317,7 @@ static int run_spmv(const options *o, msp_dist d, msp_context ref, msp_matrix G,
       json_int(j, "nnz", in.global_nnz);
     }
     report("spmv", size, stats, total, one, same_bits(want, got, n), rel_diff(want, got, n), o, j);
+    if (o->output && write_output(o, got, n) != MSP_SUCCESS) goto exit;
   }
   rc = EXIT_OK;
 exit:
@@ -321,8 +366,8 @@ static int run_solve(const options *o, msp_dist d, msp_context ref, msp_matrix G
     if (st == MSP_SUCCESS) st = msp_vector_create(ref, n, &bv);
     if (st == MSP_SUCCESS) st = msp_vector_create(ref, n, &xv);
     if (st == MSP_SUCCESS) st = msp_vector_set(bv, b);
-    if (st == MSP_SUCCESS) st = msp_gmres(ref, B, bv, xv, &so, &r1);
-    st = reference_result(st, xv, n, size, &want, &got, &stats);
+    if (st == MSP_SUCCESS && !g_noref) st = msp_gmres(ref, B, bv, xv, &so, &r1);
+    st = reference_result(st, g_noref ? NULL : xv, n, size, &want, &got, &stats);
     msp_matrix_destroy(&B);
   }
   if (share_status(st) != MSP_SUCCESS) goto exit;
@@ -353,6 +398,7 @@ static int run_solve(const options *o, msp_dist d, msp_context ref, msp_matrix G
              (long long)r1.iterations, r2.rel_residual);
     }
     report("solve", size, stats, total, r1.time_s, same, rel_diff(want, got, n), o, j);
+    if (o->output && write_output(o, got, n) != MSP_SUCCESS) goto exit;
   }
   rc = r2.converged ? EXIT_OK : 3;
 exit:
@@ -383,8 +429,8 @@ static int run_pagerank(const options *o, const msp_pagerank_options *po, msp_di
   if (rank == 0) {
     n = msp_matrix_rows(G);
     st = msp_vector_create(ref, n, &p1);
-    if (st == MSP_SUCCESS) st = msp_pagerank(ref, G, po, p1, &r1);
-    st = reference_result(st, p1, n, size, &want, &got, &stats);
+    if (st == MSP_SUCCESS && !g_noref) st = msp_pagerank(ref, G, po, p1, &r1);
+    st = reference_result(st, g_noref ? NULL : p1, n, size, &want, &got, &stats);
   }
   if (share_status(st) != MSP_SUCCESS) goto exit;
   msp_convert_options co = msp_convert_options_default();
@@ -419,6 +465,7 @@ static int run_pagerank(const options *o, const msp_pagerank_options *po, msp_di
     }
     report("pagerank", size, stats, total, r1.time_s + r1.setup_s, same, rel_diff(want, got, n), o,
            j);
+    if (o->output && write_output(o, got, n) != MSP_SUCCESS) goto exit;
   }
   rc = EXIT_OK;
 exit:
@@ -467,6 +514,27 @@ int cmd_mpi(int argc, char **argv) {
     int k = 0;
     for (int i = 0; i < argc; i++) {
       const char *v = NULL;
+      if (!strcmp(argv[i], "--no-reference")) {
+        g_noref = 1;
+        continue;
+      }
+      if (!strcmp(argv[i], "--transport") || !strncmp(argv[i], "--transport=", 12)) {
+        const char *t = argv[i][11] == '=' ? argv[i] + 12 : i + 1 < argc ? argv[++i] : NULL;
+        if (t && !strcmp(t, "auto"))
+          g_transport = MSP_DIST_TRANSPORT_AUTO;
+        else if (t && !strcmp(t, "nccl"))
+          g_transport = MSP_DIST_TRANSPORT_NCCL;
+        else if (t && !strcmp(t, "host"))
+          g_transport = MSP_DIST_TRANSPORT_HOST;
+        else {
+          if (rank == 0)
+            fprintf(stderr, "%s: --transport %s: expected auto, nccl or host\n", prog,
+                    t ? t : "(missing)");
+          rc = EXIT_USAGE;
+          goto exit;
+        }
+        continue;
+      }
       if (!strcmp(argv[i], "--partition")) {
         if (i + 1 >= argc) {
           if (rank == 0) fprintf(stderr, "%s: --partition needs blocks or metis\n", prog);
@@ -513,6 +581,21 @@ int cmd_mpi(int argc, char **argv) {
     goto exit;
   }
   rc = EXIT_FAILED;
+  // --output must not replace an input (the matrix, x or b)
+  if (o.output) {
+    const char *inputs[3] = {o.file && strncmp(o.file, "gen:", 4) ? o.file : NULL, o.x_spec, o.rhs};
+    for (int k = 0; k < 3; k++) {
+      int same = 0;
+      if (inputs[k] && strcmp(inputs[k], "ones") && strncmp(inputs[k], "random:", 7) &&
+          msp__same_file(o.output, inputs[k], &same) == MSP_SUCCESS && same) {
+        if (rank == 0)
+          fprintf(stderr, "%s: --output %s is the input file %s: refusing to overwrite it\n", prog,
+                  o.output, inputs[k]);
+        rc = EXIT_USAGE;
+        goto exit;
+      }
+    }
+  }
   if (solve && o.precond == MSP_PRECOND_ILU0) {
     if (rank == 0) fprintf(stderr, "%s: --precond ilu0 is not distributed: none or jacobi\n", prog);
     rc = EXIT_USAGE;
@@ -520,18 +603,23 @@ int cmd_mpi(int argc, char **argv) {
   }
   // CUDA ranks when asked for; otherwise (cpu, auto) CPU ranks, as every rank must agree
   if (o.backend != MSP_BACKEND_CUDA) o.backend = MSP_BACKEND_CPU;
-  if (pagerank && o.backend == MSP_BACKEND_CUDA) {
-    if (rank == 0)
-      fprintf(stderr, "%s: the distributed pagerank runs on CPU ranks only (--backend cpu)\n",
-              prog);
-    rc = EXIT_USAGE;
-    goto exit;
-  }
-  msp_status st = msp_context_create(o.backend, 0, &ref);
-  if (st == MSP_SUCCESS) st = msp_dist_create_backend(MPI_COMM_WORLD, o.backend, 0, &d);
+  // one GPU per rank: the node-local rank's (the reference on rank 0's GPU)
+  msp_status st = msp_dist_create_backend(
+      MPI_COMM_WORLD, o.backend, o.backend == MSP_BACKEND_CUDA ? MSP_DIST_DEVICE_LOCAL : 0, &d);
+  if (st == MSP_SUCCESS)
+    st = msp_context_create(o.backend, msp_dist_device(d) < 0 ? 0 : msp_dist_device(d), &ref);
   if (st != MSP_SUCCESS) {
     fail(st, o.backend == MSP_BACKEND_CUDA ? "--backend cuda" : "context");
     goto exit;
+  }
+  g_dist = d;
+  if (g_transport != MSP_DIST_TRANSPORT_AUTO || o.backend == MSP_BACKEND_CUDA) {
+    st = msp_dist_set_transport(d, g_transport);
+    if (st != MSP_SUCCESS) {
+      fail(st, "--transport");
+      rc = EXIT_USAGE;
+      goto exit;
+    }
   }
   st = msp_dist_set_partition(d, g_partition);
   if (st != MSP_SUCCESS) {

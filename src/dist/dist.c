@@ -49,29 +49,13 @@ msp_status msp__dist_agree(msp_dist d, msp_status st) {
 // ---- context ------------------------------------------------------------------------------------
 static void dist_matrix_free(msp_matrix A);
 
-// PageRank's slots on ranks that are not CPU ranks (the distributed pull form is the CPU's).
-static msp_status pr_refused(void) {
-  return msp__error(
-      MSP_ERR_NOT_SUPPORTED,
-      "msp_pagerank: the distributed PageRank runs on CPU ranks only (msp_dist_create "
-      "or MSP_BACKEND_CPU), not on CUDA ranks");
-}
-static msp_status pr_upload_refused(msp_context ctx, msp__prgraph *g) {
-  (void)ctx, (void)g;
-  return pr_refused();
-}
-static msp_status pr_transpose_refused(msp_context ctx, const msp_matrix G, const int32_t *inv,
-                                       msp__prgraph *g) {
-  (void)ctx, (void)G, (void)inv, (void)g;
-  return pr_refused();
-}
-
 msp_status msp__dist_set_exact(msp_dist d, int exact) {
   if (exact && d->base->kind != MSP_BACKEND_CPU)
     return msp__error(MSP_ERR_NOT_SUPPORTED,
                       "distributed context: the exact reductions are the CPU backend's (%s ranks)",
                       d->base->name);
   d->exact = exact != 0;
+  d->split = !d->exact;
   if (d->exact) {
     d->table.dot = msp__dist_dot;
     d->table.nrm1 = msp__dist_nrm1;
@@ -88,6 +72,131 @@ msp_status msp__dist_set_exact(msp_dist d, int exact) {
     d->table.basis_subtract = msp__dist_sum_basis_subtract;
   }
   return MSP_SUCCESS;
+}
+
+#ifndef MSP_HAVE_CUDA
+// (the device transport is registered by device.cu in a build with CUDA)
+const msp__dist_devops *msp__dist_devops_cuda(void) {
+  return NULL;
+}
+#endif
+
+// This rank among the ranks of its node (what picks its GPU).
+static msp_status local_rank(msp_dist d) {
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &node) !=
+      MPI_SUCCESS)
+    return msp__dist_mpi_fail("msp_dist_create", "MPI_Comm_split_type");
+  MPI_Comm_rank(node, &d->local_rank);
+  MPI_Comm_size(node, &d->local_size);
+  MPI_Comm_free(&node);
+  return MSP_SUCCESS;
+}
+
+const char *msp_dist_transport_name(msp_dist_transport t) {
+  switch (t) {
+  case MSP_DIST_TRANSPORT_AUTO:
+    return "auto";
+  case MSP_DIST_TRANSPORT_NCCL:
+    return "nccl";
+  case MSP_DIST_TRANSPORT_HOST:
+    return "host";
+  case MSP_DIST_TRANSPORT_MPI:
+    return "mpi";
+  }
+  return "unknown";
+}
+
+// 1 when two ranks of the communicator hold the same GPU (by UUID; a rank's GPU in uuids[16 r]).
+int msp__dist_gpus_shared(const unsigned char *uuids, int size) {
+  for (int a = 0; a < size; a++)
+    for (int b = a + 1; b < size; b++)
+      if (!memcmp(uuids + 16 * a, uuids + 16 * b, 16)) return 1;
+  return 0;
+}
+
+// A CUDA rank's device transport: the communication stream, and NCCL's communicator when the
+// build has NCCL and no two ranks share a GPU (then the default transport); agreed by all ranks.
+static msp_status device_transport(msp_dist d) {
+  msp_status st = MSP_SUCCESS;
+  unsigned char *uuids = NULL;
+  unsigned char id[MSP__DIST_NCCL_ID];
+  d->dops = msp__dist_devops_cuda();
+  if (!d->dops)
+    return msp__error(MSP_ERR_NOT_BUILT, "msp_dist_create_backend: the distributed layer was "
+                                         "built without CUDA");
+  st = MSP_ALLOC_ZERO(uuids, 16 * (int64_t)d->size, "distributed context");
+  if (st == MSP_SUCCESS) st = d->dops->device_uuid(d->device, uuids + 16 * d->rank);
+  MSP_TRY(msp__dist_agree(d, st));
+  if (MPI_Allgather(MPI_IN_PLACE, 16, MPI_UNSIGNED_CHAR, uuids, 16, MPI_UNSIGNED_CHAR, d->comm) !=
+      MPI_SUCCESS) {
+    st = msp__dist_mpi_fail("msp_dist_create", "MPI_Allgather");
+    goto exit;
+  }
+  // NCCL: rank 0's unique id to every rank (NOT_BUILT on rank 0 means no NCCL for anyone)
+  int use_nccl = !msp__dist_gpus_shared(uuids, d->size) && d->size > 1;
+  if (use_nccl) {
+    int have =
+        d->rank == 0 && d->dops->nccl_unique_id ? d->dops->nccl_unique_id(id) == MSP_SUCCESS : 0;
+    msp__clear_error();
+    if (MPI_Bcast(&have, 1, MPI_INT, 0, d->comm) != MPI_SUCCESS ||
+        (have && MPI_Bcast(id, MSP__DIST_NCCL_ID, MPI_UNSIGNED_CHAR, 0, d->comm) != MPI_SUCCESS)) {
+      st = msp__dist_mpi_fail("msp_dist_create", "MPI_Bcast");
+      goto exit;
+    }
+    use_nccl = have;
+  }
+  MSP_TRY(msp__dist_agree(d, d->dops->init(d, use_nccl ? id : NULL)));
+  d->nccl_ok = use_nccl;
+  d->transport = use_nccl ? MSP_DIST_TRANSPORT_NCCL : MSP_DIST_TRANSPORT_HOST;
+exit:
+  msp__free(uuids);
+  return st;
+}
+
+msp_status msp_dist_set_transport(msp_dist d, msp_dist_transport t) {
+  msp_status st = MSP_SUCCESS;
+  MSP_CHECK_ARG(msp__dist_ok(d), "msp_dist_set_transport: d is not a distributed context");
+  int k[2] = {(int)t, -(int)t};
+  if (MPI_Allreduce(MPI_IN_PLACE, k, 2, MPI_INT, MPI_MAX, d->comm) != MPI_SUCCESS)
+    return msp__dist_mpi_fail("msp_dist_set_transport", "MPI_Allreduce");
+  if (k[0] != -k[1])
+    return msp__error(MSP_ERR_INVALID_ARGUMENT,
+                      "msp_dist_set_transport: the ranks name different transports");
+  if (t == MSP_DIST_TRANSPORT_AUTO) {
+    t = d->dops ? (d->nccl_ok ? MSP_DIST_TRANSPORT_NCCL : MSP_DIST_TRANSPORT_HOST)
+                : MSP_DIST_TRANSPORT_MPI;
+  } else if (t != MSP_DIST_TRANSPORT_NCCL && t != MSP_DIST_TRANSPORT_HOST &&
+             t != MSP_DIST_TRANSPORT_MPI) {
+    return msp__error(MSP_ERR_INVALID_ARGUMENT,
+                      "msp_dist_set_transport: unknown transport %d (auto, nccl, host)", (int)t);
+  } else if (!d->dops && t != MSP_DIST_TRANSPORT_MPI) {
+    return msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "msp_dist_set_transport: %s is a transport of CUDA ranks; these are %s "
+                      "ranks (their halo goes over MPI)",
+                      msp_dist_transport_name(t), d->base->name);
+  } else if (d->dops && t == MSP_DIST_TRANSPORT_MPI) {
+    return msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "msp_dist_set_transport: CUDA ranks move the halo by nccl or host");
+  } else if (t == MSP_DIST_TRANSPORT_NCCL && !d->nccl_ok) {
+    return msp__error(MSP_ERR_NOT_SUPPORTED, "msp_dist_set_transport: no NCCL communicator (%s)",
+                      d->size < 2 ? "one rank"
+                      : d->dops->nccl_unique_id == NULL
+                          ? "built without NCCL"
+                          : "built without NCCL, or two ranks share a GPU");
+  }
+  d->transport = t;
+  return st;
+}
+
+msp_dist_transport msp_dist_get_transport(const msp_dist d) {
+  return msp__dist_ok(d) ? d->transport : MSP_DIST_TRANSPORT_AUTO;
+}
+int msp_dist_device(const msp_dist d) {
+  return msp__dist_ok(d) ? d->device : -1;
+}
+int msp_dist_local_rank(const msp_dist d) {
+  return msp__dist_ok(d) ? d->local_rank : -1;
 }
 
 msp_status msp_dist_create(MPI_Comm comm, msp_dist *out) {
@@ -146,9 +255,26 @@ msp_status msp_dist_create_backend(MPI_Comm comm, msp_backend backend, int devic
   st = MSP_ALLOC_ZERO(d->counts, d->size, "distributed context");
   if (st == MSP_SUCCESS) st = MSP_ALLOC_ZERO(d->displs, d->size, "distributed context");
   if (st == MSP_SUCCESS) st = MSP_ALLOC_ZERO(d->chunks, d->size, "distributed context");
-  // (a CUDA rank's contexts: the named device; ranks sharing a GPU share device 0 alike)
-  if (st == MSP_SUCCESS) st = msp_context_create(backend, device, &d->inner);
-  if (st == MSP_SUCCESS) st = msp_context_create(backend, device, &d->ctx);
+  MSP_TRY(msp__dist_agree(d, st));
+  MSP_TRY(local_rank(d));
+  d->device = -1;
+  if (backend == MSP_BACKEND_CUDA) {
+    // one GPU per rank: the node-local rank modulo the GPUs this rank sees, unless named
+    int count = 0;
+    if (device < MSP_DIST_DEVICE_LOCAL)
+      st = msp__error(MSP_ERR_INVALID_ARGUMENT,
+                      "msp_dist_create_backend: device %d (a GPU ordinal, or "
+                      "MSP_DIST_DEVICE_LOCAL for the node-local rank's)",
+                      device);
+    else if (device == MSP_DIST_DEVICE_LOCAL && (st = msp_device_count(&count)) == MSP_SUCCESS)
+      d->device = count > 0 ? d->local_rank % count : 0;
+    else
+      d->device = device;
+  }
+  // (a CUDA rank's contexts: its GPU; ranks sharing a GPU share it alike)
+  const int dev = d->device < 0 ? 0 : d->device;
+  if (st == MSP_SUCCESS) st = msp_context_create(backend, dev, &d->inner);
+  if (st == MSP_SUCCESS) st = msp_context_create(backend, dev, &d->ctx);
   if (st == MSP_SUCCESS && backend != MSP_BACKEND_CPU)
     st = msp_context_create(MSP_BACKEND_CPU, 0, &d->host);
   MSP_TRY(msp__dist_agree(d, st));
@@ -164,23 +290,22 @@ msp_status msp_dist_create_backend(MPI_Comm comm, msp_backend backend, int devic
   // a distributed matrix's device data is not a CUDA record: BDMP is built on the host
   d->table.bdmp_convert = NULL;
   MSP_TRY(msp__dist_set_exact(d, backend == MSP_BACKEND_CPU));
-  if (backend == MSP_BACKEND_CPU) {
-    // PageRank (pagerank.c): the pull form's graph, step and host sums over the ranks
-    d->table.pr_upload = msp__dist_pr_upload;
-    d->table.pr_transpose = msp__dist_pr_transpose;
-    d->table.pr_free = msp__dist_pr_free;
-    d->table.pr_step = msp__dist_pr_step;
-  } else {
-    d->table.pr_upload = pr_upload_refused;
-    d->table.pr_transpose = pr_transpose_refused;
-  }
+  // PageRank (pagerank.c): the pull form's graph, step and host sums over the ranks (CUDA ranks:
+  // the pull a distributed product, the update the backend's)
+  d->table.pr_upload = msp__dist_pr_upload;
+  d->table.pr_transpose = msp__dist_pr_transpose;
+  d->table.pr_free = msp__dist_pr_free;
+  d->table.pr_step = msp__dist_pr_step;
   d->table.host_fold = msp__dist_host_fold;
   d->ctx->backend = &d->table;
+  d->transport = MSP_DIST_TRANSPORT_MPI;
+  if (backend == MSP_BACKEND_CUDA) MSP_TRY(device_transport(d));
   d->magic = MSP__MAGIC_DIST;
   *out = d;
   d = NULL;
 exit:
   if (d) {
+    if (d->dops) d->dops->fini(d);
     msp_context_destroy(&d->ctx);
     if (d->host != d->inner) msp_context_destroy(&d->host);
     msp_context_destroy(&d->inner);
@@ -202,7 +327,13 @@ msp_status msp_dist_destroy(msp_dist *pd) {
   if (!pd || !*pd) return MSP_SUCCESS;
   msp_dist d = *pd;
   MSP_CHECK_ARG(msp__dist_ok(d), "msp_dist_destroy: not a distributed context");
-  d->ctx->backend = d->base; // the context's own table, for its destroy
+  if (d->ctx->live > 0)
+    return msp__error(MSP_ERR_INVALID_ARGUMENT,
+                      "msp_dist_destroy: %lld matrices or vectors of its context are not "
+                      "destroyed yet",
+                      (long long)d->ctx->live);
+  if (d->dops) d->dops->fini(d); // the communicator and stream, before the contexts
+  d->ctx->backend = d->base;     // the context's own table, for its destroy
   st = msp_context_destroy(&d->ctx);
   if (st != MSP_SUCCESS) {
     d->ctx->backend = &d->table;
@@ -311,6 +442,13 @@ void msp__dist_mat_free(msp__dist_mat *m) {
   msp__free(m->sbuf);
   msp__free(m->req);
   msp__free(m->halo);
+  if (m->dev && m->d->dops) m->d->dops->mat_free(m);
+  msp_matrix_destroy(&m->Ad);
+  msp_matrix_destroy(&m->Ao);
+  msp__free(m->hoff);
+  for (int p = 0; p < MSP_PRECISION_COUNT; p++)
+    msp_vector_destroy(&m->xh[p]);
+  msp_vector_destroy(&m->yo);
   m->magic = MSP__MAGIC_FREED;
   msp__free(m);
 }
@@ -470,6 +608,101 @@ exit:
   return st;
 }
 
+// The split layout (d->split): Ad, every row's own columns (local numbering); Ao, the boundary
+// rows' halo columns (numbered in the halo, cmap's k below nb and k - rows above); the halo
+// vectors, Ao's row sums, and the device transport's buffers. ncnt / ndsp: the entries received
+// from each rank and where they start in the halo.
+static msp_status build_split(msp_dist d, const int64_t *rp, const int32_t *ci, const double *val,
+                              const int32_t *cmap, const int *ncnt, const int *ndsp,
+                              const msp_convert_options *opts, msp__dist_mat *m) {
+  msp_status st = MSP_SUCCESS, lst = MSP_SUCCESS;
+  const int64_t lo = m->row0, hi = m->row0 + m->rows, rows = m->rows, nnz = rp[rows];
+  const int64_t nh = m->nb + m->na;
+  int64_t *drp = NULL, *orp = NULL;
+  int32_t *dci = NULL, *oci = NULL;
+  double *dv = NULL, *ov = NULL;
+  msp_matrix M = NULL;
+  int64_t nown = 0, nbnd = 0;
+  for (int64_t p = 0; p < nnz; p++)
+    nown += ci[p] >= lo && ci[p] < hi;
+  for (int64_t i = 0; i < rows; i++) {
+    int inside = 1;
+    for (int64_t p = rp[i]; p < rp[i + 1] && inside; p++)
+      inside = ci[p] >= lo && ci[p] < hi;
+    nbnd += !inside;
+  }
+  lst = MSP_ALLOC(drp, rows + 1, "distributed matrix part");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(dci, nown > 0 ? nown : 1, "distributed matrix part");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(dv, nown > 0 ? nown : 1, "distributed matrix part");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(orp, nbnd + 1, "distributed matrix part");
+  if (lst == MSP_SUCCESS)
+    lst = MSP_ALLOC(oci, nnz - nown > 0 ? nnz - nown : 1, "distributed matrix part");
+  if (lst == MSP_SUCCESS)
+    lst = MSP_ALLOC(ov, nnz - nown > 0 ? nnz - nown : 1, "distributed matrix part");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(m->brow, nbnd > 0 ? nbnd : 1, "distributed matrix rows");
+  if (lst == MSP_SUCCESS)
+    lst = MSP_ALLOC(m->hoff, m->nrecv > 0 ? m->nrecv : 1, "distributed matrix descriptor");
+  MSP_TRY(msp__dist_agree(d, lst));
+  for (int k = 0, q = 0; q < d->size; q++)
+    if (ncnt[q]) m->hoff[k++] = ndsp[q];
+  drp[0] = orp[0] = 0;
+  for (int64_t i = 0, pd = 0, po = 0, b = 0; i < rows; i++) {
+    const int64_t po0 = po;
+    for (int64_t p = rp[i]; p < rp[i + 1]; p++) {
+      if (ci[p] >= lo && ci[p] < hi) {
+        dci[pd] = (int32_t)(ci[p] - lo);
+        dv[pd++] = val[p];
+      } else {
+        oci[po] = cmap[p] < m->nb ? cmap[p] : (int32_t)(cmap[p] - rows);
+        ov[po++] = val[p];
+      }
+    }
+    drp[i + 1] = pd;
+    if (po > po0) {
+      m->brow[b++] = i;
+      orp[b] = po;
+    }
+  }
+  lst = msp_matrix_from_csr(d->inner, rows, rows, drp, dci, dv, MSP_READ_ALLOW_NONFINITE, &M);
+  if (lst == MSP_SUCCESS) lst = msp_matrix_convert(d->inner, M, opts, &m->Ad);
+  msp_matrix_destroy(&M);
+  if (lst == MSP_SUCCESS && nbnd) {
+    // the boundary rows' halo part: few entries, CSR in the values' precision
+    msp_convert_options oo = opts ? *opts : msp_convert_options_default();
+    oo.format = MSP_FORMAT_CSR;
+    oo.kernel = MSP_KERNEL_AUTO;
+    lst = msp_matrix_from_csr(d->inner, nbnd, nh, orp, oci, ov, MSP_READ_ALLOW_NONFINITE, &M);
+    if (lst == MSP_SUCCESS) lst = msp_matrix_convert(d->inner, M, &oo, &m->Ao);
+    msp_matrix_destroy(&M);
+  }
+  if (lst == MSP_SUCCESS && !d->base->spmv[m->Ad->format])
+    lst = msp__error(MSP_ERR_NOT_SUPPORTED,
+                     "msp_dist_matrix_scatter: format %s with %s values has no kernel on the %s "
+                     "backend",
+                     msp_format_name(m->Ad->format), msp_precision_name(m->Ad->precision),
+                     d->base->name);
+  // the halo in each precision it can travel in, Ao's sums, every row's sums (a y that is not f64)
+  const msp_precision hp[4] = {MSP_PRECISION_F64, MSP_PRECISION_F32, MSP_PRECISION_F16,
+                               MSP_PRECISION_BF16};
+  for (int k = 0; k < 4 && lst == MSP_SUCCESS && nh > 0; k++)
+    lst = msp_vector_create_precision(d->inner, nh, hp[k], &m->xh[hp[k]]);
+  if (lst == MSP_SUCCESS && nbnd) lst = msp_vector_create(d->inner, nbnd, &m->yo);
+  if (lst == MSP_SUCCESS) lst = msp_vector_create(d->ctx, rows, &m->yt);
+  if (lst == MSP_SUCCESS && d->dops) lst = d->dops->mat_init(d, m);
+  m->split = 1;
+  m->interior = rows - nbnd;
+  m->boundary = nbnd;
+  st = msp__dist_agree(d, lst);
+exit:
+  msp__free(drp);
+  msp__free(dci);
+  msp__free(dv);
+  msp__free(orp);
+  msp__free(oci);
+  msp__free(ov);
+  return st;
+}
+
 // Build this rank's share from its rows (rp rebased to 0, global columns): the halo, the
 // descriptor (with the other ranks), the parts, the work vectors.
 msp_status msp__dist_build(msp_dist d, const int64_t *rp, const int32_t *ci, const double *val,
@@ -566,6 +799,10 @@ msp_status msp__dist_build(msp_dist d, const int64_t *rp, const int32_t *ci, con
     }
     for (int q = 0; q < P; q++)
       m->neighbours += ncnt[q] > 0 || gcnt[q] > 0;
+  }
+  if (d->split) {
+    MSP_TRY(build_split(d, rp, ci, val, cmap, ncnt, ndsp, opts, m));
+    goto exit;
   }
   // interior and boundary rows
   int64_t ni = 0, nbnd = 0;

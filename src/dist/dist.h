@@ -8,12 +8,54 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define MSP__MAGIC_DIST 0x6d737064u     // "mspd"
 #define MSP__MAGIC_DIST_MAT 0x6d73704du // "mspM"
 
 #if MSP_DIST_CHUNK != MSP__RED_CHUNK
 #error "a rank's rows must be whole chunks of the CPU reductions"
 #endif
+
+// The device transport of CUDA ranks (device.cu, registered when the build has CUDA): the halo
+// gathered on the GPU into a send buffer made with the matrix, moved by NCCL on a communication
+// stream or through pinned host buffers holding only the halo entries, the interior product
+// overlapping it on the compute stream (see product.c). NULL slots: not built.
+typedef struct msp__dist_mat_s msp__dist_mat;
+typedef struct {
+  // The context's device state (d->dev): the communication stream on d's device; NCCL's
+  // communicator when `nccl_id` (NCCL's unique id, made by rank 0 with `nccl_unique_id` and
+  // broadcast over MPI) is not NULL. Collective only through NCCL.
+  msp_status (*init)(msp_dist d, const void *nccl_id);
+  void (*fini)(msp_dist d); // NULL d->dev accepted
+  // NCCL's unique id (MSP__DIST_NCCL_ID bytes); MSP_ERR_NOT_BUILT without NCCL.
+  msp_status (*nccl_unique_id)(void *id);
+  // The 16 bytes that name the physical GPU `device` (its UUID): ranks that share a GPU cannot
+  // use NCCL between them.
+  msp_status (*device_uuid)(int device, unsigned char uuid[16]);
+  // The matrix's device buffers (m->dev): send list and buffer, boundary rows, pinned host halo,
+  // events. Not collective.
+  msp_status (*mat_init)(msp_dist d, msp__dist_mat *m);
+  void (*mat_free)(msp__dist_mat *m); // NULL m->dev accepted
+  // The product of the split layout on the device (product.c documents the steps).
+  msp_status (*spmv)(msp_context ctx, msp__dist_mat *m, double alpha, msp_vector x, double beta,
+                     msp_vector y);
+  // Wait for the products in flight and add their device times to m's figures.
+  msp_status (*flush)(msp__dist_mat *m);
+  // A fixed-point Krylov column with the scale of the whole distributed vector: *m = this rank's
+  // largest |w_i| (f64 w on the device; waits for it); column j of V = w stored with `scale`,
+  // w overwritten with the values as stored (the backend's basis_store with a given scale).
+  msp_status (*absmax)(msp_context ctx, msp_vector w, double *m);
+  msp_status (*basis_store_scaled)(msp_context ctx, msp__basis *V, int j, msp_vector w,
+                                   double scale);
+} msp__dist_devops;
+#define MSP__DIST_NCCL_ID 128
+const msp__dist_devops *msp__dist_devops_cuda(void); // NULL without CUDA
+
+// 1 when two of the size ranks' GPUs (16-byte UUIDs, rank r's at uuids + 16 r) are the same.
+int msp__dist_gpus_shared(const unsigned char *uuids, int size);
 
 // A node of a summation tree of chunk partials (tree.c).
 typedef struct {
@@ -50,10 +92,20 @@ struct msp_dist_s {
   size_t blk_cap;
   int64_t products;  // products of distributed matrices made with this context (all of them)
   double bytes_sent; // and the bytes of x this rank sent for them
+  // 1: the matrices take the split layout (PETSc's diagonal and off-diagonal blocks): the rank's
+  // own columns of every row in one part read x itself, the halo columns of the boundary rows in
+  // another read the received halo. Ranks that reduce on their own backend (exact 0) use it.
+  int split;
+  int device;                   // the GPU of a CUDA rank (-1 on CPU ranks)
+  int local_rank, local_size;   // this rank among the ranks of its node (MPI_COMM_TYPE_SHARED)
+  msp_dist_transport transport; // what moves the halo of the products (never AUTO)
+  int nccl_ok;                  // 1 when NCCL's communicator exists (every rank alike)
+  const msp__dist_devops *dops; // CUDA ranks: the device transport; NULL otherwise
+  void *dev;                    // its state (device.cu)
 };
 
 // A rank's share of a distributed matrix (the handle's A->dev).
-typedef struct {
+struct msp__dist_mat_s {
   uint32_t magic;
   msp_matrix handle; // the handle whose dev this is (set once the handle is made)
   msp_dist d;
@@ -74,7 +126,26 @@ typedef struct {
   int neighbours;
   int64_t products;
   double bytes_sent, spmv_s, wait_s;
-} msp__dist_mat;
+  // The split layout (d->split): Ad (rows x rows, own columns in local numbering, every row),
+  // Ao (the boundary rows brow x the halo, columns numbered in the halo's increasing global
+  // order, which is the receive order: each neighbour's entries contiguous at hoff[k]).
+  int split;
+  int64_t interior, boundary; // rows without / with halo columns
+  msp_matrix Ad, Ao;
+  int64_t *hoff;                      // nrecv: where rrank[k]'s entries land in the halo
+  msp_vector xh[MSP_PRECISION_COUNT]; // the received halo, one per IEEE precision of x (f64 for
+                                      // the others: decoded when gathered)
+  msp_vector yo;                      // f64 sums of Ao's rows
+  void *dev;                          // the device transport's buffers (CUDA ranks)
+};
+
+// The halo's precision for an x of precision p: p itself when its values travel as they are
+// stored (IEEE: f64, f32, f16, bf16), else f64 (fixed point and CPMS are decoded on the way).
+static inline msp_precision msp__dist_halo_prec(msp_precision p) {
+  return p == MSP_PRECISION_F32 || p == MSP_PRECISION_F16 || p == MSP_PRECISION_BF16
+             ? p
+             : MSP_PRECISION_F64;
+}
 
 // Build m's halo, descriptor, parts and work vectors from its rows (m->row0, m->rows set; rp
 // rebased to 0, global columns) converted with opts. Collective (errors agreed).
@@ -152,6 +223,9 @@ msp_status msp__dist_sum_basis_project(msp_context, const msp__basis *, int, int
 msp_status msp__dist_sum_basis_subtract(msp_context, const msp__basis *, int, int, const double *,
                                         msp_vector, double *, double *);
 msp_status msp__dist_sum_basis_store(msp_context, msp__basis *, int, msp_vector);
+// v[k] = the sum over the ranks, in rank order, of their v[k] (k < m): the same bits on every
+// rank. Collective.
+msp_status msp__dist_sum_ranks(msp_dist d, double *v, int m);
 // The partials buffer for nchunks chunks of m values ([chunk][value], d->part), and their sums
 // over every rank's chunks in the CPU backend's trees (see msp__dist_tree_sum; group 0: one
 // tree): (*out)[0..m), valid until the next reduction. Collective.
@@ -175,4 +249,7 @@ void msp__dist_pr_free(msp_context ctx, msp__prgraph *g);
 msp_status msp__dist_pr_step(msp_context ctx, const msp__prgraph *g, const msp__pr_step *a,
                              double sums[3]);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -23,6 +23,10 @@
 typedef struct {
   msp__dist_mat *gt; // G^T's rows of this rank's nodes
   msp_vector y;      // f64: alpha G^T q
+  // Device ranks: the rank's nodes as a graph of the backend (out-degrees, no edges), whose
+  // pr_step runs the update on the device in its values form with y = alpha G^T q.
+  msp__prgraph lg;
+  int have_lg;
 } dist_pr;
 
 msp_status msp__dist_host_fold(msp_context ctx, double *state, int n, int phase) {
@@ -54,17 +58,59 @@ void msp__dist_pr_free(msp_context ctx, msp__prgraph *g) {
   (void)ctx;
   if (!g || !g->dev) return;
   dist_pr *w = (dist_pr *)g->dev;
+  if (w->have_lg) msp__dist_of(ctx)->base->pr_free(ctx, &w->lg);
+  msp__free(w->lg.rowptr);
+  msp__free(w->lg.colind);
   msp__dist_mat_free(w->gt);
   msp_vector_destroy(&w->y);
   msp__free(w);
   g->dev = NULL;
 }
 
-// The global column of entry p of a part (extended numbering) of m.
-static int32_t global_col(const msp__dist_mat *m, int32_t c) {
-  if (c < m->nb) return m->halo[c];
-  if (c < m->nb + m->rows) return (int32_t)(m->row0 + c - m->nb);
-  return m->halo[c - m->rows];
+// This rank's rows of G with global columns, in order, from either layout: the interior and
+// boundary parts (extended numbering: [halo below, own, halo above]) merged by row, or the split
+// layout's own columns (local numbering) then its halo columns (numbered in the halo).
+static msp_status rank_rows(const msp__dist_mat *m, int64_t **prp, int32_t **pcg) {
+  msp_status st = MSP_SUCCESS;
+  int64_t *rp = NULL;
+  int32_t *cg = NULL;
+  MSP_TRY(MSP_ALLOC(rp, m->rows + 1, "PageRank: rows of G"));
+  MSP_TRY(MSP_ALLOC(cg, m->nnz > 0 ? m->nnz : 1, "PageRank: rows of G"));
+  rp[0] = 0;
+  int64_t at = 0;
+  if (m->split) {
+    for (int64_t i = 0, b = 0; i < m->rows; i++) {
+      for (int64_t p = m->Ad->rowptr[i]; p < m->Ad->rowptr[i + 1]; p++)
+        cg[at++] = (int32_t)(m->row0 + m->Ad->colind[p]);
+      if (m->Ao && b < m->boundary && m->brow[b] == i) {
+        for (int64_t p = m->Ao->rowptr[b]; p < m->Ao->rowptr[b + 1]; p++)
+          cg[at++] = m->halo[m->Ao->colind[p]];
+        b++;
+      }
+      rp[i + 1] = at;
+    }
+  } else {
+    const msp_matrix parts[2] = {m->Ai, m->Ab};
+    for (int64_t i = 0, a = 0, b = 0; i < m->rows; i++) {
+      const int k = a < (m->Ai ? m->Ai->rows : 0) && m->irow[a] == i ? 0 : 1;
+      const int64_t r = k == 0 ? a++ : b++;
+      for (int64_t p = parts[k]->rowptr[r]; p < parts[k]->rowptr[r + 1]; p++) {
+        const int32_t c = parts[k]->colind[p];
+        cg[at++] = c < m->nb             ? m->halo[c]
+                   : c < m->nb + m->rows ? (int32_t)(m->row0 + c - m->nb)
+                                         : m->halo[c - m->rows];
+      }
+      rp[i + 1] = at;
+    }
+  }
+  *prp = rp;
+  *pcg = cg;
+  rp = NULL;
+  cg = NULL;
+exit:
+  msp__free(rp);
+  msp__free(cg);
+  return st;
 }
 
 msp_status msp__dist_pr_transpose(msp_context ctx, const msp_matrix G, const int32_t *inv,
@@ -75,7 +121,8 @@ msp_status msp__dist_pr_transpose(msp_context ctx, const msp_matrix G, const int
   const int P = d->size;
   int *scnt = NULL, *rcnt = NULL, *sdsp = NULL, *rdsp = NULL;
   int32_t *sbuf = NULL, *rbuf = NULL, *ci = NULL;
-  int64_t *rp = NULL, *fill = NULL;
+  int64_t *rp = NULL, *fill = NULL, *grp = NULL;
+  int32_t *gcg = NULL;
   double *val = NULL;
   dist_pr *w = NULL;
   if (!m)
@@ -86,18 +133,13 @@ msp_status msp__dist_pr_transpose(msp_context ctx, const msp_matrix G, const int
                      "msp_pagerank: the degree order renumbers every node: not distributed (use "
                      "the natural order)");
   MSP_TRY(msp__dist_agree(d, lst));
-  const msp_matrix parts[2] = {m->Ai, m->Ab};
-  const int64_t *prow[2] = {m->irow, m->brow};
+  lst = rank_rows(m, &grp, &gcg);
+  MSP_TRY(msp__dist_agree(d, lst));
   // out-degrees of this rank's nodes (G's rows), and the edges to send: (destination, source)
   // pairs grouped by the destination's owner, in row order
-  int64_t nnz = 0;
-  for (int k = 0; k < 2; k++)
-    if (parts[k])
-      for (int64_t r = 0; r < parts[k]->rows; r++) {
-        const int64_t len = parts[k]->rowptr[r + 1] - parts[k]->rowptr[r];
-        g->outdeg[prow[k][r]] = (int32_t)len;
-        nnz += len;
-      }
+  const int64_t nnz = grp[m->rows];
+  for (int64_t i = 0; i < m->rows; i++)
+    g->outdeg[i] = (int32_t)(grp[i + 1] - grp[i]);
   if (2 * nnz > INT32_MAX)
     lst = msp__error(MSP_ERR_NOT_SUPPORTED,
                      "msp_pagerank: %lld edges on rank %d exceed MPI's int counts of the exchange",
@@ -110,23 +152,17 @@ msp_status msp__dist_pr_transpose(msp_context ctx, const msp_matrix G, const int
   rcnt = scnt + P;
   sdsp = scnt + 2 * P;
   rdsp = scnt + 3 * P;
-  for (int k = 0; k < 2; k++)
-    if (parts[k])
-      for (int64_t p = 0; p < parts[k]->nnz; p++)
-        scnt[msp__dist_owner(d->off, P, global_col(m, parts[k]->colind[p]))] += 2;
+  for (int64_t p = 0; p < nnz; p++)
+    scnt[msp__dist_owner(d->off, P, gcg[p])] += 2;
   for (int q = 0; q < P; q++)
     fill[q] = sdsp[q] = q ? sdsp[q - 1] + scnt[q - 1] : 0;
-  // rows in increasing order: each part lists its rows increasingly, so merge the two parts
-  for (int64_t i = 0, a = 0, b = 0; i < m->rows; i++) {
-    const int k = a < (m->Ai ? m->Ai->rows : 0) && m->irow[a] == i ? 0 : 1;
-    const int64_t r = k == 0 ? a++ : b++;
-    for (int64_t p = parts[k]->rowptr[r]; p < parts[k]->rowptr[r + 1]; p++) {
-      const int32_t j = global_col(m, parts[k]->colind[p]);
+  for (int64_t i = 0; i < m->rows; i++)
+    for (int64_t p = grp[i]; p < grp[i + 1]; p++) {
+      const int32_t j = gcg[p];
       const int q = msp__dist_owner(d->off, P, j);
       sbuf[fill[q]++] = j;
       sbuf[fill[q]++] = (int32_t)(m->row0 + i);
     }
-  }
   if (MPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, d->comm) != MPI_SUCCESS) {
     st = msp__error(MSP_ERR_INTERNAL, "msp_pagerank: MPI_Alltoall failed");
     goto exit;
@@ -185,15 +221,31 @@ msp_status msp__dist_pr_transpose(msp_context ctx, const msp_matrix G, const int
     MSP_TRY(msp__dist_build(d, rp, ci, val, &co, w->gt));
   }
   MSP_TRY(msp__dist_agree(d, msp_vector_create(d->inner, m->rows, &w->y)));
+  if (d->base->kind != MSP_BACKEND_CPU) {
+    // the update on the device: the rank's nodes as a graph without edges (values form)
+    w->lg.n = m->rows;
+    w->lg.nnz = 0;
+    w->lg.outdeg = g->outdeg;
+    lst = MSP_ALLOC_ZERO(w->lg.rowptr, m->rows + 1, "PageRank: rank graph");
+    if (lst == MSP_SUCCESS) lst = MSP_ALLOC_ZERO(w->lg.colind, 1, "PageRank: rank graph");
+    if (lst == MSP_SUCCESS) lst = d->base->pr_upload(ctx, &w->lg);
+    w->have_lg = lst == MSP_SUCCESS;
+    MSP_TRY(msp__dist_agree(d, lst));
+  }
   g->nnz = ne;
   g->dev = w;
   w = NULL;
 exit:
   if (w) {
+    if (w->have_lg) d->base->pr_free(ctx, &w->lg);
+    msp__free(w->lg.rowptr);
+    msp__free(w->lg.colind);
     msp__dist_mat_free(w->gt);
     msp_vector_destroy(&w->y);
     msp__free(w);
   }
+  msp__free(grp);
+  msp__free(gcg);
   msp__free(scnt);
   msp__free(sbuf);
   msp__free(rbuf);
@@ -235,6 +287,14 @@ msp_status msp__dist_pr_step(msp_context ctx, const msp__prgraph *g, const msp__
   const msp_vector y = a->y ? a->y : w->y;
   if (!a->y) { // the pull: y = alpha G^T q, G^T's pattern times q
     MSP_TRY(msp__dist_mat_spmv(ctx, w->gt, a->alpha, a->q, 0.0, w->y));
+  }
+  if (w->have_lg) {
+    // device ranks: the backend's update in its values form, the ranks' sums added in rank order
+    msp__pr_step b = *a;
+    b.y = y;
+    MSP_TRY(d->base->pr_step(ctx, &w->lg, &b, sums));
+    MSP_TRY(msp__dist_sum_ranks(d, sums, 3));
+    goto exit;
   }
   upd_args A;
   memset(&A, 0, sizeof A);

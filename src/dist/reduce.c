@@ -257,8 +257,7 @@ exit:
   return st;
 }
 
-// v[k] = the sum over the ranks, in rank order, of their v[k] (k < m).
-static msp_status sum_ranks(msp_dist d, double *v, int m) {
+msp_status msp__dist_sum_ranks(msp_dist d, double *v, int m) {
   msp_status st = MSP_SUCCESS;
   MSP_TRY(gather_ranks(d, v, m));
   for (int k = 0; k < m; k++) {
@@ -275,7 +274,7 @@ msp_status msp__dist_sum_dot(msp_context ctx, msp_vector x, msp_vector y, double
   msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
   MSP_TRY(d->base->dot(ctx, x, y, r));
-  MSP_TRY(sum_ranks(d, r, 1));
+  MSP_TRY(msp__dist_sum_ranks(d, r, 1));
 exit:
   return st;
 }
@@ -284,7 +283,7 @@ msp_status msp__dist_sum_nrm1(msp_context ctx, msp_vector x, double *r) {
   msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
   MSP_TRY(d->base->nrm1(ctx, x, r));
-  MSP_TRY(sum_ranks(d, r, 1));
+  MSP_TRY(msp__dist_sum_ranks(d, r, 1));
 exit:
   return st;
 }
@@ -321,7 +320,7 @@ static msp_status sum_projection(msp_dist d, double *h, int cnt, double *ww) {
   MSP_TRY(grow(&d->col, &d->col_cap, (size_t)m, "distributed reduction partials"));
   if (cnt) memcpy(d->col, h, (size_t)cnt * sizeof(double));
   if (ww) d->col[cnt] = *ww;
-  MSP_TRY(sum_ranks(d, d->col, m));
+  MSP_TRY(msp__dist_sum_ranks(d, d->col, m));
   if (cnt) memcpy(h, d->col, (size_t)cnt * sizeof(double));
   if (ww) *ww = d->col[cnt];
 exit:
@@ -348,14 +347,30 @@ exit:
   return st;
 }
 
-// A fixed-point column takes its scale from max |w| over the whole vector, which the backend's
-// store cannot be given: refused (every rank alike); the other precisions store value by value.
+// A fixed-point column takes its scale from max |w| over the whole vector: each rank's largest
+// |w_i|, their maximum (exact in any order), the column stored with that scale (the device
+// transport's store on CUDA ranks, the CPU's scaled store on CPU ranks); the other precisions store
+// value by value.
 msp_status msp__dist_sum_basis_store(msp_context ctx, msp__basis *V, int j, msp_vector w) {
+  msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
-  if (msp_prec_is_fixed(V->prec))
-    return msp__error(MSP_ERR_NOT_SUPPORTED,
-                      "msp_gmres: a %s Krylov basis on %s ranks (its column scale is the whole "
-                      "vector's): use an IEEE or CPMS basis precision",
-                      msp_precision_name(V->prec), d->base->name);
-  return d->base->basis_store(ctx, V, j, w);
+  if (!msp_prec_is_fixed(V->prec)) return d->base->basis_store(ctx, V, j, w);
+  double m = 0.0;
+  if (d->dops) {
+    MSP_TRY(d->dops->absmax(ctx, w, &m));
+  } else {
+    const double *wv = (const double *)w->h_data;
+    for (int64_t i = 0; i < V->n; i++)
+      m = msp_absmax_step(m, wv[i]);
+  }
+  MSP_TRY(max_reduce(d, m, &m));
+  const double scale = msp_fx_block_scale(V->prec, m);
+  if (d->dops) {
+    MSP_TRY(d->dops->basis_store_scaled(ctx, V, j, w, scale));
+  } else {
+    V->scales[j] = scale;
+    msp__cpu_basis_store_scaled(V, j, w);
+  }
+exit:
+  return st;
 }

@@ -1,0 +1,448 @@
+// device.cu: the device transport of CUDA ranks (msp__dist_devops): the halo gathered on the GPU,
+// moved by NCCL or through pinned host buffers, and the split product overlapping it.
+//
+// A product of the split layout (dist.c, build_split) on the compute stream S of the context and
+// the communication stream C of the distributed context, with no host synchronisation on the
+// NCCL path and no allocation (every buffer is made with the matrix):
+//   S: gather the entries the neighbours read into the send buffer (x's storage precision for
+//      IEEE x; fixed point and CPMS decoded to f64), record ev_x;
+//   C: wait ev_x; grouped ncclSend / ncclRecv, each neighbour's entries straight into the halo
+//      vector (host transport: the send buffer down to pinned memory, MPI between the pinned
+//      buffers once the copy is done, the received halo up), record th;
+//   S: y = alpha Ad x + beta y (own columns: needs no halo), record ta; wait th; yo = Ao halo;
+//      y[brow] += alpha yo.
+// PSBLAS stages only the halo through the host (PSBLAS-Extensions reference guide: the GPU
+// descriptor's exchange); PETSc splits a rank's rows into its diagonal and off-diagonal blocks so
+// that the first product needs no communication (MatMult_MPIAIJ).
+// (MPI's C interface only: no C++ bindings in this translation unit)
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include "access.cuh"
+#include "basis.cuh"
+#include "dist.h"
+
+#ifdef MSP_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+#include <stdio.h>
+
+// Products whose device times are read back later (the ring of timing events).
+#define RING 16
+
+#define MAX_THREADS 256
+#define MAX_BLOCKS 512
+
+typedef struct {
+  cudaStream_t comm; // the communication stream
+  int device;
+  double *d_max; // MAX_BLOCKS + 1: the block maxima of a fixed-point column and their maximum
+  double *h_max; // pinned: that maximum on the host
+#ifdef MSP_HAVE_NCCL
+  ncclComm_t nccl; // NULL: no communicator
+#endif
+} dev_ctx;
+
+typedef struct {
+  int32_t *d_sidx;        // the rank's rows of the entries sent (ns)
+  int32_t *d_brow;        // the boundary rows (Ao's rows in y)
+  void *d_sbuf;           // the entries sent, ns * 8 bytes at most
+  void *h_sbuf, *h_rbuf;  // pinned: the entries sent and received (host transport)
+  cudaEvent_t ev_x, ev_c; // gathered; copied down (host transport)
+  cudaEvent_t t0[RING], ta[RING], th[RING], t1[RING]; // product start, own part done, halo in, end
+  int pending[RING];
+  int64_t seq;
+} dev_mat;
+
+#ifdef MSP_HAVE_NCCL
+static msp_status nccl_status(ncclResult_t r, const char *call) {
+  return msp__error(MSP_ERR_DEVICE, "NCCL: %s failed: %s", call, ncclGetErrorString(r));
+}
+#define NCCL_TRY(call)                                                                             \
+  do {                                                                                             \
+    ncclResult_t r_ = (call);                                                                      \
+    if (r_ != ncclSuccess) {                                                                       \
+      st = nccl_status(r_, #call);                                                                 \
+      goto exit;                                                                                   \
+    }                                                                                              \
+  } while (0)
+#endif
+
+// ---- kernels ------------------------------------------------------------------------------------
+// The entries sent, as stored (T: the element of an IEEE precision).
+template <typename T>
+__global__ void gather_raw(const T *__restrict__ x, const int32_t *__restrict__ idx, int64_t n,
+                           T *__restrict__ out) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = x[idx[i]];
+}
+// The entries sent, decoded (fixed point, CPMS with its read segments).
+__global__ void gather_decode(msp_acc xa, const int32_t *__restrict__ idx, int64_t n,
+                              double *__restrict__ out) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = msp_acc_load(&xa, idx[i]);
+}
+// y[brow[k]] += a yo[k]: the halo columns' sums into their rows (each row once: no race).
+__global__ void add_rows(double *__restrict__ y, const int32_t *__restrict__ brow,
+                         const double *__restrict__ yo, int64_t n, double a) {
+  const int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < n) y[brow[k]] += a * yo[k];
+}
+
+// The largest |w_i| (NaN kept, msp_absmax_step): block maxima, then their maximum in part[nb]
+// (the same value in any order).
+__global__ void __launch_bounds__(MAX_THREADS)
+    absmax_part(int64_t n, const double *__restrict__ w, double *__restrict__ part) {
+  __shared__ double sh[MAX_THREADS];
+  double m = 0.0;
+  for (int64_t i = (int64_t)blockIdx.x * MAX_THREADS + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * MAX_THREADS)
+    m = msp_absmax_step(m, w[i]);
+  sh[threadIdx.x] = m;
+  __syncthreads();
+  for (int s = MAX_THREADS / 2; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s)
+      sh[threadIdx.x] = msp_absmax_step(sh[threadIdx.x], sh[threadIdx.x + s]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) part[blockIdx.x] = sh[0];
+}
+__global__ void __launch_bounds__(MAX_THREADS) absmax_last(int nb, double *__restrict__ part) {
+  __shared__ double sh[MAX_THREADS];
+  double m = 0.0;
+  for (int b = threadIdx.x; b < nb; b += MAX_THREADS)
+    m = msp_absmax_step(m, part[b]);
+  sh[threadIdx.x] = m;
+  __syncthreads();
+  for (int s = MAX_THREADS / 2; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s)
+      sh[threadIdx.x] = msp_absmax_step(sh[threadIdx.x], sh[threadIdx.x + s]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) part[nb] = sh[0];
+}
+// A fixed-point column's scale, then its values (w: the values as stored), as the backend's store
+// does with the scale of the whole distributed vector.
+__global__ void set_scale(double *scales, int j, double scale) {
+  scales[j] = scale;
+}
+template <msp_precision P>
+__global__ void __launch_bounds__(EW_THREADS) store_scaled(const bview V, int j, double *w) {
+  const msp_acc a = col_acc<P>(V, j);
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < V.n; i += stride) {
+    msp_acc_store_p(P, &a, i, w[i]);
+    w[i] = msp_acc_load_p(P, &a, i);
+  }
+}
+
+// ---- the context --------------------------------------------------------------------------------
+static void dev_fini(msp_dist d) {
+  dev_ctx *c = (dev_ctx *)d->dev;
+  if (!c) return;
+  (void)cudaSetDevice(c->device);
+#ifdef MSP_HAVE_NCCL
+  if (c->nccl) ncclCommDestroy(c->nccl);
+#endif
+  if (c->comm) cudaStreamDestroy(c->comm);
+  cudaFree(c->d_max);
+  cudaFreeHost(c->h_max);
+  msp__free(c);
+  d->dev = NULL;
+}
+
+static msp_status dev_init(msp_dist d, const void *nccl_id) {
+  msp_status st = MSP_SUCCESS;
+  dev_ctx *c = NULL;
+  MSP_TRY(MSP_ALLOC_ZERO(c, 1, "distributed device context"));
+  d->dev = c;
+  c->device = d->device;
+  MSP_CUDA_TRY(cudaSetDevice(c->device));
+  MSP_CUDA_TRY(cudaStreamCreateWithFlags(&c->comm, cudaStreamNonBlocking));
+  MSP_CUDA_TRY(cudaMalloc(&c->d_max, (MAX_BLOCKS + 1) * sizeof(double)));
+  MSP_CUDA_TRY(cudaMallocHost(&c->h_max, sizeof(double)));
+  if (nccl_id) {
+#ifdef MSP_HAVE_NCCL
+    ncclUniqueId id;
+    memcpy(&id, nccl_id, sizeof id);
+    NCCL_TRY(ncclCommInitRank(&c->nccl, d->size, id, d->rank));
+#else
+    st = msp__error(MSP_ERR_NOT_BUILT, "msp_dist_create: built without NCCL");
+#endif
+  }
+exit:
+  return st;
+}
+
+#ifdef MSP_HAVE_NCCL
+static msp_status dev_nccl_unique_id(void *id) {
+  msp_status st = MSP_SUCCESS;
+  static_assert(sizeof(ncclUniqueId) == MSP__DIST_NCCL_ID, "NCCL's unique id size");
+  NCCL_TRY(ncclGetUniqueId((ncclUniqueId *)id));
+exit:
+  return st;
+}
+#endif
+
+static msp_status dev_uuid(int device, unsigned char uuid[16]) {
+  msp_status st = MSP_SUCCESS;
+  cudaDeviceProp p;
+  MSP_CUDA_TRY(cudaGetDeviceProperties(&p, device));
+  memcpy(uuid, p.uuid.bytes, 16);
+exit:
+  return st;
+}
+
+// ---- the matrix's buffers ----------------------------------------------------------------------
+static void dev_mat_free(msp__dist_mat *m) {
+  dev_mat *b = (dev_mat *)m->dev;
+  if (!b) return;
+  (void)cudaSetDevice(m->d->device);
+  cudaFree(b->d_sidx);
+  cudaFree(b->d_brow);
+  cudaFree(b->d_sbuf);
+  cudaFreeHost(b->h_sbuf);
+  cudaFreeHost(b->h_rbuf);
+  if (b->ev_x) cudaEventDestroy(b->ev_x);
+  if (b->ev_c) cudaEventDestroy(b->ev_c);
+  for (int k = 0; k < RING; k++) {
+    if (b->t0[k]) cudaEventDestroy(b->t0[k]);
+    if (b->ta[k]) cudaEventDestroy(b->ta[k]);
+    if (b->th[k]) cudaEventDestroy(b->th[k]);
+    if (b->t1[k]) cudaEventDestroy(b->t1[k]);
+  }
+  msp__free(b);
+  m->dev = NULL;
+}
+
+static msp_status dev_mat_init(msp_dist d, msp__dist_mat *m) {
+  msp_status st = MSP_SUCCESS;
+  dev_mat *b = NULL;
+  const int64_t ns = m->soff[m->nsend], nh = m->nb + m->na;
+  MSP_TRY(MSP_ALLOC_ZERO(b, 1, "distributed matrix device buffers"));
+  m->dev = b;
+  MSP_CUDA_TRY(cudaSetDevice(d->device));
+  if (ns) {
+    MSP_CUDA_TRY(cudaMalloc(&b->d_sidx, (size_t)ns * sizeof(int32_t)));
+    MSP_CUDA_TRY(
+        cudaMemcpy(b->d_sidx, m->sidx, (size_t)ns * sizeof(int32_t), cudaMemcpyHostToDevice));
+    MSP_CUDA_TRY(cudaMalloc(&b->d_sbuf, (size_t)ns * sizeof(double)));
+    MSP_CUDA_TRY(cudaMallocHost(&b->h_sbuf, (size_t)ns * sizeof(double)));
+  }
+  if (nh) MSP_CUDA_TRY(cudaMallocHost(&b->h_rbuf, (size_t)nh * sizeof(double)));
+  if (m->boundary) {
+    int32_t *tmp = NULL;
+    MSP_TRY(MSP_ALLOC(tmp, m->boundary, "distributed matrix rows"));
+    for (int64_t k = 0; k < m->boundary; k++)
+      tmp[k] = (int32_t)m->brow[k];
+    cudaError_t e = cudaMalloc(&b->d_brow, (size_t)m->boundary * sizeof(int32_t));
+    if (e == cudaSuccess)
+      e = cudaMemcpy(b->d_brow, tmp, (size_t)m->boundary * sizeof(int32_t), cudaMemcpyHostToDevice);
+    msp__free(tmp);
+    MSP_CUDA_TRY(e);
+  }
+  MSP_CUDA_TRY(cudaEventCreateWithFlags(&b->ev_x, cudaEventDisableTiming));
+  MSP_CUDA_TRY(cudaEventCreateWithFlags(&b->ev_c, cudaEventDisableTiming));
+  for (int k = 0; k < RING; k++) {
+    MSP_CUDA_TRY(cudaEventCreate(&b->t0[k]));
+    MSP_CUDA_TRY(cudaEventCreate(&b->ta[k]));
+    MSP_CUDA_TRY(cudaEventCreate(&b->th[k]));
+    MSP_CUDA_TRY(cudaEventCreate(&b->t1[k]));
+  }
+exit:
+  return st;
+}
+
+// The device times of the product in ring slot k, once it has finished: its time, and the time
+// the compute stream waited for the halo after the own columns (0 when the halo came first).
+static msp_status settle(msp__dist_mat *m, int k) {
+  msp_status st = MSP_SUCCESS;
+  dev_mat *b = (dev_mat *)m->dev;
+  float all = 0.0f, wait = 0.0f;
+  if (!b->pending[k]) return MSP_SUCCESS;
+  b->pending[k] = 0;
+  MSP_CUDA_TRY(cudaEventSynchronize(b->t1[k]));
+  MSP_CUDA_TRY(cudaEventElapsedTime(&all, b->t0[k], b->t1[k]));
+  MSP_CUDA_TRY(cudaEventElapsedTime(&wait, b->ta[k], b->th[k]));
+  m->spmv_s += 1e-3 * all;
+  if (wait > 0.0f) m->wait_s += 1e-3 * wait;
+exit:
+  return st;
+}
+
+static msp_status dev_flush(msp__dist_mat *m) {
+  msp_status st = MSP_SUCCESS;
+  if (!m->dev) return MSP_SUCCESS;
+  MSP_CUDA_TRY(cudaSetDevice(m->d->device));
+  for (int k = 0; k < RING; k++)
+    MSP_TRY(settle(m, k));
+exit:
+  return st;
+}
+
+// ---- the product --------------------------------------------------------------------------------
+#define TAG_HALO 105
+
+static msp_status host_exchange(msp__dist_mat *m, size_t es) {
+  msp_dist d = m->d;
+  dev_mat *b = (dev_mat *)m->dev;
+  int nreq = 0, bad = 0;
+  for (int k = 0; k < m->nrecv; k++)
+    bad |= MPI_Irecv((char *)b->h_rbuf + (size_t)m->hoff[k] * es, (int)((size_t)m->rcnt[k] * es),
+                     MPI_BYTE, m->rrank[k], TAG_HALO, d->comm, &m->req[nreq++]) != MPI_SUCCESS;
+  for (int k = 0; k < m->nsend; k++)
+    bad |= MPI_Isend((char *)b->h_sbuf + (size_t)m->soff[k] * es,
+                     (int)((size_t)(m->soff[k + 1] - m->soff[k]) * es), MPI_BYTE, m->srank[k],
+                     TAG_HALO, d->comm, &m->req[nreq++]) != MPI_SUCCESS;
+  bad |= MPI_Waitall(nreq, m->req, MPI_STATUSES_IGNORE) != MPI_SUCCESS;
+  return bad ? msp__dist_mpi_fail("msp_spmv", "the halo's MPI exchange") : MSP_SUCCESS;
+}
+
+static msp_status dev_spmv(msp_context ctx, msp__dist_mat *m, double alpha, msp_vector x,
+                           double beta, msp_vector y) {
+  msp_status st = MSP_SUCCESS;
+  msp_dist d = m->d;
+  dev_ctx *c = (dev_ctx *)d->dev;
+  dev_mat *b = (dev_mat *)m->dev;
+  const msp__backend *base = d->base;
+  cudaStream_t S = msp__cuda(ctx)->stream, C = c->comm;
+  const msp_precision hp = msp__dist_halo_prec(x->prec);
+  const size_t es = msp__prec_bytes(hp);
+  const int64_t ns = m->soff[m->nsend], nh = m->nb + m->na;
+  msp_vector xh = m->xh[hp];
+  const int comm = ns > 0 || nh > 0, nccl = d->transport == MSP_DIST_TRANSPORT_NCCL;
+  const int k = (int)(b->seq % RING);
+  const int direct = y->prec == MSP_PRECISION_F64;
+  msp_vector t = direct ? y : m->yt;
+  MSP_CUDA_TRY(cudaSetDevice(d->device));
+  MSP_TRY(settle(m, k));
+  MSP_CUDA_TRY(cudaEventRecord(b->t0[k], S));
+  if (ns) {
+    const unsigned g = msp__cuda_blocks(ns, 256);
+    if (hp != x->prec)
+      gather_decode<<<g, 256, 0, S>>>(msp__vector_acc(x, 1), b->d_sidx, ns, (double *)b->d_sbuf);
+    else if (es == 8)
+      gather_raw<<<g, 256, 0, S>>>((const unsigned long long *)x->d_data, b->d_sidx, ns,
+                                   (unsigned long long *)b->d_sbuf);
+    else if (es == 4)
+      gather_raw<<<g, 256, 0, S>>>((const unsigned *)x->d_data, b->d_sidx, ns,
+                                   (unsigned *)b->d_sbuf);
+    else
+      gather_raw<<<g, 256, 0, S>>>((const unsigned short *)x->d_data, b->d_sidx, ns,
+                                   (unsigned short *)b->d_sbuf);
+    MSP_CUDA_CHECK_LAUNCH("gather");
+  }
+  if (comm) {
+    MSP_CUDA_TRY(cudaEventRecord(b->ev_x, S));
+    MSP_CUDA_TRY(cudaStreamWaitEvent(C, b->ev_x, 0));
+    if (nccl) {
+#ifdef MSP_HAVE_NCCL
+      NCCL_TRY(ncclGroupStart());
+      for (int q = 0; q < m->nrecv; q++)
+        NCCL_TRY(ncclRecv((char *)xh->d_data + (size_t)m->hoff[q] * es, (size_t)m->rcnt[q] * es,
+                          ncclUint8, m->rrank[q], c->nccl, C));
+      for (int q = 0; q < m->nsend; q++)
+        NCCL_TRY(ncclSend((const char *)b->d_sbuf + (size_t)m->soff[q] * es,
+                          (size_t)(m->soff[q + 1] - m->soff[q]) * es, ncclUint8, m->srank[q],
+                          c->nccl, C));
+      NCCL_TRY(ncclGroupEnd());
+#endif
+    } else if (ns) {
+      MSP_CUDA_TRY(
+          cudaMemcpyAsync(b->h_sbuf, b->d_sbuf, (size_t)ns * es, cudaMemcpyDeviceToHost, C));
+      MSP_CUDA_TRY(cudaEventRecord(b->ev_c, C));
+    }
+  }
+  // the own columns, while the halo moves
+  MSP_TRY(base->spmv[m->Ad->format](ctx, direct ? alpha : 1.0, m->Ad, x, direct ? beta : 0.0, t));
+  MSP_CUDA_TRY(cudaEventRecord(b->ta[k], S));
+  if (comm && !nccl) {
+    if (ns) MSP_CUDA_TRY(cudaEventSynchronize(b->ev_c));
+    MSP_TRY(host_exchange(m, es));
+    if (nh)
+      MSP_CUDA_TRY(
+          cudaMemcpyAsync(xh->d_data, b->h_rbuf, (size_t)nh * es, cudaMemcpyHostToDevice, C));
+  }
+  // the halo columns once the halo is in (and the send buffer free again for the next product)
+  MSP_CUDA_TRY(cudaEventRecord(b->th[k], comm ? C : S));
+  if (comm) MSP_CUDA_TRY(cudaStreamWaitEvent(S, b->th[k], 0));
+  if (m->Ao) {
+    MSP_TRY(base->spmv[m->Ao->format](ctx, 1.0, m->Ao, xh, 0.0, m->yo));
+    add_rows<<<msp__cuda_blocks(m->boundary, 256), 256, 0, S>>>((double *)t->d_data, b->d_brow,
+                                                                (const double *)m->yo->d_data,
+                                                                m->boundary, direct ? alpha : 1.0);
+    MSP_CUDA_CHECK_LAUNCH("add_rows");
+  }
+  if (!direct) MSP_TRY(base->axpby(ctx, alpha, m->yt, beta, y));
+  MSP_CUDA_TRY(cudaEventRecord(b->t1[k], S));
+  b->pending[k] = 1;
+  b->seq++;
+  m->products++;
+  m->bytes_sent += (double)ns * (double)es;
+  d->products++;
+  d->bytes_sent += (double)ns * (double)es;
+exit:
+  return st;
+}
+
+// ---- a fixed-point Krylov column over the ranks ------------------------------------------------
+static msp_status dev_absmax(msp_context ctx, msp_vector w, double *m) {
+  msp_status st = MSP_SUCCESS;
+  dev_ctx *c = (dev_ctx *)msp__dist_of(ctx)->dev;
+  const cudaStream_t s = msp__cuda(ctx)->stream;
+  int nb = (int)msp__cuda_blocks(w->n > 0 ? w->n : 1, MAX_THREADS);
+  if (nb > MAX_BLOCKS) nb = MAX_BLOCKS;
+  absmax_part<<<nb, MAX_THREADS, 0, s>>>(w->n, (const double *)w->d_data, c->d_max);
+  MSP_CUDA_CHECK_LAUNCH("absmax_part");
+  absmax_last<<<1, MAX_THREADS, 0, s>>>(nb, c->d_max);
+  MSP_CUDA_CHECK_LAUNCH("absmax_last");
+  MSP_CUDA_TRY(cudaMemcpyAsync(c->h_max, c->d_max + nb, sizeof(double), cudaMemcpyDeviceToHost, s));
+  MSP_CUDA_TRY(cudaStreamSynchronize(s));
+  *m = *c->h_max;
+exit:
+  return st;
+}
+
+static msp_status dev_basis_store_scaled(msp_context ctx, msp__basis *V, int j, msp_vector w,
+                                         double scale) {
+  msp_status st = MSP_SUCCESS;
+  const cudaStream_t s = msp__cuda(ctx)->stream;
+  const bview b = view_of(V);
+  const unsigned g = msp__cuda_blocks(V->n > 0 ? V->n : 1, EW_THREADS);
+  set_scale<<<1, 1, 0, s>>>(V->scales, j, scale);
+  MSP_CUDA_CHECK_LAUNCH("set_scale");
+  if (V->n == 0) goto exit;
+  if (V->prec == MSP_PRECISION_FX32)
+    store_scaled<MSP_PRECISION_FX32><<<g, EW_THREADS, 0, s>>>(b, j, (double *)w->d_data);
+  else if (V->prec == MSP_PRECISION_FX16)
+    store_scaled<MSP_PRECISION_FX16><<<g, EW_THREADS, 0, s>>>(b, j, (double *)w->d_data);
+  else
+    st = msp__error(MSP_ERR_INTERNAL, "distributed basis store: %s is not fixed point",
+                    msp_precision_name(V->prec));
+  MSP_CUDA_CHECK_LAUNCH("store_scaled");
+exit:
+  return st;
+}
+
+static msp__dist_devops make_ops(void) {
+  msp__dist_devops o;
+  memset(&o, 0, sizeof o);
+  o.init = dev_init;
+  o.fini = dev_fini;
+#ifdef MSP_HAVE_NCCL
+  o.nccl_unique_id = dev_nccl_unique_id;
+#endif
+  o.device_uuid = dev_uuid;
+  o.mat_init = dev_mat_init;
+  o.mat_free = dev_mat_free;
+  o.spmv = dev_spmv;
+  o.flush = dev_flush;
+  o.absmax = dev_absmax;
+  o.basis_store_scaled = dev_basis_store_scaled;
+  return o;
+}
+
+extern "C" const msp__dist_devops *msp__dist_devops_cuda(void) {
+  static const msp__dist_devops ops = make_ops();
+  return &ops;
+}
