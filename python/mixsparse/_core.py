@@ -16,7 +16,7 @@ _DP = ctypes.POINTER(ctypes.c_double)
 READ_ALLOW_NONFINITE = 1  # MSP_READ_ALLOW_NONFINITE
 _RANGE = {"error": 0, "saturate": 1, "allow": 2}
 _PRECOND = {"none": 0, "jacobi": 1, "ilu0": 2}
-_ORTHO = {"cgs": 0, "mgs": 1}
+_ORTHO = {"cgs": 0, "mgs": 1, "dcgs2": 2}
 _PAGERANK_PRECISION = {"f64": 0, "cpms2": 1, "cpms4": 2, "auto": 3}
 _PAGERANK_ORDER = {"auto": 0, "natural": 1, "degree": 2}
 
@@ -1163,7 +1163,8 @@ class GmresReport:
     asked for, else None), cycle_precisions (basis precision tag of each recorded cycle),
     iterations_by_precision (dict tag -> inner iterations), time_s, basis_bytes, setup_s (of
     time_s, the set-up before the first iteration: work vectors, basis, preconditioner),
-    stopped (a callback asked to stop), info (SciPy's code, set by mixsparse.linalg.gmres)."""
+    stopped (a callback asked to stop), info (SciPy's code, set by mixsparse.linalg.gmres) and
+    error (the library's message when mixsparse.linalg.gmres reports a breakdown, else None)."""
 
     def __init__(self, rep, history):
         self.converged = bool(rep.converged)
@@ -1182,6 +1183,7 @@ class GmresReport:
         self.setup_s = rep.setup_s
         self.stopped = bool(getattr(rep, "stopped", 0))
         self.info = None
+        self.error = None
 
     def _append(self, later):
         """Add the report of a later call that went on from this one's x (one more cycle)."""
