@@ -74,13 +74,28 @@ typedef struct {
 // Install an allocator (NULL restores the C library's). Returns MSP_ERR_INVALID_ARGUMENT when a
 // function pointer is NULL.
 msp_status msp_set_allocator(const msp_allocator *alloc);
-// Memory budget: reading, generating, converting a matrix and creating a vector first compute
-// the host memory the whole operation needs (the object and the temporaries of its reader,
-// analysis or conversion) and fail at once with MSP_ERR_OUT_OF_MEMORY, naming the bytes needed
-// and the bytes available, when it exceeds `bytes` (in). 0 (the default) means the machine's
-// physical memory. One limit for the process; always MSP_SUCCESS.
+// Memory budget: the host memory the library holds never exceeds `bytes` (in). Reading,
+// generating, converting a matrix and creating a vector first compute the host memory the whole
+// operation needs (the object and the temporaries of its reader, analysis or conversion) and
+// fail at once with MSP_ERR_OUT_OF_MEMORY, naming the bytes needed and the bytes available
+// (the limit less what the library already holds), when it does not fit; every other allocation
+// (an operation's work arrays: PageRank's graph, a product's partition) is checked where it is
+// made and fails the same way. 0 (the default) means the machine's physical memory. One limit
+// for the process, counted over every thread; always MSP_SUCCESS.
 msp_status msp_set_memory_limit(size_t bytes);
 
+// Threads. Separate contexts are independent: threads that each use their own context (and the
+// objects made with it) may call any function at the same time, with the same bits as one
+// thread. One context shared by several threads: creating and destroying matrices and vectors
+// with it from several threads at once is safe (the count of its live objects is atomic), as are
+// the read-only queries of handles (sizes, formats, msp_matrix_analyze, msp_matrix_bytes).
+// Operations (products, BLAS-1, conversions, solvers, msp_vector_get/set) may run at the same
+// time on one CPU context when no object is written by one thread while another uses it; on a
+// CUDA context they share the context's stream and work buffers and must not overlap: serialise
+// them (or give each thread its own context). msp_last_error() is per thread.
+// msp_set_allocator and msp_set_memory_limit are process-wide: set them before any thread
+// creates objects.
+//
 // Handles (contexts, matrices, vectors) carry a magic number that destroy clears: a destroyed
 // handle passed to any function is refused with MSP_ERR_INVALID_ARGUMENT ("handle already
 // destroyed") instead of a crash. This is best effort: once the freed memory is reused by
@@ -274,6 +289,7 @@ typedef struct {
 msp_status msp_matrix_analyze(const msp_matrix A, msp_matrix_stats *stats);
 // The CSR kernel rule applied to statistics: mean row length below 4: scalar; skewness below
 // the threshold: vector; otherwise merge-path. `reason` (may be NULL) gets a one-line why.
+// A NULL stats chooses nothing: MSP_KERNEL_AUTO, with the reason in msp_last_error().
 msp_kernel msp_choose_kernel(const msp_matrix_stats *stats, char *reason, size_t reason_size);
 
 // What msp_matrix_convert does with a finite value that the storage precision cannot hold: one
@@ -396,8 +412,12 @@ msp_status msp_vector_create(msp_context ctx, int64_t n, msp_vector *v);
 // a rounding store (nearest for f32/f16/bf16; fixed point to nearest with each block's scale
 // max|v| / (2^(bits-1) - 1) taken from the block's new values, a block holding Inf/NaN reading
 // NaN; CPMS keeps all segments), with fp64 arithmetic. A finite result beyond the precision's
-// range is stored as the largest finite value with its sign and counted; the next
-// msp_vector_get reports the count as MSP_ERR_RANGE. Reads decode, CPMS with the segments of
+// range is stored as the largest finite value with its sign and counted (saturated); a nonzero
+// result that the precision rounds to 0 (below half its smallest subnormal; fixed point: below
+// half a unit of its block's scale) is stored as 0, the nearest value it holds, and counted
+// (flushed). This holds for every operation that writes the vector (products, msp_axpby,
+// msp_scale, msp_copy, msp_vector_fill); the next msp_vector_get reports both counts as
+// MSP_ERR_RANGE, and msp_vector_range_info gives them. Reads decode, CPMS with the segments of
 // msp_vector_set_cpms_segments. *v (out) is NULL on failure. MSP_ERR_INVALID_ARGUMENT (NULL ctx
 // or v, n < 0, unknown precision), MSP_ERR_OUT_OF_MEMORY (host or device, or over the memory
 // limit).
@@ -425,8 +445,14 @@ msp_status msp_vector_set(msp_vector v, const double *host);
 msp_status msp_vector_fill(msp_vector v, double value);
 // Copy the values out to the caller's host array (copies device to host once if stale).
 // MSP_ERR_RANGE (after copying the values) when results written into v since the last read
-// overflowed its precision and were saturated; the message gives the count, reported once.
+// were outside its precision's range: overflowed and saturated, or nonzero and stored as 0
+// (flushed); the message gives both counts, reported once.
 msp_status msp_vector_get(msp_vector v, double *host);
+// The counts that the last msp_vector_get of v (in) reported: *saturated (out) results that
+// overflowed v's precision and were stored as its largest finite value, *flushed (out) nonzero
+// results stored as 0. Both 0 when that read reported nothing or v was never read. Either
+// pointer may be NULL. MSP_ERR_INVALID_ARGUMENT for a NULL or destroyed v.
+msp_status msp_vector_range_info(const msp_vector v, int64_t *saturated, int64_t *flushed);
 // Read a dense vector (Matrix Market array format, one column) / write one (%.17g).
 msp_status msp_vector_read_mtx(msp_context ctx, const char *path, unsigned flags, msp_vector *v);
 msp_status msp_vector_write_mtx(msp_vector v, const char *path);

@@ -356,6 +356,14 @@ static msp_status product(work *w, int c, msp_matrix B, double alpha, double bet
   st = msp_spmv(w->e->ctx[c], alpha, B, w->vx[c], beta, y);
   *get_st = MSP_SUCCESS;
   if (st == MSP_SUCCESS) *get_st = msp_vector_get(y, out);
+  if (*get_st == MSP_ERR_RANGE) {
+    // The harness checks overflow (saturation); nonzero results that y's precision stores as 0
+    // are counted and reported too, within the bound of y's rounding: not an overflow.
+    int64_t saturated = 0, flushed = 0;
+    CHECK_OK(msp_vector_range_info(y, &saturated, &flushed));
+    CHECK(saturated + flushed > 0, "ERR_RANGE reported without a count");
+    if (saturated == 0) *get_st = MSP_SUCCESS;
+  }
   return st;
 }
 

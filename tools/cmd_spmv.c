@@ -23,7 +23,8 @@ typedef struct {
   msp_bdmp_report bdmp;                   // when is_bdmp
   double fp32_share;                      // BDMP: share of the nonzeros stored in fp32
   int64_t range_saturated, range_flushed; // matrix values outside the precision's range
-  int y_saturated;                        // results saturated in y's precision (see stderr)
+  int y_saturated;                        // results of y out of its precision's range (stderr)
+  int64_t y_over, y_flushed;              // of them: overflowed (saturated), nonzeros stored as 0
   const char *vprecision;                 // storage precision of x and y
 } run_result;
 
@@ -95,6 +96,7 @@ static int do_products(const options *o, msp_context ctx, msp_matrix A, const do
     // Results beyond y's precision were saturated, never Inf: said, and counted by --accuracy.
     fprintf(stderr, "%s: note: %s\n", prog, msp_last_error());
     r->y_saturated = 1;
+    msp_vector_range_info(yv, &r->y_over, &r->y_flushed);
   } else if (st != MSP_SUCCESS) {
     fail(st, "copy y back");
     goto exit;
@@ -312,12 +314,26 @@ static int print_json(const options *o, const msp_matrix_stats *s, const run_res
     json_number(j, "componentwise_error", e->componentwise);
   }
   json_int(j, "y_nonfinite", e->nonfinite);
+  // results that y's precision could not hold: saturated at its largest value, or stored as 0
+  json_int(j, "y_saturated", r->y_over);
+  json_int(j, "y_flushed", r->y_flushed);
   json_number(j, "load_seconds", load_s);
   json_number(j, "convert_seconds", r->convert_seconds);
   if (o->accuracy) add_accuracy_json(j, o, r, acc);
   char why[128];
   snprintf(why, sizeof why, "%lld of %lld entries of y are NaN or Inf", (long long)e->nonfinite,
            (long long)s->rows);
+  if (!e->nonfinite && (r->y_over || r->y_flushed)) {
+    // Not "ok": y holds values its precision could not hold exactly as computed.
+    snprintf(why, sizeof why,
+             "%lld result(s) of y overflowed %s and were saturated, %lld nonzero result(s) were "
+             "stored as 0",
+             (long long)r->y_over, r->vprecision, (long long)r->y_flushed);
+    json_string(j, "status", "range");
+    json_string(j, "status_reason", why);
+    const msp_status st = json_print(j, stdout);
+    return st == MSP_SUCCESS ? EXIT_OK : fail(st, "JSON output");
+  }
   return json_finish(j, e->nonfinite ? why : NULL);
 }
 

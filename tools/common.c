@@ -76,7 +76,9 @@ int fail(msp_status st, const char *what) {
             flag + strlen(API_NONFINITE));
   else
     fputs(msg, stderr);
-  if (st == MSP_ERR_NONFINITE && !flag) fputs(" (--allow-nonfinite accepts it)", stderr);
+  // No generic hint: --allow-nonfinite only admits non-finite values in the files read, and the
+  // reader's message names it where it would help; a NaN or Inf that an operation refuses or
+  // produces (a GMRES breakdown, a fixed-point encoding) comes the same with it.
   fprintf(stderr, " (%s)\n", msp_status_name(st));
   return EXIT_FAILED;
 }

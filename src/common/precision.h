@@ -380,42 +380,62 @@ MSP_HD void msp_acc_store(const msp_acc *a, int64_t i, double v) {
 }
 
 // ---- stores of results into vectors -------------------------------------------------------------
-// A result written into a vector of a reduced precision is rounded by the store. A finite result
-// beyond the precision's largest finite value is never turned into Inf: it is stored as that
-// largest value with its sign, and the store returns 1 so that the caller counts it (the count is
-// reported as MSP_ERR_RANGE by the next read of the vector on the host). Inf and NaN results stay
-// Inf and NaN (they are not a range problem of the storage). Not for fixed point, whose scales
-// are set per block of MSP_VEC_FX_BLOCK values from the block's results (msp_fx_block_scale).
+// A result written into a vector of a reduced precision is rounded by the store, and the store
+// says what the precision could not hold so that the caller counts it (reported as MSP_ERR_RANGE
+// by the next read of the vector on the host, both counts by msp_vector_range_info):
+//  - MSP_STORE_OVERFLOW: a finite result beyond the precision's largest finite value. It is
+//    never turned into Inf: it is stored as that largest value with its sign.
+//  - MSP_STORE_FLUSHED: a nonzero result that the precision rounds to zero (below half the
+//    smallest subnormal; fixed point: below half a unit of its block's scale). It is stored as 0,
+//    the nearest value the precision holds, and counted.
+// Inf and NaN results stay Inf and NaN (they are not a range problem of the storage). Fixed-point
+// blocks set their scales from the block's results (msp_fx_block_scale) and count flushes with
+// msp_fx_store_flushed; msp_acc_store_sat covers the other precisions.
+enum { MSP_STORE_OK = 0, MSP_STORE_OVERFLOW = 1, MSP_STORE_FLUSHED = 2 };
 #define MSP_F32_MAX 3.4028234663852886e38
 #define MSP_F16_MAX 65504.0
 #define MSP_BF16_MAX 3.3895313892515355e38
+// The outcome of storing v whose stored magnitude bits are `mag` (sign cleared), `inf` the bits
+// of Inf: an overflow when a finite v became Inf, a flush when a nonzero finite v became 0.
+MSP_HD int msp__store_outcome(double v, uint32_t mag, uint32_t inf) {
+  if (v - v != 0.0) return MSP_STORE_OK; // Inf or NaN: not a question of range
+  if (mag == inf) return MSP_STORE_OVERFLOW;
+  if (mag == 0 && v != 0.0) return MSP_STORE_FLUSHED;
+  return MSP_STORE_OK;
+}
 MSP_HD int msp_acc_store_sat_p(msp_precision prec, const msp_acc *a, int64_t i, double v) {
   switch (prec) {
   case MSP_PRECISION_F32: {
     float f = msp_f32_from_double(v);
-    const int over = (msp_f32_bits(f) & 0x7fffffffu) == 0x7f800000u && v - v == 0.0;
-    if (over) f = msp_bits_f32((msp_f32_bits(f) & 0x80000000u) | 0x7f7fffffu);
+    const int r = msp__store_outcome(v, msp_f32_bits(f) & 0x7fffffffu, 0x7f800000u);
+    if (r == MSP_STORE_OVERFLOW) f = msp_bits_f32((msp_f32_bits(f) & 0x80000000u) | 0x7f7fffffu);
     ((float *)a->data)[i] = f;
-    return over;
+    return r;
   }
   case MSP_PRECISION_F16: {
     uint16_t h = msp_f16_from_double(v);
-    const int over = (h & 0x7fffu) == 0x7c00u && v - v == 0.0;
-    if (over) h = (uint16_t)((h & 0x8000u) | 0x7bffu);
+    const int r = msp__store_outcome(v, h & 0x7fffu, 0x7c00u);
+    if (r == MSP_STORE_OVERFLOW) h = (uint16_t)((h & 0x8000u) | 0x7bffu);
     ((uint16_t *)a->data)[i] = h;
-    return over;
+    return r;
   }
   case MSP_PRECISION_BF16: {
     uint16_t h = msp_bf16_from_double(v);
-    const int over = (h & 0x7fffu) == 0x7f80u && v - v == 0.0;
-    if (over) h = (uint16_t)((h & 0x8000u) | 0x7f7fu);
+    const int r = msp__store_outcome(v, h & 0x7fffu, 0x7f80u);
+    if (r == MSP_STORE_OVERFLOW) h = (uint16_t)((h & 0x8000u) | 0x7f7fu);
     ((uint16_t *)a->data)[i] = h;
-    return over;
+    return r;
   }
   default:
     msp_acc_store_p(prec, a, i, v);
-    return 0;
+    return MSP_STORE_OK;
   }
+}
+// A fixed-point store of v with its block's scale that gave the integer q: MSP_STORE_FLUSHED when
+// a nonzero v became 0 under a usable scale (a NaN scale, from a block holding Inf or NaN, reads
+// NaN: not a flush).
+MSP_HD int msp_fx_store_flushed(double v, double q, double scale) {
+  return q == 0.0 && v != 0.0 && scale > 0.0 ? MSP_STORE_FLUSHED : MSP_STORE_OK;
 }
 MSP_HD int msp_acc_store_sat(const msp_acc *a, int64_t i, double v) {
   return msp_acc_store_sat_p(a->prec, a, i, v);

@@ -4,8 +4,14 @@
 #define _DEFAULT_SOURCE
 #include "internal.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <unistd.h>
+
+// C++ (the CUDA sources) sees the live count as a plain int64_t: the layouts must agree.
+_Static_assert(sizeof(_Atomic int64_t) == sizeof(int64_t) &&
+                   _Alignof(_Atomic int64_t) == _Alignof(int64_t),
+               "an atomic int64_t must have the layout of an int64_t");
 
 // The only place that knows whether CUDA was compiled in (STYLE.md section 6).
 const msp__backend *msp__backend_cuda_registered(void);
@@ -85,11 +91,12 @@ msp_status msp_context_destroy(msp_context *ctx) {
   msp_context c = *ctx;
   // Freeing the context under live objects would leave them pointing at freed memory: refuse,
   // and free nothing, so the caller can still destroy them and then the context.
-  if (c->live > 0)
+  const int64_t live = atomic_load(&c->live);
+  if (live > 0)
     return msp__error(MSP_ERR_INVALID_ARGUMENT,
                       "msp_context_destroy: %lld matrices and vectors made with this context are "
                       "still alive; destroy them first (nothing was freed)",
-                      (long long)c->live);
+                      (long long)live);
   if (c->backend->context_fini) c->backend->context_fini(c);
   c->magic = MSP__MAGIC_FREED;
   msp__free(c);
@@ -135,6 +142,30 @@ msp_status msp__check_vector(const msp_vector v, const char *fn, const char *wha
   return MSP_SUCCESS;
 }
 
+msp_status msp__check_operands(const char *fn, const msp_context ctx, const msp_matrix A,
+                               const char *aname, int nv, const msp_vector *v,
+                               const char *const *names) {
+  msp_status st = MSP_SUCCESS;
+  // Every handle before any of its fields is read: a reused block must not be followed.
+  MSP_TRY(msp__check_context(ctx, fn, "ctx"));
+  if (aname) MSP_TRY(msp__check_matrix(A, fn, aname));
+  for (int k = 0; k < nv; k++)
+    MSP_TRY(msp__check_vector(v[k], fn, names[k]));
+  if (aname && A->ctx != ctx)
+    return msp__error(MSP_ERR_INVALID_ARGUMENT,
+                      "%s: %s belongs to another context (an object is used only with the "
+                      "context that made it)",
+                      fn, aname);
+  for (int k = 0; k < nv; k++)
+    if (v[k]->ctx != ctx)
+      return msp__error(MSP_ERR_INVALID_ARGUMENT,
+                        "%s: vector %s belongs to another context (an object is used only with "
+                        "the context that made it)",
+                        fn, names[k]);
+exit:
+  return st;
+}
+
 int msp__matrix_ok(const msp_matrix A) {
   return A && read_magic(&A->magic) == MSP__MAGIC_MATRIX;
 }
@@ -142,16 +173,20 @@ int msp__vector_ok(const msp_vector v) {
   return v && read_magic(&v->magic) == MSP__MAGIC_VECTOR;
 }
 
+// Atomic: threads sharing one context create and destroy objects at the same time.
 void msp__context_attach(msp_context ctx) {
-  if (ctx) ctx->live++;
+  if (ctx) atomic_fetch_add(&ctx->live, 1);
 }
 void msp__context_detach(msp_context ctx) {
-  if (ctx && ctx->live > 0) ctx->live--;
+  if (!ctx) return;
+  int64_t n = atomic_load(&ctx->live);
+  while (n > 0 && !atomic_compare_exchange_weak(&ctx->live, &n, n - 1)) {
+  }
 }
 
 // ---- memory budget ----------------------------------------------------------------------------
 // The caller's limit in bytes (0: the physical memory). One value for the process.
-static size_t memory_limit = 0;
+static _Atomic size_t memory_limit = 0;
 
 msp_status msp_set_memory_limit(size_t bytes) {
   memory_limit = bytes;
@@ -164,23 +199,37 @@ size_t msp__bytes_mul_add(size_t a, size_t b, size_t c) {
   return p > SIZE_MAX - c ? SIZE_MAX : p + c;
 }
 
+// The machine's physical memory, asked once (sysconf is a system call; the allocator asks for
+// the limit at every allocation).
 static size_t physical_memory(void) {
+  static _Atomic size_t known = 0;
+  size_t m = atomic_load(&known);
+  if (m) return m;
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return SIZE_MAX; // unknown: let the allocator decide
-  return msp__bytes_mul_add((size_t)pages, (size_t)page, 0);
+  // unknown: let the allocator decide
+  m = pages <= 0 || page <= 0 ? SIZE_MAX : msp__bytes_mul_add((size_t)pages, (size_t)page, 0);
+  atomic_store(&known, m);
+  return m;
+}
+
+size_t msp__memory_limit_bytes(void) {
+  return memory_limit ? memory_limit : physical_memory();
 }
 
 msp_status msp__memory_check(size_t need, const char *what) {
-  size_t limit = memory_limit ? memory_limit : physical_memory();
-  if (need <= limit) return MSP_SUCCESS;
+  const size_t limit = msp__memory_limit_bytes(), used = msp__memory_in_use();
+  const size_t room = used < limit ? limit - used : 0;
+  if (need <= room) return MSP_SUCCESS;
   const char *whose = memory_limit ? "the limit set by msp_set_memory_limit" : "physical memory";
   if (need == SIZE_MAX)
     return msp__error(MSP_ERR_OUT_OF_MEMORY,
-                      "%s needs more bytes than a size_t can count; %zu bytes available (%s)", what,
-                      limit, whose);
+                      "%s needs more bytes than a size_t can count; %zu bytes available (%zu in "
+                      "use of the %zu bytes of %s)",
+                      what, room, used, limit, whose);
   return msp__error(MSP_ERR_OUT_OF_MEMORY,
-                    "%s needs %zu bytes (%.3g GB); %zu bytes (%.3g GB) available (%s)", what, need,
-                    (double)need / 1e9, limit, (double)limit / 1e9, whose);
+                    "%s needs %zu bytes (%.3g GB); %zu bytes available (%zu in use by mixsparse "
+                    "of the %zu bytes (%.3g GB) of %s)",
+                    what, need, (double)need / 1e9, room, used, limit, (double)limit / 1e9, whose);
 }
 
 msp_backend msp_context_backend(const msp_context ctx) {

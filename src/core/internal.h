@@ -172,10 +172,18 @@ typedef struct {
 #define MSP__MAGIC_VECTOR 0x6d737076u  // "mspv"
 #define MSP__MAGIC_FREED 0x66726565u   // "free"
 
+// The live-object count of a context is updated by threads that share it (C11 atomics, in
+// context.c); CUDA's C++ sees the same layout through a plain integer and never touches it.
+#ifdef __cplusplus
+#define MSP__ATOMIC_I64 int64_t
+#else
+#define MSP__ATOMIC_I64 _Atomic int64_t
+#endif
+
 struct msp_context_s {
   void *guard_[4]; // room for the allocator's free-list links (see MSP__MAGIC_CONTEXT)
   uint32_t magic;
-  int64_t live; // matrices and vectors made with this context and not yet destroyed
+  MSP__ATOMIC_I64 live; // matrices and vectors made with this context and not yet destroyed
   msp_backend kind;
   const msp__backend *backend;
   int device;
@@ -228,9 +236,12 @@ struct msp_vector_s {
   double *h_scales; // fixed point: nscales scales, value i is q_i * h_scales[i >> MSP_VEC_FX_SHIFT]
   void *d_data;     // CUDA: the same bytes on the device
   double *d_scales; // CUDA: the same scales on the device
-  unsigned long long *d_range; // CUDA: results that overflowed the precision (saturated) since
+  unsigned long long *d_range; // CUDA: two counters, results that overflowed the precision
+                               // (saturated) and nonzero results stored as 0 (flushed), since
                                // the last read on the host
   int64_t range_count;         // overflowed (saturated) results not yet reported by msp_vector_get
+  int64_t range_flushed;       // nonzero results stored as 0, not yet reported by msp_vector_get
+  int64_t reported_saturated, reported_flushed; // what the last msp_vector_get reported
   int sync;                    // MSP__SYNC_*: which copy is current (BOTH: both are)
   int64_t transfers;
 };
@@ -255,6 +266,20 @@ static inline msp_acc msp__vector_store_acc(const msp_vector v, int device) {
   msp_acc a = msp__vector_acc(v, device);
   a.read_segments = a.prec == MSP_PRECISION_CPMS2 ? 2 : a.prec == MSP_PRECISION_CPMS4 ? 4 : 1;
   return a;
+}
+// The CPU kernels add up what their stores could not hold (msp_acc_store_sat_p) in one count
+// per call: 1 per overflow, MSP__RANGE_FLUSH_UNIT per flushed nonzero. A call stores each entry of
+// y once, and y has fewer than 2^31 entries in a product, so the halves never mix there;
+// msp__vector_count_range splits the count into v's two counters.
+#define MSP__RANGE_FLUSH_UNIT ((int64_t)1 << 32)
+static inline int64_t msp__range_unit(int store_outcome) {
+  return store_outcome == MSP_STORE_OVERFLOW  ? 1
+         : store_outcome == MSP_STORE_FLUSHED ? MSP__RANGE_FLUSH_UNIT
+                                              : 0;
+}
+static inline void msp__vector_count_range(msp_vector v, int64_t count) {
+  v->range_count += count & (MSP__RANGE_FLUSH_UNIT - 1);
+  v->range_flushed += count >> 32;
 }
 // ---- backend dispatch table -------------------------------------------------------------------
 // Arguments are validated in src/core before these are called; backends may assume valid input.
@@ -288,7 +313,8 @@ struct msp__backend {
   // operations (vectors are made current on the backend's side by the core before calling).
   // One slot per format, for every storage precision of the matrix and of x and y: each
   // kernel is one template over its loaders (STYLE.md 5). Results that overflow y's precision
-  // are saturated and added to y's range count (CPU: y->range_count; CUDA: y->d_range).
+  // are saturated, nonzero results it stores as 0 are flushed, both counted on y (CPU:
+  // msp__vector_count_range; CUDA: y->d_range[0] and [1]).
   msp__spmv_fn spmv[MSP_FORMAT_COUNT];
   msp_status (*dot)(msp_context ctx, msp_vector x, msp_vector y, double *r);
   msp_status (*nrm2)(msp_context ctx, msp_vector x, double *r);
@@ -426,6 +452,13 @@ msp_status msp__bdmp_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind
 msp_status msp__check_context(const msp_context c, const char *fn, const char *what);
 msp_status msp__check_matrix(const msp_matrix A, const char *fn, const char *what);
 msp_status msp__check_vector(const msp_vector v, const char *fn, const char *what);
+// The checks of an operation's arguments, handles first and then the context (never a field of
+// an unchecked handle): ctx is a live context, and A (NULL: none) and each of the nv vectors
+// v[k] (named names[k]) are live objects made with ctx. MSP_ERR_INVALID_ARGUMENT naming `fn`
+// and the argument otherwise.
+msp_status msp__check_operands(const char *fn, const msp_context ctx, const msp_matrix A,
+                               const char *aname, int nv, const msp_vector *v,
+                               const char *const *names);
 // 1 when the handle is a live object of its kind (for accessors that return no status).
 int msp__matrix_ok(const msp_matrix A);
 // Return the status of a failed handle check (for functions without an exit label).
@@ -441,13 +474,37 @@ void msp__context_detach(msp_context ctx);
 
 // ---- memory budget (src/core/context.c) --------------------------------------------------------
 // Fail before allocating: MSP_ERR_OUT_OF_MEMORY naming `what`, the bytes needed and the bytes
-// available when `need` exceeds the limit of msp_set_memory_limit (or the physical memory when
-// none is set). SIZE_MAX stands for a size that overflows size_t.
+// available when `need` exceeds what is left of the limit of msp_set_memory_limit (or of the
+// physical memory when none is set) after the library's live host bytes. SIZE_MAX stands for a
+// size that overflows size_t.
 msp_status msp__memory_check(size_t need, const char *what);
+// The limit in bytes (msp_set_memory_limit's, else the physical memory), and the library's host
+// bytes live now (every block of msp__malloc counted; alloc.c). msp__malloc refuses a block that
+// would take the live bytes past the limit; msp__memory_check's estimates count against the room
+// that is left.
+size_t msp__memory_limit_bytes(void);
+size_t msp__memory_in_use(void);
 // a * b + c in size_t, SIZE_MAX on overflow (for msp__memory_check's estimates).
 size_t msp__bytes_mul_add(size_t a, size_t b, size_t c);
 
-// ---- files (mtx_write.c: msp__same_file; mtx_input.c: the zlib callbacks) ---------------------
+// ---- files (safe_write.c: writing and comparing paths; mtx_input.c: the zlib callbacks) -------
+// A file being replaced (safe_write.c): the bytes go to a temporary file created exclusively
+// next to the target (".NAME.tmp-HOST-PID-N"; stale ones of dead processes on this host are
+// removed first), which msp__safe_commit flushes to the disk and renames over the target,
+// symbolic links followed (the link stays). A device or pipe is written in place. On any failure
+// the target is unchanged and the temporary file removed; messages name the path and the
+// system's reason. The program (tools/) writes every file through these too.
+typedef struct msp__safe_file_s msp__safe_file;
+msp_status msp__safe_open(const char *path, msp__safe_file **out);
+msp_status msp__safe_write(msp__safe_file *f, const void *data, size_t n);
+// Finish: flush, fsync, rename; *f is freed and set to NULL, whatever the outcome.
+msp_status msp__safe_commit(msp__safe_file **f);
+// Give up: remove the temporary file; *f freed and set to NULL (NULL accepted).
+void msp__safe_abort(msp__safe_file **f);
+// *same = 1 when writing paths a and b would replace the same file: the same existing file, or
+// the same name in the same directory once symbolic links are followed (for outputs that do not
+// exist yet). MSP_ERR_IO when a path cannot be examined.
+msp_status msp__same_target(const char *a, const char *b, int *same);
 // *same = 1 when paths a and b name the same file (same device and inode, symbolic links
 // followed), 0 when not or when either does not exist. MSP_ERR_IO when a path cannot be
 // examined for another reason (permissions); MSP_ERR_INVALID_ARGUMENT for NULL arguments.
@@ -485,9 +542,12 @@ msp_status msp__matrix_alloc(msp_context ctx, int64_t rows, int64_t cols, int64_
 // Build a matrix from unsorted 0-based triples (row < rows, col < cols checked by the caller):
 // sorts by (row, col), sums duplicates, builds the CSR, analyses it, uploads it to ctx's
 // backend and chooses the CSR kernel. Takes ownership of nothing (the triples are not freed).
+// Without MSP_READ_ALLOW_NONFINITE in flags, finite duplicates whose sum is not finite are
+// MSP_ERR_NONFINITE, bad[0] and bad[1] the 0-based row and column of the sum (-1 otherwise), so
+// that the caller can name its entries.
 msp_status msp__matrix_from_triples(msp_context ctx, int64_t rows, int64_t cols, int64_t nnz,
                                     const int32_t *row, const int32_t *col, const double *val,
-                                    msp_matrix *A);
+                                    unsigned flags, int64_t bad[2], msp_matrix *A);
 // Read a Matrix Market coordinate matrix from memory (plain text, or gzip by content), with the
 // same parser, statuses and messages as msp_matrix_read_mtx; `name` labels the messages. Used by
 // the fuzz target (fuzz/fuzz_mtx.c).

@@ -122,6 +122,11 @@ static int large_near_banded(const msp_matrix_stats *s) {
 msp_kernel msp_choose_kernel(const msp_matrix_stats *s, char *reason, size_t n) {
   msp_kernel k;
   char buf[200];
+  if (!s) {
+    msp__error(MSP_ERR_INVALID_ARGUMENT, "msp_choose_kernel: stats is NULL");
+    if (reason && n) snprintf(reason, n, "no statistics (stats is NULL): no kernel chosen");
+    return MSP_KERNEL_AUTO;
+  }
   if (s->nnz == 0 || s->row_mean < MSP__SCALAR_MEAN_BELOW) {
     k = MSP_KERNEL_SCALAR;
     snprintf(buf, sizeof buf, "mean row length %.2f < %.0f: scalar (a thread per row)", s->row_mean,
@@ -303,8 +308,12 @@ static void sort_row(int32_t *col, double *val, int64_t n, int32_t *tc, double *
   memcpy(val, tv, (size_t)n * sizeof *val);
 }
 
-// Sort every row by column and sum duplicates in place; updates rowptr and A->nnz.
-static msp_status sort_and_merge(msp_matrix A) {
+// Sort every row by column and sum duplicates in place; updates rowptr and A->nnz. With
+// `finite` set, a sum of finite duplicates that is not finite (1e308 + 1e308) stops the merge
+// with MSP_ERR_NONFINITE and no message, *bad_row and *bad_col (0-based) naming the entry, for
+// the caller to name the input's entries; the input said nothing non-finite, so neither may the
+// matrix without the caller's opt-in.
+static msp_status sort_and_merge(msp_matrix A, int finite, int64_t *bad_row, int32_t *bad_col) {
   msp_status st = MSP_SUCCESS;
   int32_t *tc = NULL;
   double *tv = NULL;
@@ -322,7 +331,14 @@ static msp_status sort_and_merge(msp_matrix A) {
     A->rowptr[i] = out;
     for (int64_t k = b; k < e; k++) {
       if (out > A->rowptr[i] && A->colind[out - 1] == A->colind[k]) {
-        A->val[out - 1] += A->val[k];
+        const double sum = A->val[out - 1] + A->val[k];
+        if (finite && !isfinite(sum) && isfinite(A->val[out - 1]) && isfinite(A->val[k])) {
+          *bad_row = i;
+          *bad_col = A->colind[k];
+          st = MSP_ERR_NONFINITE;
+          goto exit;
+        }
+        A->val[out - 1] = sum;
       } else {
         A->colind[out] = A->colind[k];
         A->val[out] = A->val[k];
@@ -340,11 +356,13 @@ exit:
 
 msp_status msp__matrix_from_triples(msp_context ctx, int64_t rows, int64_t cols, int64_t nnz,
                                     const int32_t *row, const int32_t *col, const double *val,
-                                    msp_matrix *out) {
+                                    unsigned flags, int64_t bad[2], msp_matrix *out) {
   msp_status st = MSP_SUCCESS;
   msp_matrix A = NULL;
   int64_t *next = NULL;
+  int32_t bad_col = -1;
   *out = NULL;
+  bad[0] = bad[1] = -1;
   MSP_TRY(msp__matrix_alloc(ctx, rows, cols, nnz, &A));
   for (int64_t k = 0; k < nnz; k++)
     A->rowptr[row[k] + 1]++;
@@ -357,7 +375,15 @@ msp_status msp__matrix_from_triples(msp_context ctx, int64_t rows, int64_t cols,
     A->colind[p] = col[k];
     A->val[p] = val[k];
   }
-  MSP_TRY(sort_and_merge(A));
+  st = sort_and_merge(A, !(flags & MSP_READ_ALLOW_NONFINITE), &bad[0], &bad_col);
+  if (st == MSP_ERR_NONFINITE) {
+    bad[1] = bad_col;
+    st = msp__error(MSP_ERR_NONFINITE,
+                    "the entries at row %lld, column %lld sum to a value that is not finite "
+                    "(MSP_READ_ALLOW_NONFINITE accepts it)",
+                    (long long)bad[0] + 1, (long long)bad[1] + 1);
+  }
+  if (st != MSP_SUCCESS) goto exit;
   MSP_TRY(msp__matrix_finish(&A));
   *out = A;
   A = NULL;
@@ -406,7 +432,35 @@ msp_status msp_matrix_from_csr(msp_context ctx, int64_t rows, int64_t cols, cons
     memcpy(A->colind, colind, (size_t)nnz * sizeof *colind);
     memcpy(A->val, values, (size_t)nnz * sizeof *values);
   }
-  MSP_TRY(sort_and_merge(A));
+  {
+    int64_t bi = -1;
+    int32_t bj = -1;
+    st = sort_and_merge(A, !(flags & MSP_READ_ALLOW_NONFINITE), &bi, &bj);
+    if (st == MSP_ERR_NONFINITE) {
+      // Name the caller's entries of (bi, bj), in their order, and the first non-finite sum.
+      char list[256];
+      size_t used = 0;
+      int shown = 0;
+      double sum = 0.0;
+      int64_t at = -1;
+      list[0] = '\0';
+      for (int64_t k = rowptr[bi]; k < rowptr[bi + 1]; k++) {
+        if (colind[k] != bj) continue;
+        sum += values[k];
+        if (at < 0 && !isfinite(sum)) at = k;
+        if (shown < 4 && used < sizeof list) {
+          used += (size_t)snprintf(list + used, sizeof list - used, "%svalues[%lld] = %.17g",
+                                   shown ? ", " : "", (long long)k, values[k]);
+          shown++;
+        }
+      }
+      st = msp__error(MSP_ERR_NONFINITE,
+                      "msp_matrix_from_csr: the duplicates of row %lld, column %d (%s%s) sum to "
+                      "%g at values[%lld]; each is finite (MSP_READ_ALLOW_NONFINITE accepts it)",
+                      (long long)bi, bj, list, shown == 4 ? ", ..." : "", sum, (long long)at);
+    }
+    if (st != MSP_SUCCESS) goto exit;
+  }
   MSP_TRY(msp__matrix_finish(&A));
   *out = A;
   A = NULL;

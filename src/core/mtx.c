@@ -413,12 +413,56 @@ static msp_status parse_index(msp__mtx_reader *r, const char *tok, size_t tl, co
 }
 
 // ---- matrices -----------------------------------------------------------------------------------
+// Finite entries of one position whose sum is not finite (bad: its 0-based row and column): name
+// the file's entries that make it up (their lines, or their order among the entries when
+// comments come between them; a symmetric file's mirrored entries as such) and the sum.
+static msp_status name_nonfinite_sum(const msp__mtx_reader *r, const int32_t *row,
+                                     const int32_t *col, const double *val, int64_t stored,
+                                     int symmetry, int64_t first_line, bool lines_contiguous,
+                                     const int64_t bad[2]) {
+  char list[384];
+  size_t used = 0;
+  int shown = 0, more = 0;
+  double sum = 0.0;
+  const double sign = symmetry == MTX_SKEW ? -1.0 : 1.0;
+  list[0] = '\0';
+  for (int64_t e = 0; e < stored; e++) {
+    const bool direct = row[e] == bad[0] && col[e] == bad[1];
+    const bool mirror = symmetry != MTX_GENERAL && row[e] != col[e] && col[e] == bad[0] &&
+                        row[e] == bad[1];
+    if (!direct && !mirror) continue;
+    const double v = direct ? val[e] : sign * val[e];
+    sum += v;
+    if (shown == 4 || used >= sizeof list) {
+      more = 1;
+      continue;
+    }
+    char where[64];
+    if (lines_contiguous)
+      snprintf(where, sizeof where, "line %lld", (long long)(first_line + e));
+    else
+      snprintf(where, sizeof where, "entry %lld", (long long)e + 1);
+    used += (size_t)snprintf(list + used, sizeof list - used, "%s%.17g (%s%s)", shown ? ", " : "",
+                             v, direct ? "" : "mirror of ", where);
+    shown++;
+  }
+  return msp__error(MSP_ERR_NONFINITE,
+                    "%s: the entries at row %lld, column %lld, %s%s, are finite but sum to %g "
+                    "(MSP_READ_ALLOW_NONFINITE accepts it)",
+                    r->name, (long long)bad[0] + 1, (long long)bad[1] + 1, list, more ? ", ..." : "",
+                    sum);
+}
+
 static msp_status read_matrix(msp_context ctx, msp__mtx_reader *r, unsigned flags, msp_matrix *A) {
   msp_status st = MSP_SUCCESS;
   mtx_header h;
   int32_t *row = NULL, *col = NULL;
   double *val = NULL;
   int64_t count = 0, cap = 0, offdiag = 0;
+  // Data entry e sits on line first_line + e while no comment or blank line comes between data
+  // lines (then a message can name the lines of entries without a line number kept per entry).
+  int64_t first_line = 0, bad[2] = {-1, -1};
+  bool lines_contiguous = true;
   const char *line = NULL, *tok = NULL;
   size_t len = 0, tl = 0;
   bool got = false;
@@ -492,6 +536,8 @@ static msp_status read_matrix(msp_context ctx, msp__mtx_reader *r, unsigned flag
       MSP_TRY(grow((void **)&val, ncap, sizeof *val, "Matrix Market values"));
       cap = ncap;
     }
+    if (count == 0) first_line = r->lineno;
+    if (r->lineno != first_line + count) lines_contiguous = false;
     row[count] = (int32_t)(i - 1);
     col[count] = (int32_t)(j - 1);
     val[count] = v;
@@ -506,6 +552,7 @@ static msp_status read_matrix(msp_context ctx, msp__mtx_reader *r, unsigned flag
   }
   // Expand the stored triangle: a symmetric file stores one of (i,j), (j,i) (either triangle is
   // accepted: some files in the wild store the upper one); skew-symmetric mirrors with -v.
+  const int64_t stored = count; // the file's entries; mirrored ones follow them
   if (h.symmetry != MTX_GENERAL && offdiag > 0) {
     int64_t total = count + offdiag; // count <= nnz < 2^63 and offdiag <= count: no overflow
     MSP_TRY(grow((void **)&row, total, sizeof *row, "Matrix Market row indices (expanded)"));
@@ -522,7 +569,10 @@ static msp_status read_matrix(msp_context ctx, msp__mtx_reader *r, unsigned flag
       }
     count = total;
   }
-  MSP_TRY(msp__matrix_from_triples(ctx, h.rows, h.cols, count, row, col, val, A));
+  st = msp__matrix_from_triples(ctx, h.rows, h.cols, count, row, col, val, flags, bad, A);
+  if (st == MSP_ERR_NONFINITE && bad[0] >= 0)
+    st = name_nonfinite_sum(r, row, col, val, stored, h.symmetry, first_line, lines_contiguous,
+                            bad);
 exit:
   st = msp__mtx_settle(r, st);
   msp__free(row);

@@ -203,12 +203,18 @@ msp_status msp__mtx_settle(msp__mtx_reader *r, msp_status st) {
   if (st == MSP_SUCCESS || !r->name) return st;
   char saved[1024];
   snprintf(saved, sizeof saved, "%s", msp_last_error());
+  // Bytes a corrupt stream's garbage turns into a parse error within: a stream damaged before
+  // the error is found that close to it (zlib's data checks, or its end and CRC-32); one that
+  // reads on is left alone, so an early error is reported at once instead of after inflating
+  // the rest of a file of any size (the CRC check is for the files that parsed).
   if (r->gzip && st != MSP_ERR_MM_GZIP && st != MSP_ERR_OUT_OF_MEMORY && st != MSP_ERR_IO) {
-    while (!r->eof) {
+    size_t drained = 0;
+    while (!r->eof && drained < MTX_GZIP_DRAIN) {
       r->beg = r->end = r->scan = 0;
       msp_status drain = gzip_fill(r);
       if (drain == MSP_ERR_MM_GZIP) return drain;
       if (drain != MSP_SUCCESS) break;
+      drained += r->end;
     }
   }
   size_t n = strlen(r->name);

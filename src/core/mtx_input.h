@@ -17,6 +17,9 @@
 #else
 #define MTX_CHUNK ((size_t)1 << 16)
 #endif
+// After a parse error in a gzip file, at most this many more bytes are inflated to tell a corrupt
+// stream (MSP_ERR_MM_GZIP) from a bad text (see msp__mtx_settle).
+#define MTX_GZIP_DRAIN ((size_t)1 << 20)
 // A line longer than this is refused instead of growing the buffer without bound (the Matrix
 // Market specification limits lines to 1024 characters; comments in the wild are longer).
 #define MTX_MAX_LINE ((size_t)64 << 20)
@@ -50,7 +53,8 @@ msp_status msp__mtx_open_file(msp__mtx_reader *r, const char *path);
 msp_status msp__mtx_start(msp__mtx_reader *r);
 // Hand out the next line (without its '\n'); *got is false at the end of the input.
 msp_status msp__mtx_line(msp__mtx_reader *r, const char **line, size_t *len, bool *got);
-// Settle the status of a failed read (a corrupt gzip stream replaces a parse error; messages
+// Settle the status of a failed read (a gzip stream found corrupt within MTX_GZIP_DRAIN bytes
+// after a parse error replaces it; messages
 // from outside the parser get the file name in front).
 msp_status msp__mtx_settle(msp__mtx_reader *r, msp_status st);
 // Free what the reader holds and close its file; r is zeroed.

@@ -190,7 +190,7 @@ msp_status msp_vector_set(msp_vector v, const double *host) {
   MSP_CHECK_ARG(host || v->n == 0, "msp_vector_set: host array is NULL");
   st = encode_from(v, host);
   if (st != MSP_SUCCESS) return st;
-  v->range_count = 0; // every stored value is the caller's: nothing saturated
+  v->range_count = v->range_flushed = 0; // every stored value is the caller's: nothing out of range
   msp__vector_host_written(v);
   return MSP_SUCCESS;
 }
@@ -206,16 +206,30 @@ msp_status msp_vector_get(msp_vector v, double *host) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; i++)
     host[i] = msp_acc_load(&a, i);
-  if (v->range_count > 0) {
-    const int64_t c = v->range_count;
-    double largest = 0, smallest = 0;
-    v->range_count = 0; // reported once
-    msp__prec_limits(v->prec, &largest, &smallest);
+  // Reported once: the counts go to the caller (and msp_vector_range_info) and restart.
+  const int64_t over = v->range_count, flushed = v->range_flushed;
+  v->reported_saturated = over;
+  v->reported_flushed = flushed;
+  v->range_count = v->range_flushed = 0;
+  if (over > 0 || flushed > 0) {
+    double largest = 0;
+    char what[2][256];
+    msp__prec_limits(v->prec, &largest, NULL);
+    what[0][0] = what[1][0] = '\0';
+    if (over > 0)
+      snprintf(what[0], sizeof what[0],
+               "%lld result(s) overflowed its largest finite value %.9g and were saturated to it",
+               (long long)over, largest);
+    if (flushed > 0)
+      snprintf(what[1], sizeof what[1],
+               "%s%lld nonzero result(s) were below %s and were stored as 0", over > 0 ? "; " : "",
+               (long long)flushed,
+               msp_prec_is_fixed(v->prec) ? "half a unit of their block's scale"
+                                          : "half its smallest subnormal");
     return msp__error(MSP_ERR_RANGE,
-                      "msp_vector_get: %lld result(s) written into this %s vector overflowed its "
-                      "largest finite value %.9g and were saturated to it; the values were "
-                      "copied out",
-                      (long long)c, msp_precision_name(v->prec), largest);
+                      "msp_vector_get: results written into this %s vector were outside its "
+                      "range: %s%s; the values were copied out",
+                      msp_precision_name(v->prec), what[0], what[1]);
   }
   return MSP_SUCCESS;
 }
@@ -254,7 +268,15 @@ msp_status msp_vector_set_device(msp_vector v, const void *d_src) {
                       msp_precision_name(v->prec));
   st = v->ctx->backend->vector_copy_device_in(v, d_src);
   if (st != MSP_SUCCESS) return st;
-  v->range_count = 0; // every stored value is the caller's: nothing saturated
+  v->range_count = v->range_flushed = 0; // every stored value is the caller's: nothing out of range
   msp__vector_device_written(v);
+  return MSP_SUCCESS;
+}
+
+msp_status msp_vector_range_info(const msp_vector v, int64_t *saturated, int64_t *flushed) {
+  msp_status st = msp__check_vector(v, "msp_vector_range_info", "v");
+  if (st != MSP_SUCCESS) return st;
+  if (saturated) *saturated = v->reported_saturated;
+  if (flushed) *flushed = v->reported_flushed;
   return MSP_SUCCESS;
 }

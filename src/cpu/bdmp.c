@@ -68,7 +68,7 @@ msp_status msp__cpu_bdmp_pbp_spmv(msp_context ctx, double alpha, const msp_matri
   bdmp_setup(&s, alpha, A, x, beta, y);
 #pragma omp parallel
   pbp_kernel_dispatch(x->prec, &s);
-  y->range_count += s.over;
+  msp__vector_count_range(y, s.over);
   return MSP_SUCCESS;
 }
 
@@ -191,6 +191,6 @@ msp_status msp__cpu_bdmp_tcki_spmv(msp_context ctx, double alpha, const msp_matr
   bdmp_setup(&s, alpha, A, x, beta, y);
 #pragma omp parallel
   tcki_kernel_dispatch(x->prec, &s);
-  y->range_count += s.over;
+  msp__vector_count_range(y, s.over);
   return MSP_SUCCESS;
 }

@@ -124,14 +124,16 @@ typedef struct {
   int has_src;
   double value, alpha, beta;
   int64_t n;
-  int64_t over;
+  int64_t over, flushed; // results out of y's range (see msp__cpu_store_p)
 } write_args;
 
 MSP__CPU_INLINE void write_kernel(msp_precision PX, write_args *a) {
   const msp_acc src = a->src, dst = a->dst;
   const double alpha = a->alpha, beta = a->beta;
   const int64_t n = a->n, nblocks = (n + WBLOCK - 1) / WBLOCK;
-  int64_t over = 0;
+  // Counted apart per block: a vector here may have more than 2^31 entries, so the halves of
+  // msp__cpu_store_rows's count (one block's) are split before they add up.
+  int64_t over = 0, flushed = 0;
 #pragma omp for schedule(static) nowait
   for (int64_t b = 0; b < nblocks; b++) {
     const int64_t i0 = b * WBLOCK, m = n - i0 < WBLOCK ? n - i0 : WBLOCK;
@@ -143,16 +145,19 @@ MSP__CPU_INLINE void write_kernel(msp_precision PX, write_args *a) {
       for (int64_t i = 0; i < m; i++)
         t[i] = a->value;
     }
-    over += msp__cpu_store_rows(&dst, i0, t, m, alpha, beta);
+    const int64_t c = msp__cpu_store_rows(&dst, i0, t, m, alpha, beta);
+    over += c & (MSP__RANGE_FLUSH_UNIT - 1);
+    flushed += c >> 32;
   }
   msp__cpu_add_over(&a->over, over);
+  msp__cpu_add_over(&a->flushed, flushed);
 }
 
 #define MSP__CPU_KERNEL write_kernel
 MSP__CPU_INSTANTIATE1(write_args *)
 #undef MSP__CPU_KERNEL
 
-// Run a write into dst and count its saturated results on dst.
+// Run a write into dst and count its results out of range on dst.
 static void write_into(msp_vector src, double value, double alpha, double beta, msp_vector dst) {
   write_args a;
   memset(&a, 0, sizeof a);
@@ -167,6 +172,7 @@ static void write_into(msp_vector src, double value, double alpha, double beta, 
 #pragma omp parallel
   write_kernel_dispatch(px, &a);
   dst->range_count += a.over;
+  dst->range_flushed += a.flushed;
 }
 
 msp_status msp__cpu_axpby(msp_context ctx, double a, msp_vector x, double b, msp_vector y) {

@@ -26,6 +26,6 @@ msp_status msp__cpu_coo_spmv(msp_context ctx, double alpha, const msp_matrix A, 
   if (st != MSP_SUCCESS) return st;
 #pragma omp parallel
   coo_kernel_dispatch(A->precision, x->prec, &s);
-  y->range_count += s.over;
+  msp__vector_count_range(y, s.over);
   return MSP_SUCCESS;
 }

@@ -88,8 +88,10 @@
 // the thread count).
 
 // Any precision: y_i = alpha t_i + beta y_i (y read as operations read it, CPMS with the
-// vector's segments), rounded by the store; returns how many finite results overflowed f32, f16
-// or bf16 and were saturated. A template over y's precision selected by the switch.
+// vector's segments), rounded by the store; returns the results it could not hold (see
+// msp_acc_store_sat_p and msp_fx_store_flushed) as one count, MSP__RANGE_FLUSH_UNIT per nonzero
+// result stored as 0 plus 1 per finite result that overflowed and was saturated. A template over
+// y's precision selected by the switch.
 MSP__CPU_INLINE int64_t msp__cpu_store_p(msp_precision PY, const msp_acc *ya, int64_t r0,
                                          const double *t, int64_t n, double alpha, double beta) {
   msp_acc w = *ya; // the store view: CPMS writes every segment (reads truncate)
@@ -107,16 +109,20 @@ MSP__CPU_INLINE int64_t msp__cpu_store_p(msp_precision PY, const msp_acc *ya, in
         v[j] = beta == 0.0 ? a : a + beta * msp_acc_load_p(PY, ya, r0 + b0 + j);
         m = msp_absmax_step(m, v[j]);
       }
-      scales[(r0 + b0) >> MSP_VEC_FX_SHIFT] = msp_fx_block_scale(PY, m);
-      for (int64_t j = 0; j < nb; j++)
+      const double scale = msp_fx_block_scale(PY, m);
+      scales[(r0 + b0) >> MSP_VEC_FX_SHIFT] = scale;
+      for (int64_t j = 0; j < nb; j++) {
         msp_acc_store_p(PY, &w, r0 + b0 + j, v[j]);
+        const double q = msp__fx_quantize(v[j], scale, msp_prec_qmax(PY));
+        over += msp__range_unit(msp_fx_store_flushed(v[j], q, scale));
+      }
     }
-    return 0;
+    return over;
   }
   for (int64_t r = 0; r < n; r++) {
     const double a = alpha * t[r];
     const double v = beta == 0.0 ? a : a + beta * msp_acc_load_p(PY, ya, r0 + r);
-    over += msp_acc_store_sat_p(PY, &w, r0 + r, v);
+    over += msp__range_unit(msp_acc_store_sat_p(PY, &w, r0 + r, v));
   }
   return over;
 }
@@ -137,7 +143,8 @@ MSP__CPU_NOINLINE int64_t msp__cpu_store_rows_any(const msp_acc *ya, int64_t r0,
 
 // y[r0 + r] = alpha t[r] + beta y[r0 + r] for r < n (y not read when beta == 0), rounded by y's
 // precision, chosen at run time. fp64 y is the inline fast path of every kernel; the others go
-// through msp__cpu_store_rows_any. Returns the number of saturated results (0 for fp64).
+// through msp__cpu_store_rows_any. Returns the count of results out of range (0 for fp64), as
+// msp__cpu_store_p.
 MSP__CPU_INLINE int64_t msp__cpu_store_rows(const msp_acc *ya, int64_t r0, const double *t,
                                             int64_t n, double alpha, double beta) {
   if (ya->prec == MSP_PRECISION_F64) {
@@ -480,8 +487,8 @@ static inline double msp__cpu_pairwise(double *p, int64_t n) {
   return n ? p[0] : 0.0;
 }
 
-// Add a thread's count of saturated results to the shared total (integer adds: the total does
-// not depend on the order).
+// Add a thread's count of results out of range (msp__cpu_store_p's) to the shared total (integer
+// adds: the total does not depend on the order).
 static inline void msp__cpu_add_over(int64_t *total, int64_t over) {
   if (over) {
 #pragma omp atomic

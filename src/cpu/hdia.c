@@ -68,6 +68,6 @@ msp_status msp__cpu_hdia_spmv(msp_context ctx, double alpha, const msp_matrix A,
   if (st != MSP_SUCCESS) return st;
 #pragma omp parallel
   hdia_kernel_dispatch(A->precision, x->prec, &s);
-  y->range_count += s.over;
+  msp__vector_count_range(y, s.over);
   return MSP_SUCCESS;
 }

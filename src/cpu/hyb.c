@@ -78,6 +78,6 @@ msp_status msp__cpu_hyb_spmv(msp_context ctx, double alpha, const msp_matrix A, 
     s.vb_off = H->ell.stride * H->ell.width;
 #pragma omp parallel
   hyb_kernel_dispatch(A->precision, x->prec, &s);
-  y->range_count += s.over;
+  msp__vector_count_range(y, s.over);
   return MSP_SUCCESS;
 }

@@ -166,7 +166,8 @@ template <msp_precision P> static inline loader<P> msp__vector_loader(const msp_
   return l;
 }
 
-// y's store: its device values (CPMS: every segment written) and its overflow counter.
+// y's store: its device values (CPMS: every segment written) and its two range counters
+// (overflowed and saturated; nonzero and stored as 0).
 struct ystore {
   msp_acc a;
   unsigned long long *range;
@@ -186,7 +187,8 @@ __device__ __forceinline__ double ystore_load(const ystore &y, int64_t i) {
 }
 
 // y_i = alpha s + beta y_i, rounded into y's precision (not fixed point: see ystore_warp); y is
-// not read when beta == 0 (NaN in y stays out). An overflow is saturated and counted.
+// not read when beta == 0 (NaN in y stays out). An overflow is saturated and counted, a nonzero
+// stored as 0 counted.
 __device__ __forceinline__ void ystore_row(const ystore &y, int64_t i, double alpha, double s,
                                            double beta) {
   if (y.a.prec == MSP_PRECISION_F64) {
@@ -196,7 +198,8 @@ __device__ __forceinline__ void ystore_row(const ystore &y, int64_t i, double al
   }
   const double v = beta == 0.0 ? alpha * s : alpha * s + beta * ystore_load(y, i);
   const msp_acc c = y.a;
-  if (msp_acc_store_sat(&c, i, v)) atomicAdd(y.range, 1ull);
+  const int r = msp_acc_store_sat(&c, i, v);
+  if (r) atomicAdd(y.range + (r == MSP_STORE_FLUSHED), 1ull);
 }
 
 // Fixed-point y from a whole warp whose lane l holds row row0 + l (row0 a multiple of
@@ -221,6 +224,7 @@ __device__ __forceinline__ void ystore_warp(const ystore &y, int64_t row, bool v
       ((int32_t *)c.data)[row] = (int32_t)q;
     else
       ((int16_t *)c.data)[row] = (int16_t)q;
+    if (msp_fx_store_flushed(v, q, scale)) atomicAdd(y.range + 1, 1ull);
   }
 }
 

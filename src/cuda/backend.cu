@@ -223,9 +223,9 @@ static msp_status cuda_vector_alloc(msp_vector v) {
     void *p = NULL;
     MSP_TRY(vector_malloc(v, (size_t)n * vb, "a vector", &p));
     v->d_data = p;
-    MSP_TRY(vector_malloc(v, sizeof(unsigned long long), "a vector's overflow counter", &p));
+    MSP_TRY(vector_malloc(v, 2 * sizeof(unsigned long long), "a vector's range counters", &p));
     v->d_range = (unsigned long long *)p;
-    MSP_CUDA_TRY(cudaMemset(v->d_range, 0, sizeof(unsigned long long)));
+    MSP_CUDA_TRY(cudaMemset(v->d_range, 0, 2 * sizeof(unsigned long long)));
     if (v->nscales > 0) {
       MSP_TRY(vector_malloc(v, (size_t)v->nscales * sizeof(double), "a vector's scales", &p));
       v->d_scales = (double *)p;
@@ -260,13 +260,14 @@ static msp_status cuda_vector_to_device(msp_vector v) {
     MSP_CUDA_TRY(cudaMemcpyAsync(v->d_scales, v->h_scales, (size_t)v->nscales * sizeof(double),
                                  cudaMemcpyHostToDevice, s));
   // The host values replace the device ones, and with them any overflow counted there.
-  MSP_CUDA_TRY(cudaMemsetAsync(v->d_range, 0, sizeof(unsigned long long), s));
+  MSP_CUDA_TRY(cudaMemsetAsync(v->d_range, 0, 2 * sizeof(unsigned long long), s));
 exit:
   return st;
 }
 
-// Back to the host, with the count of results that overflowed on the device since the last
-// time (added to v->range_count for msp_vector_get to report; the device counter restarts).
+// Back to the host, with the counts of results that overflowed or were flushed to 0 on the device
+// since the last time (added to v->range_count and v->range_flushed for msp_vector_get to
+// report; the device counters restart).
 static msp_status cuda_vector_to_host(msp_vector v) {
   msp_status st = MSP_SUCCESS;
   cudaStream_t s = msp__cuda(v->ctx)->stream;
@@ -277,10 +278,12 @@ static msp_status cuda_vector_to_host(msp_vector v) {
   if (v->nscales > 0)
     MSP_CUDA_TRY(cudaMemcpyAsync(v->h_scales, v->d_scales, (size_t)v->nscales * sizeof(double),
                                  cudaMemcpyDeviceToHost, s));
-  MSP_CUDA_TRY(cudaMemcpyAsync(h_count, v->d_range, sizeof *h_count, cudaMemcpyDeviceToHost, s));
-  MSP_CUDA_TRY(cudaMemsetAsync(v->d_range, 0, sizeof *h_count, s));
+  MSP_CUDA_TRY(
+      cudaMemcpyAsync(h_count, v->d_range, 2 * sizeof *h_count, cudaMemcpyDeviceToHost, s));
+  MSP_CUDA_TRY(cudaMemsetAsync(v->d_range, 0, 2 * sizeof *h_count, s));
   MSP_CUDA_TRY(cudaStreamSynchronize(s));
-  v->range_count += (int64_t)*h_count;
+  v->range_count += (int64_t)h_count[0];
+  v->range_flushed += (int64_t)h_count[1];
 exit:
   return st;
 }
@@ -298,7 +301,7 @@ static msp_status cuda_vector_copy_device_in(msp_vector v, const void *d_src) {
   if (v->n > 0)
     MSP_CUDA_TRY(cudaMemcpyAsync(v->d_data, d_src, (size_t)v->n * msp__prec_bytes(v->prec),
                                  cudaMemcpyDeviceToDevice, s));
-  MSP_CUDA_TRY(cudaMemsetAsync(v->d_range, 0, sizeof(unsigned long long), s));
+  MSP_CUDA_TRY(cudaMemsetAsync(v->d_range, 0, 2 * sizeof(unsigned long long), s));
   MSP_CUDA_TRY(cudaStreamSynchronize(s));
 exit:
   return st;

@@ -297,14 +297,11 @@ msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vect
   msp_solver_report R;
   memset(&S, 0, sizeof S);
   memset(&R, 0, sizeof R);
-  MSP_CHECK_ARG(ctx && A && b && x, "msp_gmres: ctx, A, b or x is NULL");
-  const msp_context cx[3] = {A->ctx, b->ctx, x->ctx};
-  for (int i = 0; i < 3; i++)
-    MSP_CHECK_ARG(cx[i] && cx[i]->backend == ctx->backend && cx[i]->device == ctx->device,
-                  "msp_gmres: %s belongs to a context on another backend or device",
-                  i == 0   ? "A"
-                  : i == 1 ? "b"
-                           : "x");
+  {
+    const msp_vector vs[2] = {b, x};
+    const char *const names[2] = {"b", "x"};
+    MSP_TRY(msp__check_operands("msp_gmres", ctx, A, "A", 2, vs, names));
+  }
   MSP_CHECK_ARG(A->rows == A->cols, "msp_gmres: A is %lld x %lld, not square", (long long)A->rows,
                 (long long)A->cols);
   MSP_CHECK_ARG(b != x, "msp_gmres: b and x must be different vectors");

@@ -376,11 +376,13 @@ exit:
 static msp_status check_args(msp_context ctx, const msp_matrix G, const msp_pagerank_options *o,
                              msp_vector p) {
   msp_status st = MSP_SUCCESS;
-  MSP_TRY(msp__check_context(ctx, "msp_pagerank", "ctx"));
-  MSP_TRY(msp__check_matrix(G, "msp_pagerank", "G"));
-  MSP_TRY(msp__check_vector(p, "msp_pagerank", "p"));
-  MSP_CHECK_ARG(G->ctx == ctx && p->ctx == ctx,
-                "msp_pagerank: G and p must belong to the context passed");
+  {
+    // the personalisation too: every vector the run reads belongs to ctx
+    const msp_vector vs[2] = {p, o->personalization};
+    const char *const names[2] = {"p", "personalization"};
+    MSP_TRY(msp__check_operands("msp_pagerank", ctx, G, "G", o->personalization ? 2 : 1, vs,
+                                names));
+  }
   MSP_CHECK_ARG(G->rows == G->cols, "msp_pagerank: G is %lld x %lld (a graph is square)",
                 (long long)G->rows, (long long)G->cols);
   if (p->n != G->rows)
@@ -401,7 +403,6 @@ static msp_status check_args(msp_context ctx, const msp_matrix G, const msp_page
   MSP_CHECK_ARG(o->switch_factor > 0.0 && isfinite(o->switch_factor),
                 "msp_pagerank: switch_factor %g (must be > 0)", o->switch_factor);
   if (o->personalization) {
-    MSP_TRY(msp__check_vector(o->personalization, "msp_pagerank", "personalization"));
     if (o->personalization->n != G->rows)
       return msp__error(MSP_ERR_DIMENSION_MISMATCH,
                         "msp_pagerank: the personalisation has %lld entries, G %lld nodes",
