@@ -241,6 +241,7 @@ class Matrix(_Handle):
     _destroy = staticmethod(lib.msp_matrix_destroy)
     _kind = "matrix"
     __array_ufunc__ = None  # numpy defers x @ A and x * A to the reflected operators below
+    __array_priority__ = 200.0  # CuPy (and scipy.sparse) defer to them by priority
     ndim = 2
 
     def __init__(self, _context):
