@@ -154,6 +154,10 @@ static msp_status encode_from(msp_vector v, const double *src) {
   const msp_precision p = v->prec;
   const int64_t n = v->n;
   int64_t first = -1, over = 0, flush = 0;
+  if (p == MSP_PRECISION_F64) { // every double is its own f64 encoding: a plain copy
+    memcpy(v->h_data, src, (size_t)n * sizeof *src);
+    return MSP_SUCCESS;
+  }
   if (msp_prec_is_fixed(p)) {
     for (int64_t i = 0; i < n; i++) {
       if (!isfinite(src[i]))
@@ -203,9 +207,13 @@ msp_status msp_vector_get(msp_vector v, double *host) {
   if (st != MSP_SUCCESS) return st;
   const msp_acc a = msp__vector_acc(v, 0);
   const int64_t n = v->n;
+  if (v->prec == MSP_PRECISION_F64) { // stored as the caller reads it: a plain copy
+    memcpy(host, v->h_data, (size_t)n * sizeof *host);
+  } else {
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; i++)
-    host[i] = msp_acc_load(&a, i);
+    for (int64_t i = 0; i < n; i++)
+      host[i] = msp_acc_load(&a, i);
+  }
   // Reported once: the counts go to the caller (and msp_vector_range_info) and restart.
   const int64_t over = v->range_count, flushed = v->range_flushed;
   v->reported_saturated = over;
