@@ -524,9 +524,14 @@ typedef enum {
 } msp_precond;
 
 typedef enum {
-  MSP_ORTHO_CGS = 0, // classical Gram-Schmidt, re-orthogonalised while ||w after|| < ||w before||
-                     // / sqrt(2), at most 2 extra passes (one read of the basis per pass)
-  MSP_ORTHO_MGS = 1  // modified Gram-Schmidt (one read of the basis per basis vector)
+  MSP_ORTHO_CGS = 0,  // classical Gram-Schmidt, re-orthogonalised while ||w after|| < ||w before||
+                      // / sqrt(2), at most 2 extra passes (one read of the basis per pass)
+  MSP_ORTHO_MGS = 1,  // modified Gram-Schmidt (one read of the basis per basis vector)
+  MSP_ORTHO_DCGS2 = 2 // classical Gram-Schmidt with delayed re-orthogonalisation (DCGS2 of
+                      // Swirydowicz, Langou, Ananthan, Yang and Thomas, "Low synchronization
+                      // Gram-Schmidt and generalized minimal residual algorithms"): two reads of
+                      // the basis and one reduction per iteration; the residual of an iteration
+                      // is known after the next product (msp_gmres)
 } msp_ortho;
 
 // A monitor of msp_gmres (msp_solver_options.monitor), called on the caller's thread: once with

@@ -2,7 +2,8 @@
 // line; used by tests/gmres_scipy.py to compare iteration counts with SciPy.
 //
 // usage: gmres_driver MATRIX.mtx[.gz]|gen:SPEC [restart] [rtol] [max_iters] [basis|auto]
-//                     [none|jacobi|ilu0] [cgs|mgs] [history]
+//                     [none|jacobi|ilu0] [cgs|mgs|dcgs2] [history|-] [X.mtx]
+// X.mtx: the solution written there (Matrix Market array).
 #include "mixsparse.h"
 
 #include <stdio.h>
@@ -13,7 +14,7 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr,
             "usage: %s MATRIX|gen:SPEC [restart] [rtol] [max_iters] [basis|auto] "
-            "[none|jacobi|ilu0] [cgs|mgs] [history]\n",
+            "[none|jacobi|ilu0] [cgs|mgs|dcgs2] [history|-] [X.mtx]\n",
             argv[0]);
     return 2;
   }
@@ -33,7 +34,10 @@ int main(int argc, char **argv) {
     o.precond = strcmp(argv[6], "jacobi") == 0 ? MSP_PRECOND_JACOBI
                 : strcmp(argv[6], "ilu0") == 0 ? MSP_PRECOND_ILU0
                                                : MSP_PRECOND_NONE;
-  if (argc > 7) o.ortho = strcmp(argv[7], "mgs") == 0 ? MSP_ORTHO_MGS : MSP_ORTHO_CGS;
+  if (argc > 7)
+    o.ortho = strcmp(argv[7], "mgs") == 0   ? MSP_ORTHO_MGS
+              : strcmp(argv[7], "cgs") == 0 ? MSP_ORTHO_CGS
+                                            : MSP_ORTHO_DCGS2;
   const int want_history = argc > 8 && strcmp(argv[8], "history") == 0;
 
   msp_context ctx = NULL;
@@ -58,6 +62,7 @@ int main(int argc, char **argv) {
     if (!hist) rep.history_capacity = 0;
   }
   if (st == MSP_SUCCESS) st = msp_gmres(ctx, A, b, x, &o, &rep);
+  if (st == MSP_SUCCESS && argc > 9) st = msp_vector_write_mtx(x, argv[9]);
   if (st != MSP_SUCCESS) {
     fprintf(stderr, "%s: %s: %s\n", argv[1], msp_status_name(st), msp_last_error());
     goto exit;

@@ -7,13 +7,18 @@ Both solve A x = 1 from x0 = 0 with the same restart, rtol 1e-8, atol 0 and no p
 the counts must agree within max(2%, 2). Then with Jacobi: msp_gmres preconditions on the right
 (A M^-1 u = b, x = M^-1 u, M = diag(A)), which SciPy runs as plain GMRES on the explicit
 operator A M^-1 (same residuals b - A x); the same bound. SciPy counts one callback ("pr_norm")
-per inner iteration. Exits 77 (skipped, with a message) when numpy/scipy or the matrices are
+per inner iteration. Both are run with classical Gram-Schmidt with conditional
+re-orthogonalisation (SciPy's Fortran GMRES orthogonalises as closely); the default, DCGS2 (delayed
+re-orthogonalisation), is run too: its count is printed beside the others, it must converge where
+SciPy does, and its solution's true residual ||b - A x|| / ||b||, computed here from the written x,
+must meet the tolerance. Exits 77 (skipped, with a message) when numpy/scipy or the matrices are
 absent.
 """
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 # (matrix, restart): collection matrices that converge within a few thousand iterations.
 CASES = [
@@ -78,19 +83,33 @@ def main():
             sp_iters, info = scipy_iterations(sla, op, b, restart)
             out = subprocess.run([driver, path, str(restart), repr(RTOL), str(MAX_ITERS), "f64",
                                   precond, "cgs"], capture_output=True, text=True)
-            if out.returncode != 0:
-                print("%-10s %s: driver failed: %s" % (name, precond, out.stderr.strip()))
+            with tempfile.TemporaryDirectory() as tmp:
+                xpath = os.path.join(tmp, "x.mtx")
+                new = subprocess.run([driver, path, str(restart), repr(RTOL), str(MAX_ITERS),
+                                      "f64", precond, "dcgs2", "-", xpath],
+                                     capture_output=True, text=True)
+                x = scipy.io.mmread(xpath).ravel() if new.returncode == 0 else None
+            if out.returncode != 0 or new.returncode != 0:
+                print("%-10s %s: driver failed: %s %s" % (name, precond, out.stderr.strip(),
+                                                         new.stderr.strip()))
                 failures += 1
                 continue
-            rep = json.loads(out.stdout)
+            rep, rep2 = json.loads(out.stdout), json.loads(new.stdout)
             ours = rep["iterations"]
             allowed = max(0.02 * sp_iters, 2)
             ok = abs(ours - sp_iters) <= allowed and rep["converged"] == (info == 0)
+            # DCGS2's solution, checked here: x solves the preconditioned system's x = M^-1 u,
+            # so the residual is b - A x whatever the preconditioner
+            true_res = np.linalg.norm(b - A @ x) / np.linalg.norm(b)
+            ok2 = (rep2["converged"] or info != 0) and (not rep2["converged"]
+                                                         or true_res <= RTOL * 1.05)
             ran += 1
-            print("%-10s %-6s m=%-4d msp %5d (converged %d, residual %.2e)  scipy %5d (info %d)  %s"
+            print("%-10s %-6s m=%-4d msp cgs %5d (converged %d, residual %.2e)  scipy %5d (info %d)"
+                  "  %s; dcgs2 %5d (converged %d, true residual %.2e) %s"
                   % (name, precond, restart, ours, rep["converged"], rep["rel_residual"], sp_iters,
-                     info, "ok" if ok else "DIFFERS"))
-            if not ok:
+                     info, "ok" if ok else "DIFFERS", rep2["iterations"], rep2["converged"],
+                     true_res, "ok" if ok2 else "FAILS"))
+            if not ok or not ok2:
                 failures += 1
     if ran == 0:
         print("SKIPPED: none of the matrices found under %s" % mdir)

@@ -13,13 +13,13 @@ static const char *solve_help =
     "usage: mixsparse solve FILE [--rhs ones|sin|random:SEED|B.mtx] [--x0 zero|X0.mtx]\n"
     "         [--restart M] [--rtol R] [--atol A] [--max-iters N]\n"
     "         [--basis f64|f32|f16|bf16|fx32|fx16|cpms2|cpms4|auto] [--precond none|jacobi|ilu0]\n"
-    "         [--ortho cgs|mgs] [--backend cpu|cuda|auto] [--format F] [--precision P]\n"
+    "         [--ortho dcgs2|cgs|mgs] [--backend cpu|cuda|auto] [--format F] [--precision P]\n"
     "         [--output X.mtx] [--history H.csv] [--monitor] [--json] [--allow-nonfinite]\n"
     "  Solve A x = b by restarted GMRES with right preconditioning; the Krylov basis is stored\n"
     "  in --basis (CB-GMRES; auto starts in f32 and moves to f64 where the residual stagnates).\n"
     "  --rhs sin: x*_i = sin(i) normalised, b = A x* (the CB-GMRES paper's), and the error\n"
     "  ||x - x*|| / ||x*|| is reported too. Defaults: --rhs ones, --x0 zero, --restart 100,\n"
-    "  --rtol 1e-8, --atol 0, --max-iters 10000, --basis f64, --precond none, --ortho cgs.\n"
+    "  --rtol 1e-8, --atol 0, --max-iters 10000, --basis f64, --precond none, --ortho dcgs2.\n"
     "  --format / --precision convert A for the products (default: CSR f64 as read).\n"
     "  --history writes the recurrence's relative residual per iteration (CSV).\n"
     "  --monitor prints a line per iteration as it runs: the iteration, the recurrence's\n"
@@ -51,7 +51,7 @@ static int monitor_line(void *data, int64_t iteration, double residual, double r
 }
 
 static const char *ortho_name(msp_ortho o) {
-  return o == MSP_ORTHO_MGS ? "mgs" : "cgs";
+  return o == MSP_ORTHO_MGS ? "mgs" : o == MSP_ORTHO_CGS ? "cgs" : "dcgs2";
 }
 
 // The history as CSV, written beside the target and renamed over it once complete.

@@ -322,9 +322,11 @@ static int set_option(options *o, opt_mask bit, const char *opt, const char *v) 
     if ((int)o->precond < 0) rc = usage_error("bad --precond '%s' (none, jacobi or ilu0)", v);
     break;
   case OPT_ORTHO:
-    if (strcmp(v, "cgs") && strcmp(v, "mgs"))
-      return usage_error("bad --ortho '%s' (cgs or mgs)", v);
-    o->ortho = strcmp(v, "mgs") == 0 ? MSP_ORTHO_MGS : MSP_ORTHO_CGS;
+    if (strcmp(v, "cgs") && strcmp(v, "mgs") && strcmp(v, "dcgs2"))
+      return usage_error("bad --ortho '%s' (dcgs2, cgs or mgs)", v);
+    o->ortho = strcmp(v, "mgs") == 0   ? MSP_ORTHO_MGS
+               : strcmp(v, "cgs") == 0 ? MSP_ORTHO_CGS
+                                       : MSP_ORTHO_DCGS2;
     break;
   case OPT_HISTORY:
     o->history = v;

@@ -347,6 +347,20 @@ struct msp__backend {
   // z = sum over k < k1 of y[k] V_k, in one pass.
   msp_status (*basis_combine)(msp_context ctx, const msp__basis *V, int k1, const double *y,
                               msp_vector z);
+  // DCGS2 (msp_gmres's default orthogonalisation): iteration j's two passes over columns 0 .. j,
+  // each one read of them, the first the iteration's only reduction.
+  // basis_dcgs2_project: r[k] = V_k . V_j for k <= j and, when w is not NULL, r[j + 1 + k] =
+  // V_k . w for k <= j: 2 j + 2 values (j + 1 without w), reduced as basis_project's are (a
+  // distributed layer adds all of them over the ranks at once).
+  msp_status (*basis_dcgs2_project)(msp_context ctx, const msp__basis *V, int j, msp_vector w,
+                                    double *r);
+  // basis_dcgs2_update, one pass over the rows without a reduction: column j = (V_j - sum over
+  // k < j of s[k] V_k) / rjj, stored (fixed point: with the scale (scale_j + sum |s_k| scale_k) /
+  // rjj, which bounds the new values); then w = (w - sum over k < j of c[k] V_k - c[j] V_j) / rjj
+  // with column j as newly stored; with store (j + 1 < cols, never fixed point), column j + 1 = w
+  // rounded by the store and w = the values as stored.
+  msp_status (*basis_dcgs2_update)(msp_context ctx, msp__basis *V, int j, const double *s,
+                                   double rjj, const double *c, msp_vector w, int store);
   // z_i = d_i * x_i for f64 vectors d, x, z of one length (made current on the backend's side
   // by the caller; x and z distinct): Jacobi's application with d = the inverse diagonal.
   msp_status (*pmul)(msp_context ctx, msp_vector d, msp_vector x, msp_vector z);

@@ -16,6 +16,9 @@ msp_status msp__cpu_basis_project(msp_context, const msp__basis *, int, int, msp
 msp_status msp__cpu_basis_subtract(msp_context, const msp__basis *, int, int, const double *,
                                    msp_vector, double *, double *);
 msp_status msp__cpu_basis_combine(msp_context, const msp__basis *, int, const double *, msp_vector);
+msp_status msp__cpu_basis_dcgs2_project(msp_context, const msp__basis *, int, msp_vector, double *);
+msp_status msp__cpu_basis_dcgs2_update(msp_context, msp__basis *, int, const double *, double,
+                                       const double *, msp_vector, int);
 msp_status msp__cpu_pmul(msp_context, msp_vector, msp_vector, msp_vector);
 msp_status msp__cpu_pr_upload(msp_context, msp__prgraph *);
 void msp__cpu_pr_free(msp_context, msp__prgraph *);
@@ -42,6 +45,8 @@ static const msp__backend cpu_backend = {
     .basis_project = msp__cpu_basis_project,
     .basis_subtract = msp__cpu_basis_subtract,
     .basis_combine = msp__cpu_basis_combine,
+    .basis_dcgs2_project = msp__cpu_basis_dcgs2_project,
+    .basis_dcgs2_update = msp__cpu_basis_dcgs2_update,
     .pmul = msp__cpu_pmul,
     .pr_upload = msp__cpu_pr_upload,
     .pr_free = msp__cpu_pr_free,

@@ -9,6 +9,7 @@
 // columns stream by.
 #include "partials.h"
 
+#include <math.h>
 #include <string.h>
 
 // Rows per block of the subtraction and combination (the block of results lives on the stack).
@@ -187,6 +188,130 @@ MSP__CPU_INSTANTIATE1(basis_args *)
 MSP__CPU_INSTANTIATE1(basis_args *)
 #undef MSP__CPU_KERNEL
 
+// ---- DCGS2's two passes -------------------------------------------------------------------------
+// The fp64 arithmetic runs over decoded blocks in eight interleaved sums (a fixed pattern, so the
+// bits do not depend on the thread count), which the compiler vectorises where one running sum
+// in row order could not be: the passes then stream the columns as fast as a BLAS dot does.
+
+// buf[0..m) = rows b .. b+m-1 of the column read through v.
+MSP__CPU_INLINE void decode_rows(msp_precision P, const msp_acc *v, int64_t b, int64_t m,
+                                 double *buf) {
+  for (int64_t i = 0; i < m; i++)
+    buf[i] = msp_acc_load_p(P, v, b + i);
+}
+
+// *r1 += x . y and (z not NULL) *r2 += x . z over m values, in eight interleaved sums added in a
+// fixed tree.
+static void dot2(const double *x, const double *y, const double *z, int64_t m, double *r1,
+                 double *r2) {
+  double a[8] = {0}, c[8] = {0};
+  int64_t i = 0;
+  if (z) {
+    for (; i + 8 <= m; i += 8)
+      for (int l = 0; l < 8; l++) {
+        a[l] += x[i + l] * y[i + l];
+        c[l] += x[i + l] * z[i + l];
+      }
+    for (; i < m; i++) {
+      a[i & 7] += x[i] * y[i];
+      c[i & 7] += x[i] * z[i];
+    }
+  } else {
+    for (; i + 8 <= m; i += 8)
+      for (int l = 0; l < 8; l++)
+        a[l] += x[i + l] * y[i + l];
+    for (; i < m; i++)
+      a[i & 7] += x[i] * y[i];
+  }
+  *r1 += ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+  if (z) *r2 += ((c[0] + c[1]) + (c[2] + c[3])) + ((c[4] + c[5]) + (c[6] + c[7]));
+}
+
+// Pass 1: per chunk of MSP__RED_CHUNK rows, in blocks of BLOCK rows (column j's block decoded
+// once), the partials of V_k . V_j and V_k . w for every k <= j, written to
+// part[k * kstride + c * cstride] and part[(j + 1 + k) * kstride + c * cstride].
+MSP__CPU_INLINE void dcgs2_project_kernel(msp_precision P, basis_args *a) {
+  const msp__basis *V = a->V;
+  const double *w = a->w;
+  const int j = a->j0;
+  const int64_t n = V->n, nchunks = (n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
+  const int64_t ks = a->kstride, cs = a->cstride;
+  const msp_acc vj = col_acc(V, j);
+#pragma omp for schedule(static)
+  for (int64_t c = 0; c < nchunks; c++) {
+    const int64_t c0 = c * MSP__RED_CHUNK, c1 = c0 + MSP__RED_CHUNK < n ? c0 + MSP__RED_CHUNK : n;
+    for (int k = 0; k <= j; k++) {
+      a->part[(int64_t)k * ks + c * cs] = 0.0;
+      if (w) a->part[(int64_t)(j + 1 + k) * ks + c * cs] = 0.0;
+    }
+    for (int64_t b = c0; b < c1; b += BLOCK) {
+      const int64_t m = c1 - b < BLOCK ? c1 - b : BLOCK;
+      double q[BLOCK], x[BLOCK];
+      decode_rows(P, &vj, b, m, q);
+      for (int k = 0; k <= j; k++) {
+        const msp_acc v = col_acc(V, k);
+        decode_rows(P, &v, b, m, x);
+        dot2(x, q, w ? w + b : NULL, m, &a->part[(int64_t)k * ks + c * cs],
+             &a->part[(int64_t)(j + 1 + k) * ks + c * cs]);
+      }
+    }
+  }
+}
+#define MSP__CPU_KERNEL dcgs2_project_kernel
+MSP__CPU_INSTANTIATE1(basis_args *)
+#undef MSP__CPU_KERNEL
+
+// Pass 2, per block of BLOCK rows: every column k < j decoded once for both updates, column j
+// rewritten (nj: its accessor with the new scale), w finished and, with store, column j + 1.
+typedef struct {
+  basis_args base;
+  const double *s, *c;
+  double rjj;
+  msp_acc nj; // column j as written
+  int store;
+} dcgs2_args;
+MSP__CPU_INLINE void dcgs2_update_kernel(msp_precision P, dcgs2_args *d) {
+  const msp__basis *V = d->base.V;
+  double *w = d->base.w;
+  const int j = d->base.j0;
+  const int64_t n = V->n, nblocks = (n + BLOCK - 1) / BLOCK;
+  const msp_acc vj = col_acc(V, j);
+  const msp_acc vn = d->store ? col_acc(V, j + 1) : vj;
+#pragma omp for schedule(static)
+  for (int64_t blk = 0; blk < nblocks; blk++) {
+    const int64_t b = blk * BLOCK, m = n - b < BLOCK ? n - b : BLOCK;
+    double tq[BLOCK], tw[BLOCK], x[BLOCK];
+    decode_rows(P, &vj, b, m, tq);
+    memcpy(tw, w + b, (size_t)m * sizeof(double));
+    for (int k = 0; k < j; k++) {
+      const msp_acc v = col_acc(V, k);
+      const double sk = d->s[k], ck = d->c[k];
+      decode_rows(P, &v, b, m, x);
+      for (int64_t i = 0; i < m; i++) {
+        tq[i] -= sk * x[i];
+        tw[i] -= ck * x[i];
+      }
+    }
+    const double r = d->rjj, cj = d->c[j];
+    for (int64_t i = 0; i < m; i++) {
+      msp_acc_store_p(P, &d->nj, b + i, tq[i] / r);
+      tq[i] = msp_acc_load_p(P, &d->nj, b + i);
+      tw[i] = (tw[i] - cj * tq[i]) / r;
+    }
+    if (d->store) {
+      for (int64_t i = 0; i < m; i++) {
+        msp_acc_store_p(P, &vn, b + i, tw[i]);
+        w[b + i] = msp_acc_load_p(P, &vn, b + i);
+      }
+    } else {
+      memcpy(w + b, tw, (size_t)m * sizeof(double));
+    }
+  }
+}
+#define MSP__CPU_KERNEL dcgs2_update_kernel
+MSP__CPU_INSTANTIATE1(dcgs2_args *)
+#undef MSP__CPU_KERNEL
+
 // ---- slots --------------------------------------------------------------------------------------
 static void args_init(basis_args *a, const msp__basis *V, int j0, int j1, msp_vector w,
                       const double *coef) {
@@ -211,7 +336,8 @@ msp_status msp__cpu_basis_alloc(msp_context ctx, int64_t n, int cols, msp_precis
   MSP_TRY(msp__alloc_zero(&V->data, (size_t)(n > 0 ? n : 1) * (size_t)cols, bytes,
                           "GMRES Krylov basis values"));
   if (msp_prec_is_fixed(prec)) MSP_TRY(MSP_ALLOC_ZERO(V->scales, cols, "GMRES basis scales"));
-  MSP_TRY(MSP_ALLOC_ZERO(V->work, (V->nchunks > 0 ? V->nchunks : 1) * ((int64_t)cols + 1),
+  // DCGS2's projection: 2 cols partials per chunk
+  MSP_TRY(MSP_ALLOC_ZERO(V->work, (V->nchunks > 0 ? V->nchunks : 1) * (2 * (int64_t)cols + 1),
                          "GMRES projection partials"));
   *out = V;
   V = NULL;
@@ -304,5 +430,55 @@ msp_status msp__cpu_basis_combine(msp_context ctx, const msp__basis *V, int k1, 
   args_init(&a, V, 0, k1, z, y);
 #pragma omp parallel
   combine_kernel_dispatch(V->prec, &a);
+  return MSP_SUCCESS;
+}
+
+void msp__cpu_basis_dcgs2_partials(const msp__basis *V, int j, const double *w, double *part,
+                                   int64_t kstride, int64_t cstride) {
+  basis_args a;
+  memset(&a, 0, sizeof a);
+  a.V = V;
+  a.j0 = j;
+  a.j1 = j + 1;
+  a.w = (double *)w;
+  a.part = part;
+  a.kstride = kstride;
+  a.cstride = cstride;
+#pragma omp parallel
+  dcgs2_project_kernel_dispatch(V->prec, &a);
+}
+
+msp_status msp__cpu_basis_dcgs2_project(msp_context ctx, const msp__basis *V, int j, msp_vector w,
+                                        double *r) {
+  const int cnt = w ? 2 * j + 2 : j + 1;
+  msp__cpu_basis_dcgs2_partials(V, j, w ? (const double *)w->h_data : NULL, V->work, V->nchunks, 1);
+  for (int k = 0; k < cnt; k++)
+    r[k] = msp__cpu_pairwise(V->work + (int64_t)k * V->nchunks, V->nchunks);
+  return MSP_SUCCESS;
+}
+
+msp_status msp__cpu_basis_dcgs2_update(msp_context ctx, msp__basis *V, int j, const double *s,
+                                       double rjj, const double *c, msp_vector w, int store) {
+  dcgs2_args d;
+  memset(&d, 0, sizeof d);
+  args_init(&d.base, V, j, j + 1, w, NULL);
+  d.s = s;
+  d.c = c;
+  d.rjj = rjj;
+  d.store = store;
+  d.nj = col_acc(V, j);
+  double scale = 0.0;
+  if (msp_prec_is_fixed(V->prec)) {
+    // the new values are at most (max |V_j| + sum |s_k| max |V_k|) / rjj, and max |V_k| is at
+    // most scale_k qmax: a scale for that bound never clips (and costs a few ulp of the old one)
+    double bound = V->scales[j];
+    for (int k = 0; k < j; k++)
+      bound += fabs(s[k]) * V->scales[k];
+    scale = msp_fx_block_scale(V->prec, bound * msp_prec_qmax(V->prec) / rjj);
+    d.nj.scales = &scale;
+  }
+#pragma omp parallel
+  dcgs2_update_kernel_dispatch(V->prec, &d);
+  if (msp_prec_is_fixed(V->prec)) V->scales[j] = scale;
   return MSP_SUCCESS;
 }

@@ -24,6 +24,12 @@ void msp__cpu_red_partials(int op, msp_vector x, msp_vector y, double s, int64_t
 void msp__cpu_basis_partials(const msp__basis *V, int j0, int cnt, const double *w, int ww,
                              double *part, int64_t kstride, int64_t cstride);
 
+// DCGS2's projection partials (basis_dcgs2_project) over every chunk c of V:
+// part[k * kstride + c * cstride] = V_k . V_j over chunk c for k <= j and, with w (not NULL),
+// part[(j + 1 + k) * kstride + c * cstride] = V_k . w. Opens its own OpenMP parallel region.
+void msp__cpu_basis_dcgs2_partials(const msp__basis *V, int j, const double *w, double *part,
+                                   int64_t kstride, int64_t cstride);
+
 // Stores w into column j of V and reads it back into w, with the column's scale V->scales[j]
 // already set (fixed point; the other precisions have none). Opens its own parallel region.
 void msp__cpu_basis_store_scaled(msp__basis *V, int j, msp_vector w);

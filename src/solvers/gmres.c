@@ -33,7 +33,7 @@ msp_solver_options msp_solver_options_default(void) {
   o.basis_precision = MSP_PRECISION_F64;
   o.basis_auto = 0;
   o.precond = MSP_PRECOND_NONE;
-  o.ortho = MSP_ORTHO_CGS;
+  o.ortho = MSP_ORTHO_DCGS2;
   return o;
 }
 
@@ -53,6 +53,8 @@ typedef struct {
   double *cs, *sn; // rotations
   double *g;       // rotated right-hand side (m+1)
   double *h, *u;   // one column of projections and its correction (m+1)
+  double *Hu;      // DCGS2: H before the rotations, (m+1) x m like H
+  double *rr, *c;  // DCGS2: the fused projection (2 m + 2) and the coefficients (m + 1)
   msp__basis *V;
   msp__precond P;
   double bytes; // basis bytes moved
@@ -117,7 +119,7 @@ static msp_status basis_make(gmres_state *s, msp_precision p) {
 
 // The backend must have every operation the solve calls (the basis operations, and pmul for
 // Jacobi): an empty slot of a backend's table names the first one missing, before any work.
-static msp_status check_slots(msp_context ctx, msp_precond precond) {
+static msp_status check_slots(msp_context ctx, msp_precond precond, msp_ortho ortho) {
   const msp__backend *be = ctx->backend;
   const char *missing = !be->basis_alloc                             ? "basis_alloc"
                         : !be->basis_free                            ? "basis_free"
@@ -126,7 +128,10 @@ static msp_status check_slots(msp_context ctx, msp_precond precond) {
                         : !be->basis_subtract                        ? "basis_subtract"
                         : !be->basis_combine                         ? "basis_combine"
                         : precond == MSP_PRECOND_JACOBI && !be->pmul ? "pmul"
-                                                                     : NULL;
+                        : ortho == MSP_ORTHO_DCGS2 && !be->basis_dcgs2_project
+                            ? "basis_dcgs2_project"
+                        : ortho == MSP_ORTHO_DCGS2 && !be->basis_dcgs2_update ? "basis_dcgs2_update"
+                                                                              : NULL;
   if (missing)
     return msp__error(MSP_ERR_NOT_SUPPORTED,
                       "msp_gmres: operation %s is not implemented on the %s backend", missing,
@@ -263,7 +268,8 @@ static msp_status check_options(const msp_solver_options *o, const msp_solver_re
   MSP_CHECK_ARG(o->precond == MSP_PRECOND_NONE || o->precond == MSP_PRECOND_JACOBI ||
                     o->precond == MSP_PRECOND_ILU0,
                 "msp_gmres: unknown preconditioner %d", (int)o->precond);
-  MSP_CHECK_ARG(o->ortho == MSP_ORTHO_CGS || o->ortho == MSP_ORTHO_MGS,
+  MSP_CHECK_ARG(o->ortho == MSP_ORTHO_CGS || o->ortho == MSP_ORTHO_MGS ||
+                    o->ortho == MSP_ORTHO_DCGS2,
                 "msp_gmres: unknown orthogonalisation %d", (int)o->ortho);
   MSP_CHECK_ARG(!rep || rep->history_capacity >= 0, "msp_gmres: history_capacity %lld < 0",
                 rep ? (long long)rep->history_capacity : 0LL);
@@ -281,6 +287,109 @@ static void history_add(msp_solver_report *R, double value) {
 static int monitor(const gmres_state *s, int64_t iter, double res, double bnorm,
                    msp_precision prec) {
   return s->o.monitor && s->o.monitor(s->o.monitor_data, iter, res, res / bnorm, prec) != 0;
+}
+
+// ---- DCGS2 --------------------------------------------------------------------------------------
+// Classical Gram-Schmidt with delayed re-orthogonalisation (Swirydowicz, Langou, Ananthan, Yang
+// and Thomas, "Low synchronization Gram-Schmidt and generalized minimal residual algorithms",
+// DCGS2, in its Arnoldi form): iteration j takes column j as the previous iteration left it,
+// orthogonalised once and not normalised, and w = A M^-1 v_j. One pass over columns 0 .. j gives
+// every dot product the iteration needs in one reduction: s = V_<j^T v_j (the second,
+// delayed, pass of column j), alpha = v_j . v_j, t = V_<j^T w and tau = v_j . w. On the host:
+// r_jj = sqrt(alpha - s . s) (the correction is small against v_j, so the difference keeps its
+// digits; where it removed more than 3/4 of alpha the norm is recomputed), q_j = (v_j - V s) /
+// r_jj, the projections of w on the corrected basis c = (t, (tau - s . t) / r_jj), and column
+// j - 1 of H takes the correction (+s, and r_jj below the diagonal), which completes it: its
+// rotation and the residual after iteration j - 1 come here. The second pass rewrites column j as
+// q_j and leaves (w - V c) / r_jj, orthogonalised once, as column j + 1. A M^-1 q_j = (w - A M^-1
+// V_<j s) / r_jj, and A M^-1 V_<j s = V H s with the completed columns, so column j of H is
+// (c - H s) / r_jj. The basis is read twice per iteration; the residual of iteration j is known
+// one product later (the last product of a converged cycle is not used).
+static msp_status nonfinite(int64_t iter);
+
+static msp_status cycle_dcgs2(gmres_state *s, msp_solver_report *R, double beta, double bnorm,
+                              double tol, msp_precision prec, int *kout) {
+  msp_status st = MSP_SUCCESS;
+  const int m = s->m, ld = m + 1;
+  const int64_t it0 = R->iterations;
+  const int fixed = msp_prec_is_fixed(s->V->prec);
+  *kout = 0;
+  for (int i = 0; i <= m; i++)
+    s->g[i] = 0.0;
+  for (int j = 0;; j++) {
+    const int product = j < m && it0 + j < s->o.max_iters; // iteration j runs
+    if (product) {
+      if (s->o.precond != MSP_PRECOND_NONE) {
+        MSP_TRY(msp__precond_apply(s->ctx, &s->P, s->v, s->z));
+        MSP_TRY(msp_spmv(s->ctx, 1.0, s->A, s->z, 0.0, s->w));
+      } else {
+        MSP_TRY(msp_spmv(s->ctx, 1.0, s->A, s->v, 0.0, s->w));
+      }
+    }
+    double *rr = s->rr, *sv = rr, *t = rr + j + 1;
+    MSP_TRY(msp__vector_current(s->w));
+    MSP_TRY(s->be->basis_dcgs2_project(s->ctx, s->V, j, product ? s->w : NULL, rr));
+    s->bytes += col_bytes(s, j + 1);
+    const double alpha = rr[j];
+    double ss = 0.0;
+    for (int k = 0; k < j; k++)
+      ss += sv[k] * sv[k];
+    double d = alpha - ss;
+    if (!(d > 0.25 * alpha) && j > 0) {
+      // the correction took most of v_j: its norm from the corrected vector itself
+      double ww = 0.0;
+      MSP_TRY(msp_copy(s->ctx, s->v, s->z));
+      MSP_TRY(basis_subtract(s, 0, j, sv, s->z, NULL, &ww));
+      d = ww;
+    }
+    const double rjj = d > 0.0 ? sqrt(d) : 0.0;
+    if (!isfinite(rjj) || !isfinite(alpha)) return nonfinite(R->iterations + 1);
+    if (j == 0) {
+      s->g[0] = beta * rjj; // r = beta v_0 = beta r_00 q_0
+    } else {
+      // column j - 1 of H complete: its rotation, the residual after iteration j
+      double *hu = s->Hu + (size_t)(j - 1) * ld;
+      for (int i = 0; i < j; i++)
+        hu[i] += sv[i];
+      hu[j] = rjj;
+      memcpy(s->h, hu, (size_t)j * sizeof(double));
+      const double res = rotate(s, j - 1, rjj);
+      R->iterations++;
+      R->iterations_by_precision[prec]++;
+      *kout = j;
+      if (!isfinite(res)) return nonfinite(R->iterations);
+      history_add(R, res / bnorm);
+      if (monitor(s, R->iterations, res, bnorm, prec)) R->stopped = 1;
+      if (res <= tol || rjj == 0.0 || R->stopped) break;
+    }
+    if (!product || rjj == 0.0) break;
+    // c: w's projections on the corrected basis; column j of H = (c - H s) / r_jj
+    double st_ = 0.0;
+    for (int k = 0; k < j; k++) {
+      s->c[k] = t[k];
+      st_ += sv[k] * t[k];
+    }
+    s->c[j] = (t[j] - st_) / rjj;
+    double *hj = s->Hu + (size_t)j * ld;
+    for (int i = 0; i <= j; i++) {
+      double y = 0.0;
+      for (int l = (i > 0 ? i - 1 : 0); l < j; l++) // H is upper Hessenberg
+        y += s->Hu[i + (size_t)l * ld] * sv[l];
+      hj[i] = (s->c[i] - y) / rjj;
+    }
+    MSP_TRY(msp__vector_current(s->w));
+    MSP_TRY(s->be->basis_dcgs2_update(s->ctx, s->V, j, sv, rjj, s->c, s->w, !fixed));
+    msp__vector_written(s->w);
+    s->bytes += col_bytes(s, j + 1) + col_bytes(s, fixed ? 1 : 2);
+    if (fixed) MSP_TRY(basis_store(s, j + 1, s->w));
+    // w (column j + 1 as stored) is the next product's input
+    msp_vector tmp = s->v;
+    s->v = s->w;
+    s->w = tmp;
+  }
+  return st;
+exit:
+  return st;
 }
 
 static msp_status nonfinite(int64_t iter) {
@@ -311,7 +420,11 @@ msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vect
                       (long long)A->rows, (long long)b->n, (long long)x->n);
   S.o = opts ? *opts : msp_solver_options_default();
   MSP_TRY(check_options(&S.o, rep));
-  MSP_TRY(check_slots(ctx, S.o.precond));
+  // the default on a backend that has not got DCGS2's two passes: the re-orthogonalising CGS
+  if (S.o.ortho == MSP_ORTHO_DCGS2 &&
+      (!ctx->backend->basis_dcgs2_project || !ctx->backend->basis_dcgs2_update))
+    S.o.ortho = MSP_ORTHO_CGS;
+  MSP_TRY(check_slots(ctx, S.o.precond, S.o.ortho));
   if (rep) {
     R.history = rep->history;
     R.history_capacity = rep->history_capacity;
@@ -352,6 +465,11 @@ msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vect
   MSP_TRY(MSP_ALLOC_ZERO(S.g, m + 1, "GMRES right-hand side"));
   MSP_TRY(MSP_ALLOC_ZERO(S.h, m + 1, "GMRES projections"));
   MSP_TRY(MSP_ALLOC_ZERO(S.u, m + 1, "GMRES projections"));
+  if (S.o.ortho == MSP_ORTHO_DCGS2) {
+    MSP_TRY(MSP_ALLOC_ZERO(S.Hu, (size_t)(m + 1) * (size_t)m, "GMRES Hessenberg matrix"));
+    MSP_TRY(MSP_ALLOC_ZERO(S.rr, 2 * (size_t)m + 2, "GMRES projections"));
+    MSP_TRY(MSP_ALLOC_ZERO(S.c, m + 1, "GMRES projections"));
+  }
   MSP_TRY(msp__precond_setup(A, S.o.precond, &S.P));
   msp_precision prec = S.o.basis_auto ? MSP_PRECISION_F32 : S.o.basis_precision;
   int from_guess = 0; // basis auto: 1 once the f64 cycles started over from the initial guess
@@ -383,10 +501,14 @@ msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vect
     // v_0 = r / beta, stored and rounded like every basis vector.
     MSP_TRY(msp_axpby(ctx, 1.0 / beta, S.r, 0.0, S.v));
     MSP_TRY(basis_store(&S, 0, S.v));
+    int k = 0; // columns of H built in this cycle
+    if (S.o.ortho == MSP_ORTHO_DCGS2) {
+      MSP_TRY(cycle_dcgs2(&S, &R, beta, bnorm, tol, prec, &k));
+      goto update;
+    }
     for (int i = 0; i <= m; i++)
       S.g[i] = 0.0;
     S.g[0] = beta;
-    int k = 0; // columns of H built in this cycle
     for (int j = 0; j < m && R.iterations < S.o.max_iters; j++) {
       if (S.o.precond != MSP_PRECOND_NONE) {
         MSP_TRY(msp__precond_apply(ctx, &S.P, S.v, S.z));
@@ -414,6 +536,7 @@ msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vect
         MSP_TRY(basis_store(&S, j + 1, S.v));
       }
     }
+  update:
     MSP_TRY(update_solution(&S, k));
     // The explicit residual decides: rounding (and a compressed basis) can make the recurrence
     // claim more than the iterate achieves, and then the iteration goes on.
