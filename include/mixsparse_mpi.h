@@ -143,6 +143,18 @@ msp_status msp_dist_permutation(const msp_dist d, int64_t *perm);
 msp_status msp_dist_matrix_scatter(msp_dist d, int root, const msp_matrix G,
                                    const msp_convert_options *opts, msp_matrix *A);
 
+// The matrix msp_matrix_generate would make from `spec` (without "gen:"; every rank names the
+// same), each rank generating only its own rows (no scatter, no rank holding the whole matrix):
+// the same rows, values and handle as msp_dist_matrix_scatter of the generated matrix, under the
+// first matrix's layout or, for the first, blocks with the same number of MSP_DIST_CHUNK-row
+// chunks per rank (give or take one). Row-wise generators only (MSP_ERR_NOT_SUPPORTED for
+// rmat, whose edge list is sorted as a whole, and under a METIS layout: scatter those).
+// MSP_ERR_INVALID_ARGUMENT (a bad spec, the ranks' specs differ), MSP_ERR_INVALID_MATRIX (not
+// square, fewer chunks than ranks), MSP_ERR_DIMENSION_MISMATCH (rows differ from the layout's),
+// MSP_ERR_OUT_OF_MEMORY, the conversion's statuses. Collective.
+msp_status msp_dist_matrix_generate(msp_dist d, const char *spec, const msp_convert_options *opts,
+                                    msp_matrix *A);
+
 // What a rank holds of a distributed matrix and what its products have cost so far. Not
 // collective.
 typedef struct {

@@ -249,6 +249,67 @@ exit:
   free(zero);
 }
 
+// A matrix each rank generates for its own rows (msp_dist_matrix_generate): the same global
+// sizes as the generated matrix, a product within the rounding bound of one process's on it;
+// R-MAT (one sorted edge list) refused on every rank alike.
+static void generate_case(const char *spec) {
+  msp_matrix G = NULL, A = NULL;
+  msp_dist d = NULL;
+  msp_vector xl = NULL, yl = NULL, xv = NULL, yv = NULL;
+  test_csr c = {0};
+  double *x = NULL, *want = NULL, *got = NULL, *zero = NULL;
+  CHECK_OK(msp_matrix_generate(ref, spec, &G));
+  CHECK_OK(make_dist(&d));
+  if (!G || !d) goto exit;
+  const int64_t n = msp_matrix_rows(G);
+  x = malloc((size_t)n * sizeof *x);
+  want = malloc((size_t)n * sizeof *want);
+  got = malloc((size_t)n * sizeof *got);
+  zero = calloc((size_t)n, sizeof *zero);
+  CHECK(x && want && got && zero && test_csr_from_matrix(&c, G) == 0, "out of memory");
+  if (!x || !want || !got || !zero || !c.rowptr) goto exit;
+  CHECK_OK(msp_dist_matrix_generate(d, spec, NULL, &A));
+  if (!A) goto exit;
+  msp_dist_matrix_info in;
+  CHECK_OK(msp_dist_matrix_info_get(A, &in));
+  CHECK(in.global_rows == n && in.global_nnz == msp_matrix_nnz(G), "%s: %lld rows %lld nonzeros",
+        spec, (long long)in.global_rows, (long long)in.global_nnz);
+  test_dist_fill(n, 5, x);
+  CHECK_OK(msp_vector_create(ref, n, &xv));
+  CHECK_OK(msp_vector_create(ref, n, &yv));
+  CHECK_OK(msp_vector_set(xv, x));
+  CHECK_OK(msp_spmv(ref, 1.0, G, xv, 0.0, yv));
+  CHECK_OK(msp_vector_get(yv, want));
+  xl = test_dist_part(d, A, MSP_PRECISION_F64, x);
+  yl = test_dist_part(d, A, MSP_PRECISION_F64, zero);
+  CHECK_OK(msp_spmv(msp_dist_context(d), 1.0, A, xl, 0.0, yl));
+  CHECK_OK(msp_dist_vector_gather(A, 0, yl, rank_ == 0 ? got : NULL));
+  if (rank_ == 0) {
+    int64_t same = 0;
+    const int64_t bad = outside_bound(&c, x, zero, 1.0, 0.0, want, got, 0.0, &same);
+    CHECK(bad == 0, "generated %s: %lld rows outside the rounding bound", spec, (long long)bad);
+    printf("generated %s on each rank: %lld of %lld rows with one process's bits\n", spec,
+           (long long)same, (long long)n);
+  }
+  msp_matrix B = NULL;
+  msp_status st = msp_dist_matrix_generate(d, "rmat:12:4", NULL, &B);
+  CHECK(test_dist_agreed(st) == MSP_ERR_NOT_SUPPORTED && !B, "rmat generated per rank: %s",
+        msp_status_name(st));
+exit:
+  msp_vector_destroy(&xl);
+  msp_vector_destroy(&yl);
+  msp_vector_destroy(&xv);
+  msp_vector_destroy(&yv);
+  msp_matrix_destroy(&A);
+  msp_matrix_destroy(&G);
+  CHECK_OK(msp_dist_destroy(&d));
+  test_csr_free(&c);
+  free(x);
+  free(want);
+  free(got);
+  free(zero);
+}
+
 // ||b - G x|| / ||b|| on the reference context.
 static double true_residual(msp_matrix G, const double *b, const double *x) {
   const int64_t n = msp_matrix_rows(G);
@@ -520,6 +581,7 @@ int main(int argc, char **argv) {
   }
   if (G) local_and_refused();
   msp_matrix_destroy(&G);
+  generate_case("stencil27:40");
   // PageRank: a power-law graph with dangling nodes, f64 and CPMS
   CHECK_OK(msp_matrix_generate(ref, "rmat:14:8", &G));
   if (G) {

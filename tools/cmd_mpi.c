@@ -129,7 +129,12 @@ static msp_status reference_result(msp_status st, msp_vector v, int64_t n, int s
 static int scatter_rows(msp_dist d, msp_matrix G, const msp_convert_options *co, const options *o,
                         msp_precision prec, msp_matrix *A, msp_dist_matrix_info *in, msp_vector *v1,
                         msp_vector *v2, const char *what, int rank) {
-  msp_status st = msp_dist_matrix_scatter(d, 0, G, co, A);
+  // a generated matrix: each rank generates its own rows (no scatter); generators that are not
+  // row by row (R-MAT) and METIS layouts take the scatter from rank 0
+  msp_status st = MSP_ERR_NOT_SUPPORTED;
+  if (!strncmp(o->file, "gen:", 4) && g_partition == MSP_DIST_PARTITION_BLOCKS)
+    st = msp_dist_matrix_generate(d, o->file + 4, co, A);
+  if (st == MSP_ERR_NOT_SUPPORTED) st = msp_dist_matrix_scatter(d, 0, G, co, A);
   if (st != MSP_SUCCESS) {
     if (rank == 0) fail(st, o->file);
     return 0;

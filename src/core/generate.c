@@ -649,3 +649,64 @@ exit:
   msp__free(g.wz);
   return st;
 }
+
+// Rows [r0, r1) of the matrix `spec` describes, as one process generates them (the same rows,
+// columns and values: gen_fill_row), for a distributed layer that generates each rank's rows on
+// that rank. *rows / *cols: the whole matrix's; with r0 == r1 nothing else is made. *rp (r1 - r0
+// + 1, from 0), *ci (global columns) and *val are allocated here (msp__free). Row-wise generators
+// only: R-MAT's edge list is one sorted whole (MSP_ERR_NOT_SUPPORTED); a bad spec or range
+// MSP_ERR_INVALID_ARGUMENT.
+msp_status msp__matrix_generate_rows(const char *spec, int64_t r0, int64_t r1, int64_t *rows,
+                                     int64_t *cols, int64_t **rp, int32_t **ci, double **val) {
+  msp_status st = MSP_SUCCESS;
+  gen_spec g;
+  memset(&g, 0, sizeof(g));
+  int64_t *p = NULL;
+  int32_t *c = NULL;
+  double *v = NULL;
+  MSP_CHECK_ARG(spec && rows && cols, "msp_matrix_generate: spec or sizes NULL");
+  MSP_TRY(gen_parse(spec, &g));
+  if (g.kind == GEN_RMAT) {
+    st = msp__error(MSP_ERR_NOT_SUPPORTED,
+                    "msp_matrix_generate: %s is generated as one sorted edge list, not row by row",
+                    spec);
+    goto exit;
+  }
+  *rows = g.rows;
+  *cols = g.cols;
+  if (r0 == r1) goto exit;
+  if (r0 < 0 || r1 < r0 || r1 > g.rows || !rp || !ci || !val) {
+    st = msp__error(MSP_ERR_INVALID_ARGUMENT,
+                    "msp_matrix_generate: rows [%lld, %lld) outside the %lld rows of %s",
+                    (long long)r0, (long long)r1, (long long)g.rows, spec);
+    goto exit;
+  }
+  if (g.kind == GEN_STENCIL27) MSP_TRY(stencil_tables(&g));
+  const int64_t n = r1 - r0;
+  MSP_TRY(MSP_ALLOC(p, n + 1, "generated rows"));
+  p[0] = 0;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; i++)
+    p[i + 1] = gen_row_len(&g, r0 + i);
+  for (int64_t i = 0; i < n; i++)
+    p[i + 1] += p[i];
+  MSP_TRY(MSP_ALLOC(c, p[n] > 0 ? p[n] : 1, "generated rows"));
+  MSP_TRY(MSP_ALLOC(v, p[n] > 0 ? p[n] : 1, "generated rows"));
+#pragma omp parallel for schedule(dynamic, 1024)
+  for (int64_t i = 0; i < n; i++)
+    gen_fill_row(&g, r0 + i, c + p[i], v + p[i]);
+  *rp = p;
+  *ci = c;
+  *val = v;
+  p = NULL;
+  c = NULL;
+  v = NULL;
+exit:
+  msp__free(p);
+  msp__free(c);
+  msp__free(v);
+  msp__free(g.wx);
+  msp__free(g.wy);
+  msp__free(g.wz);
+  return st;
+}

@@ -63,7 +63,6 @@ msp_status msp__dist_set_exact(msp_dist d, int exact) {
     d->table.basis_store = msp__dist_basis_store;
     d->table.basis_project = msp__dist_basis_project;
     d->table.basis_subtract = msp__dist_basis_subtract;
-    d->table.basis_dcgs2_project = msp__dist_basis_dcgs2_project;
   } else {
     d->table.dot = msp__dist_sum_dot;
     d->table.nrm1 = msp__dist_sum_nrm1;
@@ -71,7 +70,6 @@ msp_status msp__dist_set_exact(msp_dist d, int exact) {
     d->table.basis_store = msp__dist_sum_basis_store;
     d->table.basis_project = msp__dist_sum_basis_project;
     d->table.basis_subtract = msp__dist_sum_basis_subtract;
-    d->table.basis_dcgs2_project = msp__dist_sum_basis_dcgs2_project;
   }
   return MSP_SUCCESS;
 }
@@ -1019,5 +1017,101 @@ exit:
   msp__free(prp);
   msp__free(pci);
   msp__free(pval);
+  return st;
+}
+
+msp_status msp_dist_matrix_generate(msp_dist d, const char *spec, const msp_convert_options *opts,
+                                    msp_matrix *A) {
+  msp_status st = MSP_SUCCESS, lst = MSP_SUCCESS;
+  msp__dist_mat *m = NULL;
+  int64_t *rp = NULL, *newoff = NULL;
+  int32_t *ci = NULL;
+  double *val = NULL;
+  int64_t grows = 0, gcols = 0;
+  MSP_CHECK_ARG(msp__dist_ok(d), "msp_dist_matrix_generate: d is not a distributed context");
+  MSP_CHECK_ARG(A, "msp_dist_matrix_generate: A is NULL");
+  *A = NULL;
+  {
+    // every rank names the same spec (rank 0's, compared)
+    int len = spec ? (int)strlen(spec) : -1, len0 = len;
+    if (MPI_Bcast(&len0, 1, MPI_INT, 0, d->comm) != MPI_SUCCESS)
+      return msp__dist_mpi_fail("msp_dist_matrix_generate", "MPI_Bcast");
+    char *s0 = NULL;
+    lst = len0 < 0 ? MSP_SUCCESS : MSP_ALLOC(s0, len0 + 1, "generator spec");
+    if (lst == MSP_SUCCESS && s0 && d->rank == 0) memcpy(s0, spec, (size_t)len0 + 1);
+    int bad = lst != MSP_SUCCESS, any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, d->comm);
+    if (!any && s0 && MPI_Bcast(s0, len0 + 1, MPI_CHAR, 0, d->comm) != MPI_SUCCESS) any = 1;
+    if (!any && lst == MSP_SUCCESS)
+      lst = len != len0 || (spec && memcmp(spec, s0, (size_t)len0))
+                ? msp__error(MSP_ERR_INVALID_ARGUMENT,
+                             "msp_dist_matrix_generate: the ranks name different specs")
+            : !spec ? msp__error(MSP_ERR_INVALID_ARGUMENT, "msp_dist_matrix_generate: spec is NULL")
+                    : MSP_SUCCESS;
+    msp__free(s0);
+    if (any && lst == MSP_SUCCESS)
+      lst = msp__error(MSP_ERR_OUT_OF_MEMORY, "msp_dist_matrix_generate: a rank could not "
+                                              "allocate the spec");
+    MSP_TRY(msp__dist_agree(d, lst));
+  }
+  // the sizes (the same on every rank: the spec is), then the layout
+  MSP_TRY(
+      msp__dist_agree(d, msp__matrix_generate_rows(spec, 0, 0, &grows, &gcols, NULL, NULL, NULL)));
+  const int64_t chunks = (grows + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
+  if (grows != gcols)
+    lst = msp__error(MSP_ERR_INVALID_MATRIX, "msp_dist_matrix_generate: %s is not square", spec);
+  else if (chunks < d->size)
+    lst = msp__error(MSP_ERR_INVALID_MATRIX,
+                     "msp_dist_matrix_generate: %d ranks but %s has %lld rows, %lld chunk%s of %d "
+                     "rows; each rank needs at least one chunk",
+                     d->size, spec, (long long)grows, (long long)chunks, chunks == 1 ? "" : "s",
+                     MSP__RED_CHUNK);
+  else if (d->off && grows != d->grows)
+    lst = msp__error(MSP_ERR_DIMENSION_MISMATCH,
+                     "msp_dist_matrix_generate: %s has %lld rows but the context's layout %lld",
+                     spec, (long long)grows, (long long)d->grows);
+  else if (!d->off && d->partition != MSP_DIST_PARTITION_BLOCKS)
+    lst = msp__error(MSP_ERR_NOT_SUPPORTED,
+                     "msp_dist_matrix_generate: a METIS layout partitions the whole graph on one "
+                     "rank: distribute it with msp_dist_matrix_scatter");
+  MSP_TRY(msp__dist_agree(d, lst));
+  if (!d->off) {
+    // blocks of whole chunks, the same number of chunks per rank (give or take one)
+    MSP_TRY(msp__dist_agree(d, MSP_ALLOC(newoff, d->size + 1, "distributed row layout")));
+    for (int r = 0; r <= d->size; r++) {
+      const int64_t c = chunks * r / d->size * MSP__RED_CHUNK;
+      newoff[r] = c < grows ? c : grows;
+    }
+    d->off = newoff;
+    d->grows = grows;
+    newoff = NULL;
+  }
+  MSP_TRY(msp__dist_agree(d, MSP_ALLOC_ZERO(m, 1, "distributed matrix")));
+  m->magic = MSP__MAGIC_DIST_MAT;
+  m->d = d;
+  m->grows = grows;
+  m->row0 = d->off[d->rank];
+  m->rows = d->off[d->rank + 1] - m->row0;
+  lst = msp__matrix_generate_rows(spec, m->row0, m->row0 + m->rows, &grows, &gcols, &rp, &ci, &val);
+  MSP_TRY(msp__dist_agree(d, lst));
+  m->nnz = rp[m->rows];
+  {
+    int64_t nnz = m->nnz;
+    if (MPI_Allreduce(&nnz, &m->gnnz, 1, MPI_INT64_T, MPI_SUM, d->comm) != MPI_SUCCESS) {
+      st = msp__dist_mpi_fail("msp_dist_matrix_generate", "MPI_Allreduce");
+      goto exit;
+    }
+  }
+  MSP_TRY(msp__dist_build(d, rp, ci, val, opts, m));
+  lst = make_handle(d, rp, ci, val, m, A);
+  if (lst == MSP_SUCCESS) m = NULL; // *A owns it now
+  st = msp__dist_agree(d, lst);
+  if (st != MSP_SUCCESS) msp_matrix_destroy(A);
+exit:
+  msp__dist_mat_free(m);
+  msp__free(rp);
+  msp__free(ci);
+  msp__free(val);
+  msp__free(newoff);
   return st;
 }

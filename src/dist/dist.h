@@ -157,6 +157,11 @@ void msp__dist_mat_free(msp__dist_mat *m); // NULL accepted
 msp_status msp__dist_mat_spmv(msp_context ctx, msp__dist_mat *m, double alpha, msp_vector x,
                               double beta, msp_vector y);
 
+// Rows [r0, r1) of a generated matrix (src/core/generate.c; row-wise generators only): the
+// whole matrix's sizes, and with r0 < r1 its rows' CSR (rp from 0, global columns; msp__free).
+msp_status msp__matrix_generate_rows(const char *spec, int64_t r0, int64_t r1, int64_t *rows,
+                                     int64_t *cols, int64_t **rp, int32_t **ci, double **val);
+
 // The distributed matrix behind a handle of a distributed context (NULL for any other matrix).
 msp__dist_mat *msp__dist_mat_of(const msp_matrix A);
 
@@ -212,8 +217,6 @@ msp_status msp__dist_basis_project(msp_context, const msp__basis *, int, int, ms
 msp_status msp__dist_basis_subtract(msp_context, const msp__basis *, int, int, const double *,
                                     msp_vector, double *, double *);
 msp_status msp__dist_basis_store(msp_context, msp__basis *, int, msp_vector);
-msp_status msp__dist_basis_dcgs2_project(msp_context, const msp__basis *, int, msp_vector,
-                                         double *);
 void msp__dist_reduce_free(msp_dist d);
 // The same slots for ranks that reduce on their own backend (exact 0): the backend's result per
 // rank, the ranks' values gathered and added in rank order.
@@ -225,8 +228,6 @@ msp_status msp__dist_sum_basis_project(msp_context, const msp__basis *, int, int
 msp_status msp__dist_sum_basis_subtract(msp_context, const msp__basis *, int, int, const double *,
                                         msp_vector, double *, double *);
 msp_status msp__dist_sum_basis_store(msp_context, msp__basis *, int, msp_vector);
-msp_status msp__dist_sum_basis_dcgs2_project(msp_context, const msp__basis *, int, msp_vector,
-                                             double *);
 // v[k] = the sum over the ranks, in rank order, of their v[k] (k < m): the same bits on every
 // rank. Collective.
 msp_status msp__dist_sum_ranks(msp_dist d, double *v, int m);
