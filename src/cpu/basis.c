@@ -14,6 +14,7 @@
 
 // Rows per block of the subtraction and combination (the block of results lives on the stack).
 #define BLOCK 512
+#define UBLOCK 2048 // DCGS2's second pass
 
 // The accessor view of column j: its own array of n values (fixed point: its one scale; CPMS:
 // every segment read and written).
@@ -200,10 +201,27 @@ MSP__CPU_INLINE void decode_rows(msp_precision P, const msp_acc *v, int64_t b, i
     buf[i] = msp_acc_load_p(P, v, b + i);
 }
 
+// The arithmetic loops of DCGS2's passes also in an AVX2 build chosen at run time: the same
+// operations in the same order on wider registers (no contraction), so the same bits.
+#if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
+#define MSP__CPU_WIDE __attribute__((target_clones("avx2", "default")))
+#else
+#define MSP__CPU_WIDE
+#endif
+
+// tq -= s1 x1 + s2 x2 and tw -= c1 x1 + c2 x2 over m rows (each a difference at a time).
+MSP__CPU_WIDE static void axpy4(double *tq, double *tw, const double *x1, const double *x2,
+                                double s1, double s2, double c1, double c2, int64_t m) {
+  for (int64_t i = 0; i < m; i++) {
+    tq[i] = (tq[i] - s1 * x1[i]) - s2 * x2[i];
+    tw[i] = (tw[i] - c1 * x1[i]) - c2 * x2[i];
+  }
+}
+
 // *r1 += x . y and (z not NULL) *r2 += x . z over m values, in eight interleaved sums added in a
 // fixed tree.
-static void dot2(const double *x, const double *y, const double *z, int64_t m, double *r1,
-                 double *r2) {
+MSP__CPU_WIDE static void dot2(const double *x, const double *y, const double *z, int64_t m,
+                               double *r1, double *r2) {
   double a[8] = {0}, c[8] = {0};
   int64_t i = 0;
   if (z) {
@@ -227,9 +245,35 @@ static void dot2(const double *x, const double *y, const double *z, int64_t m, d
   if (z) *r2 += ((c[0] + c[1]) + (c[2] + c[3])) + ((c[4] + c[5]) + (c[6] + c[7]));
 }
 
-// Pass 1: per chunk of MSP__RED_CHUNK rows, in blocks of BLOCK rows (column j's block decoded
-// once), the partials of V_k . V_j and V_k . w for every k <= j, written to
-// part[k * kstride + c * cstride] and part[(j + 1 + k) * kstride + c * cstride].
+// The same for two columns x1, x2 against y and z at once (y and z read once for both):
+// r[0] += x1 . y, r[1] += x1 . z, r[2] += x2 . y, r[3] += x2 . z.
+MSP__CPU_WIDE static void dot4(const double *x1, const double *x2, const double *y, const double *z,
+                               int64_t m, double r[4]) {
+  double a[8] = {0}, c[8] = {0}, e[8] = {0}, f[8] = {0};
+  int64_t i = 0;
+  for (; i + 8 <= m; i += 8)
+    for (int l = 0; l < 8; l++) {
+      a[l] += x1[i + l] * y[i + l];
+      c[l] += x1[i + l] * z[i + l];
+      e[l] += x2[i + l] * y[i + l];
+      f[l] += x2[i + l] * z[i + l];
+    }
+  for (; i < m; i++) {
+    a[i & 7] += x1[i] * y[i];
+    c[i & 7] += x1[i] * z[i];
+    e[i & 7] += x2[i] * y[i];
+    f[i & 7] += x2[i] * z[i];
+  }
+  r[0] += ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+  r[1] += ((c[0] + c[1]) + (c[2] + c[3])) + ((c[4] + c[5]) + (c[6] + c[7]));
+  r[2] += ((e[0] + e[1]) + (e[2] + e[3])) + ((e[4] + e[5]) + (e[6] + e[7]));
+  r[3] += ((f[0] + f[1]) + (f[2] + f[3])) + ((f[4] + f[5]) + (f[6] + f[7]));
+}
+
+// Pass 1: per chunk of MSP__RED_CHUNK rows (column j's chunk decoded once), the partials of
+// V_k . V_j and V_k . w for every k <= j, written to part[k * kstride + c * cstride] and
+// part[(j + 1 + k) * kstride + c * cstride]. Each column's chunk is read from start to end (a
+// stream the prefetchers follow; a walk over all columns every few rows defeats them).
 MSP__CPU_INLINE void dcgs2_project_kernel(msp_precision P, basis_args *a) {
   const msp__basis *V = a->V;
   const double *w = a->w;
@@ -240,20 +284,44 @@ MSP__CPU_INLINE void dcgs2_project_kernel(msp_precision P, basis_args *a) {
 #pragma omp for schedule(static)
   for (int64_t c = 0; c < nchunks; c++) {
     const int64_t c0 = c * MSP__RED_CHUNK, c1 = c0 + MSP__RED_CHUNK < n ? c0 + MSP__RED_CHUNK : n;
-    for (int k = 0; k <= j; k++) {
-      a->part[(int64_t)k * ks + c * cs] = 0.0;
-      if (w) a->part[(int64_t)(j + 1 + k) * ks + c * cs] = 0.0;
-    }
-    for (int64_t b = c0; b < c1; b += BLOCK) {
-      const int64_t m = c1 - b < BLOCK ? c1 - b : BLOCK;
-      double q[BLOCK], x[BLOCK];
-      decode_rows(P, &vj, b, m, q);
-      for (int k = 0; k <= j; k++) {
-        const msp_acc v = col_acc(V, k);
-        decode_rows(P, &v, b, m, x);
-        dot2(x, q, w ? w + b : NULL, m, &a->part[(int64_t)k * ks + c * cs],
-             &a->part[(int64_t)(j + 1 + k) * ks + c * cs]);
+    double q[MSP__RED_CHUNK], x[BLOCK], x2b[BLOCK];
+    decode_rows(P, &vj, c0, c1 - c0, q);
+    int k = 0;
+    if (w) // two columns at a time, against column j and w
+      for (; k + 1 <= j; k += 2) {
+        const msp_acc v1 = col_acc(V, k), v2 = col_acc(V, k + 1);
+        double r[4] = {0, 0, 0, 0};
+        for (int64_t b = c0; b < c1; b += BLOCK) {
+          const int64_t m = c1 - b < BLOCK ? c1 - b : BLOCK;
+          const double *x1 = x, *x2 = x2b;
+          if (P == MSP_PRECISION_F64) {
+            x1 = (const double *)v1.data + b;
+            x2 = (const double *)v2.data + b;
+          } else {
+            decode_rows(P, &v1, b, m, x);
+            decode_rows(P, &v2, b, m, x2b);
+          }
+          dot4(x1, x2, q + (b - c0), w + b, m, r);
+        }
+        a->part[(int64_t)k * ks + c * cs] = r[0];
+        a->part[(int64_t)(j + 1 + k) * ks + c * cs] = r[1];
+        a->part[(int64_t)(k + 1) * ks + c * cs] = r[2];
+        a->part[(int64_t)(j + 2 + k) * ks + c * cs] = r[3];
       }
+    for (; k <= j; k++) {
+      const msp_acc v = col_acc(V, k);
+      double r1 = 0.0, r2 = 0.0;
+      for (int64_t b = c0; b < c1; b += BLOCK) {
+        const int64_t m = c1 - b < BLOCK ? c1 - b : BLOCK;
+        const double *xs = x;
+        if (P == MSP_PRECISION_F64)
+          xs = (const double *)v.data + b;
+        else
+          decode_rows(P, &v, b, m, x);
+        dot2(xs, q + (b - c0), w ? w + b : NULL, m, &r1, &r2);
+      }
+      a->part[(int64_t)k * ks + c * cs] = r1;
+      if (w) a->part[(int64_t)(j + 1 + k) * ks + c * cs] = r2;
     }
   }
 }
@@ -261,7 +329,8 @@ MSP__CPU_INLINE void dcgs2_project_kernel(msp_precision P, basis_args *a) {
 MSP__CPU_INSTANTIATE1(basis_args *)
 #undef MSP__CPU_KERNEL
 
-// Pass 2, per block of BLOCK rows: every column k < j decoded once for both updates, column j
+// Pass 2, per block of UBLOCK rows (long runs of each column, as in pass 1): every column k < j
+// decoded once for both updates, column j
 // rewritten (nj: its accessor with the new scale), w finished and, with store, column j + 1.
 typedef struct {
   basis_args base;
@@ -274,22 +343,40 @@ MSP__CPU_INLINE void dcgs2_update_kernel(msp_precision P, dcgs2_args *d) {
   const msp__basis *V = d->base.V;
   double *w = d->base.w;
   const int j = d->base.j0;
-  const int64_t n = V->n, nblocks = (n + BLOCK - 1) / BLOCK;
+  const int64_t n = V->n, nblocks = (n + UBLOCK - 1) / UBLOCK;
   const msp_acc vj = col_acc(V, j);
   const msp_acc vn = d->store ? col_acc(V, j + 1) : vj;
 #pragma omp for schedule(static)
   for (int64_t blk = 0; blk < nblocks; blk++) {
-    const int64_t b = blk * BLOCK, m = n - b < BLOCK ? n - b : BLOCK;
-    double tq[BLOCK], tw[BLOCK], x[BLOCK];
+    const int64_t b = blk * UBLOCK, m = n - b < UBLOCK ? n - b : UBLOCK;
+    double tq[UBLOCK], tw[UBLOCK], x[UBLOCK], x2b[UBLOCK];
     decode_rows(P, &vj, b, m, tq);
     memcpy(tw, w + b, (size_t)m * sizeof(double));
-    for (int k = 0; k < j; k++) {
+    int k = 0;
+    for (; k + 1 < j; k += 2) { // two columns per sweep over tq and tw
+      const msp_acc v1 = col_acc(V, k), v2 = col_acc(V, k + 1);
+      const double s1 = d->s[k], c1 = d->c[k], s2 = d->s[k + 1], c2 = d->c[k + 1];
+      const double *x1 = x, *x2 = x2b;
+      if (P == MSP_PRECISION_F64) {
+        x1 = (const double *)v1.data + b;
+        x2 = (const double *)v2.data + b;
+      } else {
+        decode_rows(P, &v1, b, m, x);
+        decode_rows(P, &v2, b, m, x2b);
+      }
+      axpy4(tq, tw, x1, x2, s1, s2, c1, c2, m);
+    }
+    for (; k < j; k++) {
       const msp_acc v = col_acc(V, k);
       const double sk = d->s[k], ck = d->c[k];
-      decode_rows(P, &v, b, m, x);
+      const double *xs = x;
+      if (P == MSP_PRECISION_F64)
+        xs = (const double *)v.data + b;
+      else
+        decode_rows(P, &v, b, m, x);
       for (int64_t i = 0; i < m; i++) {
-        tq[i] -= sk * x[i];
-        tw[i] -= ck * x[i];
+        tq[i] -= sk * xs[i];
+        tw[i] -= ck * xs[i];
       }
     }
     const double r = d->rjj, cj = d->c[j];
