@@ -24,6 +24,7 @@ __all__ = ["gmres", "pagerank", "Preconditioner", "PowerIterationFailedConvergen
            "GmresReport", "PagerankReport"]  # fmt: skip
 
 _contexts = {}  # (backend, device) -> Context made here for callers that named none
+_HISTORY_MAX = 10**7  # residuals a report keeps at most (history=True)
 
 
 def _context_for(backend, device=0):
@@ -165,7 +166,8 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
     e.g. precision="f32" stores its values in fp32; arithmetic stays fp64); basis_precision
     (the Krylov basis' storage: "f64", "f32", "f16", "bf16", "fx32", "fx16", "cpms2", ...,
     or "auto": f32 first, f64 once the residual stagnates); ortho ("cgs", "mgs"); history=True
-    (the report keeps the relative residual of every iteration); return_report=True returns
+    (the report keeps the relative residual of every iteration, up to 10**7 of them);
+    return_report=True returns
     (x, info, GmresReport). tol is SciPy's old name of rtol (DeprecationWarning).
 
     A: a square scipy.sparse matrix or array (any format), dense array, mixsparse.Matrix, or
@@ -223,13 +225,12 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
         else:
             xv = _Operand(x0, ctx, n, "x0").vector
         temps.append(xv)
-        goal = max(atol, rtol * bo.norm) if bo.norm else 0.0
         restart = min(_inputs.integer(20 if restart is None else restart, "restart", 1,
                                       _inputs.INT32_MAX), max(n, 1))  # fmt: skip
         if maxiter is None:
             maxiter = 10 * n
         maxiter = _inputs.integer(maxiter, "maxiter", 1)
-        if bo.norm == 0 or math.isinf(goal):
+        if bo.norm == 0 or math.isinf(atol) or math.isinf(rtol):
             # SciPy: b = 0 gives x = 0; an infinite tolerance accepts the initial guess.
             if bo.norm == 0:
                 _core.check(_core.lib.msp_vector_fill(xv._handle(), 0.0))
@@ -247,7 +248,7 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
                 return False
 
             monitor = _core._Monitor(on_iteration)
-        cap = inner + 1 if history else 0
+        cap = min(inner + 1, _HISTORY_MAX) if history else 0
         start = xv.to_numpy()  # returned if the iteration breaks down
         try:
             if callback_type == "x":

@@ -479,3 +479,14 @@ def test_report_on_request(solve):
     x3, info3, f32 = solve(A, b, rtol=1e-10, precision="f32", format="ell", return_report=True)
     assert info3 == 0 and f32.converged
     assert np.linalg.norm(A @ x3 - b) <= 1e-10 * np.linalg.norm(b)  # the fp32-stored system
+
+
+def test_large_values_and_infinite_tolerances(solve):
+    A = 2.0 * np.eye(3)
+    b = np.full(3, 1e200)  # ||b|| overflows in fp64: not an infinite tolerance
+    x, info = solve(A, b)
+    assert info == 0 and np.allclose(x, 5e199)
+    x, info = solve(A, np.ones(3), x0=np.full(3, 7.0), rtol=np.inf)
+    assert info == 0 and x.tolist() == [7.0, 7.0, 7.0]  # SciPy returns the initial guess
+    with pytest.raises(ms.NonFiniteError, match="b holds"):
+        solve(A, np.array([1.0, np.nan, 1.0]))
