@@ -67,8 +67,8 @@ __version__ = "0.1.0"
 library_path = _lib.path  # the libmixsparse.so in use
 
 __all__ = [
-    "Context", "Matrix", "Vector", "as_matrix", "linalg", "has_monitor", "GmresReport", "PagerankReport", "read_mtx", "spmv", "gmres",
-    "from_dlpack",
+    "Context", "Matrix", "Vector", "as_matrix", "linalg", "has_monitor", "GmresReport",
+    "PagerankReport", "read_mtx", "spmv", "gmres", "from_dlpack",
     "pagerank", "dot", "nrm1", "nrm2", "axpby", "scale", "copy", "default_context",
     "device_count", "device_info", "set_memory_limit", "formats", "precisions", "status_names",
     "error_class", "Error", "InvalidArgumentError", "DimensionMismatchError", "OutOfMemoryError",

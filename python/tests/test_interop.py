@@ -92,7 +92,8 @@ def test_linear_operator_protocol(ctx, rng):
         (M.matvec(x), A @ x), (M.matvec(x[:, None]), A @ x[:, None]), (M.rmatvec(y), A.T @ y),
         (M.matmat(X), A @ X), (M.rmatmat(Y), A.T @ Y), (M.dot(x), A @ x), (M * x, A @ x),
         (M @ X, A @ X), (M.T @ y, A.T @ y), (M.H @ y, A.T @ y), (M.transpose() @ Y, A.T @ Y),
-        (y @ M, y @ A), (Y.T @ M, Y.T @ A), (M @ x.tolist(), A @ x), (M @ x.astype(np.float32), A @ x.astype(np.float32)),
+        (y @ M, y @ A), (Y.T @ M, Y.T @ A), (M @ x.tolist(), A @ x),
+        (M @ x.astype(np.float32), A @ x.astype(np.float32)),
         (M @ np.asfortranarray(X), A @ X), (M @ x[::-1].copy()[::-1], A @ x),
     ]:  # fmt: skip
         np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
