@@ -25,8 +25,8 @@ static int usage(void) {
   fprintf(stderr,
           "usage: mixsparse-bench-solve [--backend cpu|cuda|auto] [--system gen:SPEC|FILE ...]\n"
           "  [--restarts 100,300] [--rtol 1e-8] [--bases f64,f32,f16,bf16,auto]\n"
-          "  [--preconds none,jacobi] [--max-iters N] [--bandwidth GB/s] [--csv FILE]\n"
-          "  [--dump DIR]\n"
+          "  [--preconds none,jacobi] [--orthos dcgs2,cgs,mgs] [--max-iters N]\n"
+          "  [--bandwidth GB/s] [--csv FILE] [--dump DIR]\n"
           "  default systems: gen:convdiff3d:128 gen:poisson3d:128 gen:stencil27:128\n");
   return 2;
 }
@@ -42,7 +42,8 @@ static int split(char *s, char **items) {
 int main(int argc, char **argv) {
   const char *systems[MAX_SYSTEMS];
   int ns = 0;
-  char *bases[MAX_LIST], *preconds[MAX_LIST], *restarts_s[MAX_LIST];
+  char *bases[MAX_LIST], *preconds[MAX_LIST], *restarts_s[MAX_LIST], *orthos[MAX_LIST];
+  char orthos_buf[256] = "dcgs2";
   char bases_buf[256] = "f64,f32,f16,bf16,auto", preconds_buf[256] = "none,jacobi",
        restarts_buf[256] = "100,300";
   const char *csv = NULL, *dumpdir = NULL;
@@ -57,6 +58,8 @@ int main(int argc, char **argv) {
       snprintf(restarts_buf, sizeof restarts_buf, "%s", argv[++i]);
     else if (!strcmp(argv[i], "--bases") && more)
       snprintf(bases_buf, sizeof bases_buf, "%s", argv[++i]);
+    else if (!strcmp(argv[i], "--orthos") && more)
+      snprintf(orthos_buf, sizeof orthos_buf, "%s", argv[++i]);
     else if (!strcmp(argv[i], "--preconds") && more)
       snprintf(preconds_buf, sizeof preconds_buf, "%s", argv[++i]);
     else if (!strcmp(argv[i], "--rtol") && more)
@@ -80,8 +83,11 @@ int main(int argc, char **argv) {
     systems[ns++] = "gen:stencil27:128";
   }
   const int nb = split(bases_buf, bases), np = split(preconds_buf, preconds),
-            nr = split(restarts_buf, restarts_s);
-  if (nb == 0 || np == 0 || nr == 0 || !(rtol >= 0) || max_iters < 1) return usage();
+            nr = split(restarts_buf, restarts_s), no = split(orthos_buf, orthos);
+  if (nb == 0 || np == 0 || nr == 0 || no == 0 || !(rtol >= 0) || max_iters < 1) return usage();
+  for (int k = 0; k < no; k++)
+    if (strcmp(orthos[k], "dcgs2") && strcmp(orthos[k], "cgs") && strcmp(orthos[k], "mgs"))
+      return usage();
   for (int k = 0; k < nb; k++) {
     msp_precision p;
     if (strcmp(bases[k], "auto") && msp_precision_parse(bases[k], &p) != MSP_SUCCESS) {
@@ -109,12 +115,13 @@ int main(int argc, char **argv) {
   printf("backend %s; rtol %g; bandwidth %s%.1f GB/s\n", msp_backend_name(msp_context_backend(ctx)),
          rtol, bandwidth > 0 ? "" : "(none) ", bandwidth);
   const char *hdr =
-      "system,n,nnz,backend,restart,rtol,basis,precond,converged,iterations,"
+      "system,n,nnz,backend,restart,rtol,basis,precond,ortho,converged,iterations,"
       "restarts,time_s,setup_s,ms_per_iter,spmv_bytes,basis_bytes_per_iter,bytes_per_iter,"
       "gb_per_s,pct_bw,rel_residual,basis_precisions\n";
   if (out) fputs(hdr, out);
-  printf("%-22s %6s %-6s %-7s %4s %7s %9s %10s %9s %12s %6s %5s\n", "system", "m", "basis",
-         "precond", "conv", "iters", "time_s", "ms/iter", "MB/iter", "GB/s", "%bw", "cycl");
+  printf("%-22s %6s %-6s %-7s %-5s %4s %7s %9s %10s %9s %12s %6s %5s\n", "system", "m", "basis",
+         "precond", "ortho", "conv", "iters", "time_s", "ms/iter", "MB/iter", "GB/s", "%bw",
+         "cycl");
   int rc = 0;
   for (int s = 0; s < ns; s++) {
     msp_matrix A = NULL;
@@ -151,8 +158,13 @@ int main(int argc, char **argv) {
     }
     for (int ri = 0; ri < nr && st == MSP_SUCCESS; ri++)
       for (int pi = 0; pi < np && st == MSP_SUCCESS; pi++)
-        for (int bi = 0; bi < nb && st == MSP_SUCCESS; bi++) {
+        for (int oi = 0; oi < no * nb && st == MSP_SUCCESS; oi++) {
+          const int bi = oi % nb;
+          const char *ortho = orthos[oi / nb];
           msp_solver_options o = msp_solver_options_default();
+          o.ortho = !strcmp(ortho, "cgs")   ? MSP_ORTHO_CGS
+                    : !strcmp(ortho, "mgs") ? MSP_ORTHO_MGS
+                                            : MSP_ORTHO_DCGS2;
           msp_solver_report r;
           memset(&r, 0, sizeof r);
           o.restart = atoi(restarts_s[ri]);
@@ -188,18 +200,18 @@ int main(int argc, char **argv) {
           for (int c = 0; c < r.cycles_recorded && used + 8 < sizeof precs; c++)
             used += (size_t)snprintf(precs + used, sizeof precs - used, "%s%s", c ? ";" : "",
                                      msp_precision_name(r.cycle_precision[c]));
-          printf("%-22s %6d %-6s %-7s %4s %7lld %9.4f %10.4f %9.2f %12.1f %6.1f %5lld\n", spec,
-                 o.restart, bases[bi], preconds[pi], r.converged ? "yes" : "no",
+          printf("%-22s %6d %-6s %-7s %-5s %4s %7lld %9.4f %10.4f %9.2f %12.1f %6.1f %5lld\n", spec,
+                 o.restart, bases[bi], preconds[pi], ortho, r.converged ? "yes" : "no",
                  (long long)r.iterations, r.time_s, 1e3 * tpi, per / 1e6, gbs, pct,
                  (long long)cycles);
           if (out)
             fprintf(out,
-                    "%s,%lld,%lld,%s,%d,%g,%s,%s,%d,%lld,%lld,%.6f,%.6f,%.6f,%.0f,%.0f,%.0f,%.2f,"
-                    "%.2f,%.3e,%s\n",
+                    "%s,%lld,%lld,%s,%d,%g,%s,%s,%s,%d,%lld,%lld,%.6f,%.6f,%.6f,%.0f,%.0f,%.0f,"
+                    "%.2f,%.2f,%.3e,%s\n",
                     spec, (long long)n, (long long)nnz, msp_backend_name(msp_context_backend(ctx)),
-                    o.restart, rtol, bases[bi], preconds[pi], r.converged, (long long)r.iterations,
-                    (long long)r.restarts, r.time_s, r.setup_s, 1e3 * tpi, spmv_bytes, basis_per,
-                    per, gbs, pct, r.rel_residual, precs);
+                    o.restart, rtol, bases[bi], preconds[pi], ortho, r.converged,
+                    (long long)r.iterations, (long long)r.restarts, r.time_s, r.setup_s, 1e3 * tpi,
+                    spmv_bytes, basis_per, per, gbs, pct, r.rel_residual, precs);
           fflush(stdout);
         }
     if (st != MSP_SUCCESS && rc == 0) {

@@ -6,7 +6,11 @@ preconditioner or Jacobi (a LinearOperator multiplying by the inverse diagonal; 
 the right, as we do).
 
 usage: gmres_cupy.py DIR SPEC... [--restarts 100,300] [--rtol 1e-8] [--preconds none,jacobi]
-                     [--max-iters 20000] [--csv FILE]
+                     [--max-iters 20000] [--csv FILE] [--peer cupy|scipy]
+
+--peer scipy: the CPU peer instead, scipy.sparse.linalg.gmres on the same CSR (its threads are
+BLAS's: set OPENBLAS_NUM_THREADS / OMP_NUM_THREADS as for ours); it counts every inner iteration
+(callback "pr_norm"), and converges inside a cycle.
 
 SPEC is the system as given to mixsparse-bench-solve (gen:convdiff3d:128 or a path); its dump is
 DIR/TAG.{txt,rowptr,colind,val} with TAG made as the C program makes it. CuPy's gmres checks
@@ -42,9 +46,60 @@ def load(d, spec):
     return n, nnz, rp, ci, va
 
 
+def scipy_peer(d, specs, opts):
+    """The same rows for scipy.sparse.linalg.gmres on the CPU (backend scipy)."""
+    try:
+        import scipy.sparse as sp
+        import scipy.sparse.linalg as sla
+    except ImportError as e:
+        print(f"gmres_cupy.py: SciPy is not available ({e})", file=sys.stderr)
+        return 77
+    restarts = [int(r) for r in opts["--restarts"].split(",")]
+    rtol = float(opts["--rtol"])
+    max_iters = int(opts["--max-iters"])
+    tol_kw = "rtol" if "rtol" in inspect.signature(sla.gmres).parameters else "tol"
+    out = open(opts["--csv"], "w") if opts["--csv"] else None
+    hdr = "system,n,nnz,backend,restart,rtol,basis,precond,converged,iterations,restarts,time_s,ms_per_iter,rel_residual"
+    print(hdr)
+    if out:
+        print(hdr, file=out)
+    for spec in specs:
+        n, nnz, rp, ci, va = load(d, spec)
+        A = sp.csr_matrix((va, ci, rp), shape=(n, n))
+        b = np.ones(n)
+        dinv = 1.0 / A.diagonal()
+        for m in restarts:
+            for p in opts["--preconds"].split(","):
+                op = A
+                if p == "jacobi":  # A M^-1 as an explicit operator: SciPy's M is a left one
+                    op = (A @ sp.diags(dinv)).tocsr()
+                its = [0]
+
+                def count(_):
+                    its[0] += 1
+
+                kw = {tol_kw: rtol, "atol": 0.0, "restart": m}
+                t0 = time.perf_counter()
+                x, info = sla.gmres(op, b, maxiter=max_iters // m + 1, callback=count,
+                                    callback_type="pr_norm", **kw)
+                t = time.perf_counter() - t0
+                if p == "jacobi":
+                    x = dinv * x
+                rel = float(np.linalg.norm(b - A @ x) / np.linalg.norm(b))
+                conv = int(rel <= rtol * (1 + 1e-6))
+                row = (f"{spec},{n},{nnz},scipy,{m},{rtol:g},f64,{p},{conv},{its[0]},"
+                       f"{max((its[0] - 1) // m, 0)},{t:.6f},{1e3 * t / max(its[0], 1):.6f},{rel:.3e}")
+                print(row, flush=True)
+                if out:
+                    print(row, file=out, flush=True)
+    if out:
+        out.close()
+    return 0
+
+
 def main(argv):
     args, opts = [], {"--restarts": "100,300", "--rtol": "1e-8", "--preconds": "none,jacobi",
-                      "--max-iters": "20000", "--csv": None}  # fmt: skip
+                      "--max-iters": "20000", "--csv": None, "--peer": "cupy"}  # fmt: skip
     it = iter(argv[1:])
     for a in it:
         if a in opts:
@@ -57,6 +112,9 @@ def main(argv):
     if len(args) < 2:
         print(__doc__, file=sys.stderr)
         return 2
+    d, specs = args[0], args[1:]
+    if opts["--peer"] == "scipy":
+        return scipy_peer(d, specs, opts)
     try:
         import cupy
         import cupyx.scipy.sparse as csp
@@ -64,7 +122,6 @@ def main(argv):
     except ImportError as e:
         print(f"gmres_cupy.py: CuPy is not available ({e})", file=sys.stderr)
         return 77
-    d, specs = args[0], args[1:]
     restarts = [int(r) for r in opts["--restarts"].split(",")]
     rtol = float(opts["--rtol"])
     preconds = opts["--preconds"].split(",")

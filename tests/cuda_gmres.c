@@ -1,5 +1,6 @@
 // cuda_gmres.c: GMRES / CB-GMRES on the CUDA backend against the CPU backend. For every system,
-// basis (f64 f32 f16 bf16 fx32 fx16 and auto) and preconditioner (none, jacobi, ilu0): the same
+// basis (f64 f32 f16 bf16 fx32 fx16 and auto) and preconditioner (none, jacobi, ilu0), with the
+// default orthogonalisation (DCGS2; CGS and MGS once per system): the same
 // status, convergence, iteration and restart counts and basis precisions per cycle, residual
 // histories (relative residuals ||r_k|| / ||b||) within 1e-10 of each other, every converged
 // result's explicit residual recomputed here
@@ -371,7 +372,108 @@ done:
   free(coef);
 }
 
+// DCGS2's two passes, CPU against CUDA: columns 0 .. j stored alike (column j not normalised and
+// not orthogonal, as GMRES leaves it), the fused projection with and without w (within 1e-13 of
+// the CPU's), then the update (w and the rewritten column j within 1e-13, checked through the
+// projection over the new columns), for j from 0 (no correction) to past a group of 16 columns,
+// n not a multiple of a block's rows.
+static void basis_dcgs2(msp_precision prec, int64_t n, int j) {
+  const char *pn = msp_precision_name(prec);
+  const int cols = j + 2;
+  msp__basis *V[2] = {NULL, NULL};
+  msp_vector w[2] = {NULL, NULL};
+  double *src = calloc((size_t)n, sizeof *src),
+         *got[2] = {calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(double))};
+  double *r[2] = {calloc(2 * (size_t)cols, sizeof(double)),
+                  calloc(2 * (size_t)cols, sizeof(double))};
+  double *sv = calloc((size_t)cols, sizeof(double)), *c = calloc((size_t)cols, sizeof(double));
+  msp_rng rng = {(uint64_t)n * 31 + (uint64_t)j};
+  CHECK(src && got[0] && got[1] && r[0] && r[1] && sv && c, "out of host memory");
+  for (int d = 0; d < 2; d++) {
+    msp_context ctx = d ? gpu : cpu;
+    CHECK_OK(ctx->backend->basis_alloc(ctx, n, cols, prec, &V[d]));
+    CHECK_OK(msp_vector_create(ctx, n, &w[d]));
+  }
+  if (!V[0] || !V[1] || !w[0] || !w[1] || !src || !got[0] || !got[1] || !r[0] || !r[1] || !sv || !c)
+    goto done;
+  for (int k = 0; k <= j; k++) {
+    double nn = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+      src[i] = msp_rng_uniform(&rng) * 2 - 1;
+      nn += src[i] * src[i];
+    }
+    for (int64_t i = 0; i < n; i++)
+      src[i] *= (k == j ? 0.7 : 1.0) / sqrt(nn);
+    for (int d = 0; d < 2; d++) {
+      msp_context ctx = d ? gpu : cpu;
+      set_f64(w[d], src);
+      CHECK_OK(ctx->backend->basis_store(ctx, V[d], k, w[d]));
+    }
+  }
+  for (int64_t i = 0; i < n; i++)
+    src[i] = sin(0.37 * (double)i) + 0.25;
+  for (int withw = 0; withw < 2; withw++) {
+    for (int d = 0; d < 2; d++) {
+      msp_context ctx = d ? gpu : cpu;
+      set_f64(w[d], src);
+      CHECK_OK(ctx->backend->basis_dcgs2_project(ctx, V[d], j, withw ? w[d] : NULL, r[d]));
+    }
+    for (int k = 0; k < (withw ? 2 * j + 2 : j + 1); k++)
+      CHECK(fabs(r[0][k] - r[1][k]) <= 1e-13 * (1.0 + fabs(r[0][k])),
+            "dcgs2 %s n %lld j %d: projection %d: cpu %.17g, cuda %.17g", pn, (long long)n, j, k,
+            r[0][k], r[1][k]);
+  }
+  for (int k = 0; k < j; k++)
+    sv[k] = r[0][k];
+  for (int k = 0; k <= j; k++)
+    c[k] = r[0][j + 1 + k] * 0.9;
+  const double rjj = sqrt(r[0][j]);
+  const int store = !msp_prec_is_fixed(prec);
+  for (int d = 0; d < 2; d++) {
+    msp_context ctx = d ? gpu : cpu;
+    set_f64(w[d], src);
+    CHECK_OK(ctx->backend->basis_dcgs2_update(ctx, V[d], j, sv, rjj, c, w[d], store));
+    get_f64(w[d], got[d]);
+  }
+  double worst = 0.0, scale = 0.0;
+  for (int64_t i = 0; i < n; i++) {
+    worst = fmax(worst, fabs(got[0][i] - got[1][i]));
+    scale = fmax(scale, fabs(got[0][i]));
+  }
+  CHECK(worst <= 1e-13 * (1.0 + scale), "dcgs2 %s n %lld j %d: updated w differs by %g", pn,
+        (long long)n, j, worst);
+  // the rewritten column j (and column j + 1) through a projection of the new columns
+  if (store) {
+    for (int d = 0; d < 2; d++) {
+      msp_context ctx = d ? gpu : cpu;
+      set_f64(w[d], src);
+      CHECK_OK(ctx->backend->basis_dcgs2_project(ctx, V[d], j + 1, w[d], r[d]));
+    }
+    for (int k = 0; k < 2 * j + 4; k++)
+      CHECK(fabs(r[0][k] - r[1][k]) <= 1e-12 * (1.0 + fabs(r[0][k])),
+            "dcgs2 %s n %lld j %d: after the update, projection %d: cpu %.17g, cuda %.17g", pn,
+            (long long)n, j, k, r[0][k], r[1][k]);
+  }
+done:
+  for (int d = 0; d < 2; d++) {
+    msp_context ctx = d ? gpu : cpu;
+    ctx->backend->basis_free(ctx, V[d]);
+    msp_vector_destroy(&w[d]);
+    free(got[d]);
+    free(r[d]);
+  }
+  free(src);
+  free(sv);
+  free(c);
+}
+
 static void basis_ops_all(int quick) {
+  for (int p = 0; p < MSP_PRECISION_COUNT; p++) {
+    basis_dcgs2((msp_precision)p, 1000, 0);
+    basis_dcgs2((msp_precision)p, 1000, 5);
+    basis_dcgs2((msp_precision)p, 2053, 17);
+    if (!quick) basis_dcgs2((msp_precision)p, 70001, 40);
+  }
   for (int p = 0; p < MSP_PRECISION_COUNT; p++) {
     basis_ops((msp_precision)p, 1000, 7, 0);
     basis_ops((msp_precision)p, 1000, 7, 1);
@@ -448,12 +550,14 @@ static void run_system(const char *label, const char *spec, int quick, int first
           o.basis_precision = bases[k];
         compare(&s, &o);
       }
-    // Modified Gram-Schmidt once per system.
+    // Modified Gram-Schmidt and the re-orthogonalising CGS once per system.
     msp_solver_options o = msp_solver_options_default();
     o.max_iters = MAX_ITERS;
     o.ortho = MSP_ORTHO_MGS;
     o.basis_precision = MSP_PRECISION_F32;
     o.precond = (msp_precond)first_precond;
+    compare(&s, &o);
+    o.ortho = MSP_ORTHO_CGS;
     compare(&s, &o);
     edge_cases(&s);
   }

@@ -365,6 +365,10 @@ msp_status msp__cuda_basis_subtract(msp_context, const msp__basis *, int, int, c
                                     msp_vector, double *, double *);
 msp_status msp__cuda_basis_combine(msp_context, const msp__basis *, int, const double *,
                                    msp_vector);
+msp_status msp__cuda_basis_dcgs2_project(msp_context, const msp__basis *, int, msp_vector,
+                                         double *);
+msp_status msp__cuda_basis_dcgs2_update(msp_context, msp__basis *, int, const double *, double,
+                                        const double *, msp_vector, int);
 msp_status msp__cuda_pmul(msp_context, msp_vector, msp_vector, msp_vector);
 msp_status msp__cuda_ilu_upload(msp_context, int64_t, const int64_t *, const int32_t *,
                                 const double *, const int64_t *, void **);
@@ -455,6 +459,8 @@ static cuda_tables make_tables(void) {
   b.basis_project = msp__cuda_basis_project;
   b.basis_subtract = msp__cuda_basis_subtract;
   b.basis_combine = msp__cuda_basis_combine;
+  b.basis_dcgs2_project = msp__cuda_basis_dcgs2_project;
+  b.basis_dcgs2_update = msp__cuda_basis_dcgs2_update;
   b.pmul = msp__cuda_pmul;
   b.ilu_upload = msp__cuda_ilu_upload;
   b.ilu_apply = msp__cuda_ilu_apply;

@@ -125,7 +125,7 @@ static void basis_release(msp__basis *V) {
 }
 
 // The workspace: (cols + 1) * nb projection partials (the columns and w.w; also the nb maxima of
-// a fixed-point store), then the cols + 1 sums of one call.
+// a fixed-point store), then the cols + 1 sums of one call; or DCGS2's (basis_dcgs2.cu).
 extern "C" msp_status msp__cuda_basis_alloc(msp_context ctx, int64_t n, int cols,
                                             msp_precision prec, msp__basis **out) {
   msp_status st = MSP_SUCCESS;
@@ -134,7 +134,11 @@ extern "C" msp_status msp__cuda_basis_alloc(msp_context ctx, int64_t n, int cols
   const int64_t nb = proj_blocks(n) > 0 ? proj_blocks(n) : 1;
   const size_t bytes = msp__prec_bytes(prec);
   const size_t vals = (size_t)col_ld(n > 0 ? n : 1) * (size_t)cols;
-  const size_t work = ((size_t)nb + 1) * ((size_t)cols + 1);
+  // the larger of the projections' (cols + 1) (nb + 1) and DCGS2's 2 cols nb + 4 cols + 1
+  // (basis_dcgs2.cu)
+  const size_t work1 = ((size_t)nb + 1) * ((size_t)cols + 1);
+  const size_t work2 = 2 * (size_t)cols * (size_t)nb + 4 * (size_t)cols + 1;
+  const size_t work = work1 > work2 ? work1 : work2;
   MSP_TRY(MSP_ALLOC_ZERO(V, 1, "GMRES Krylov basis"));
   MSP_TRY(msp__basis_header(V, n, cols, prec));
   V->nchunks = nb;
@@ -147,7 +151,8 @@ extern "C" msp_status msp__cuda_basis_alloc(msp_context ctx, int64_t n, int cols
         cudaMemsetAsync(V->scales, 0, (size_t)cols * sizeof(double), msp__cuda(ctx)->stream));
   }
   MSP_CUDA_TRY(cudaMalloc((void **)&V->work, work * sizeof(double)));
-  MSP_CUDA_TRY(cudaMallocHost((void **)&V->host_h, ((size_t)cols + 1) * sizeof(double)));
+  // the projections' values, or DCGS2's 2 cols values and 2 cols coefficients
+  MSP_CUDA_TRY(cudaMallocHost((void **)&V->host_h, (4 * (size_t)cols + 1) * sizeof(double)));
   msp__cuda_basis_setup(ctx, V);
   *out = V;
   V = NULL;

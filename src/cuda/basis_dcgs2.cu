@@ -1,0 +1,261 @@
+// basis_dcgs2.cu: the CUDA basis's two passes of DCGS2 (src/solvers/gmres.c): the fused
+// projection r = (V_<=j^T v_j, V_<=j^T w), one reduction, and the update that rewrites column j
+// corrected and leaves w orthogonalised once as column j + 1; fp64 arithmetic over the stored
+// values (the design of the basis: basis.cu).
+//
+// Pass 1 (dcgs2_partials): block b owns 256 R rows, R per thread so that a thread reads 8 to 16
+// bytes of every column (f64 2 rows, the others 4); the thread keeps its rows
+// of v_j and w in registers and, for a group of 16 columns, its 32 products (16 columns x 2
+// vectors). The warp then adds them with one transposed butterfly: 31 shuffles leave lane l with
+// the warp's sum of value l (a tree per value would take 5 shuffles each, 160, and the
+// shuffles, not DRAM, then bound the narrow formats). Warp sums are added in warp order into one
+// partial per value and block; a second kernel adds each value's partials in a fixed order,
+// and the host gets all 2 j + 2 values with one copy: the iteration's only synchronisation.
+// The row ranges depend on n and the format only: the same bits on every run and every GPU.
+//
+// Pass 2 (dcgs2_update): the same row blocks, each thread its R rows of column j and w; every
+// column k < j is read once for both updates (column j's correction with s, w's projection with
+// c), in order of k, an FMA each; the coefficients come through one asynchronous copy to the
+// device (no synchronisation) and shared memory. Column j is rewritten (fixed point: with the
+// bounding scale computed on the device from the scales and s, as the CPU does), and w, divided
+// by r_jj, goes to column j + 1 as stored.
+#include "basis.cuh"
+
+#define DG 16 // columns per group of pass 1: 2 DG = 32 values, one per lane after the butterfly
+#define DTHREADS 256
+
+// Bytes per value from MSP_PRECISION_LIST, at compile time.
+static constexpr int dbytes(msp_precision p) {
+#define MSP_DCGS2_BYTES_(name, tag, bytes) p == MSP_PRECISION_##name ? bytes:
+  return MSP_PRECISION_LIST(MSP_DCGS2_BYTES_) 8;
+#undef MSP_DCGS2_BYTES_
+}
+// Rows per thread: 16 bytes of each column (8 of a 16-bit one: 8 rows would need more registers
+// than two blocks per SM leave).
+template <msp_precision P> struct drows { static constexpr int R = dbytes(P) >= 8 ? 2 : 4; };
+
+// One step of the transposed butterfly over LEN values: the lane keeps the half that its bit
+// LEN / 2 selects, plus its partner's copy of that half (after the steps 32 .. 2, lane l holds
+// the warp's sum of value l).
+template <int LEN> __device__ __forceinline__ void butterfly(double (&p)[2 * DG], int lane) {
+  constexpr int H = LEN / 2;
+  const bool up = (lane & H) != 0;
+#pragma unroll
+  for (int i = 0; i < H; i++) {
+    const double send = up ? p[i] : p[i + H];
+    const double keep = up ? p[i + H] : p[i];
+    p[i] = keep + __shfl_xor_sync(0xffffffffu, send, H);
+  }
+}
+
+template <msp_precision P, int R>
+__global__ void __launch_bounds__(DTHREADS, 2) // two blocks per SM: one runs while one waits
+    dcgs2_partials(const bview V, int j, const double *__restrict__ w, int64_t nb,
+                   double *__restrict__ part) {
+  __shared__ double sh[DTHREADS / 32][32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t base = (int64_t)blockIdx.x * (DTHREADS * R) + threadIdx.x;
+  double q[R], wv[R];
+  {
+    const loader<P> lj = col<P>(V, j);
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      const int64_t i = base + (int64_t)r * DTHREADS;
+      q[r] = i < V.n ? lj(i) : 0.0;
+      wv[r] = w && i < V.n ? w[i] : 0.0;
+    }
+  }
+  for (int g0 = 0; g0 <= j; g0 += DG) {
+    const int gn = j + 1 - g0 < DG ? j + 1 - g0 : DG;
+    double p[2 * DG];
+#pragma unroll
+    for (int c = 0; c < DG; c++) {
+      p[2 * c] = 0.0;
+      p[2 * c + 1] = 0.0;
+      if (c < gn) {
+        const loader<P> v = col<P>(V, g0 + c);
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+          const int64_t i = base + (int64_t)r * DTHREADS;
+          if (i < V.n) {
+            const double x = v.stream(i);
+            p[2 * c] += x * q[r];
+            p[2 * c + 1] += x * wv[r];
+          }
+        }
+      }
+    }
+    butterfly<32>(p, lane);
+    butterfly<16>(p, lane);
+    butterfly<8>(p, lane);
+    butterfly<4>(p, lane);
+    butterfly<2>(p, lane);
+    sh[warp][lane] = p[0]; // value `lane`: column g0 + lane / 2, with w when lane is odd
+    __syncthreads();
+    if ((int)threadIdx.x < 2 * gn) {
+      double t = 0.0;
+#pragma unroll
+      for (int wp = 0; wp < DTHREADS / 32; wp++)
+        t += sh[wp][threadIdx.x];
+      const int c = g0 + (int)threadIdx.x / 2;
+      const int slot = (threadIdx.x & 1) ? j + 1 + c : c;
+      if (w || !(threadIdx.x & 1)) part[(int64_t)slot * nb + blockIdx.x] = t;
+    }
+    __syncthreads();
+  }
+}
+
+// Block k: out[k] = the sum of partial[k * nb .. k * nb + nb) (thread-strided, then the tree).
+__global__ void __launch_bounds__(RED_THREADS)
+    dcgs2_final(int64_t nb, const double *__restrict__ partial, double *__restrict__ out) {
+  const double *p = partial + (int64_t)blockIdx.x * nb;
+  double s = 0.0;
+  for (int64_t b = threadIdx.x; b < nb; b += RED_THREADS)
+    s += p[b];
+  s = block_reduce<false>(s);
+  if (threadIdx.x == 0) out[blockIdx.x] = s;
+}
+
+// Fixed point: the scale of the rewritten column j from the old scales and s (in the CPU's order).
+__global__ void dcgs2_scale(const double *__restrict__ scales, const double *__restrict__ s, int j,
+                            double rjj, msp_precision p, double *__restrict__ out) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  double bound = scales[j];
+  for (int k = 0; k < j; k++)
+    bound += fabs(s[k]) * scales[k];
+  *out = msp_fx_block_scale(p, bound * msp_prec_qmax(p) / rjj);
+}
+
+// coef: s[0..j) then c[0..j].
+template <msp_precision P, int R>
+__global__ void __launch_bounds__(DTHREADS)
+    dcgs2_update(const bview V, int j, const double *__restrict__ coef, double rjj,
+                 double *__restrict__ w, bool store, const double *__restrict__ newscale) {
+  extern __shared__ double cs[];
+  for (int t = threadIdx.x; t < 2 * j + 1; t += DTHREADS)
+    cs[t] = coef[t];
+  __syncthreads();
+  const int64_t base = (int64_t)blockIdx.x * (DTHREADS * R) + threadIdx.x;
+  double tq[R], tw[R];
+  {
+    const loader<P> lj = col<P>(V, j);
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      const int64_t i = base + (int64_t)r * DTHREADS;
+      tq[r] = i < V.n ? lj(i) : 0.0;
+      tw[r] = i < V.n ? w[i] : 0.0;
+    }
+  }
+#pragma unroll 4
+  for (int k = 0; k < j; k++) {
+    const loader<P> v = col<P>(V, k);
+    const double sk = cs[k], ck = cs[j + k];
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      const int64_t i = base + (int64_t)r * DTHREADS;
+      if (i < V.n) {
+        const double x = v.stream(i);
+        tq[r] -= sk * x;
+        tw[r] -= ck * x;
+      }
+    }
+  }
+  msp_acc aj = col_acc<P>(V, j);
+  if (newscale) aj.scales = newscale;
+  const msp_acc an = col_acc<P>(V, store ? j + 1 : j);
+  const double cj = cs[2 * j];
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    const int64_t i = base + (int64_t)r * DTHREADS;
+    if (i < V.n) {
+      msp_acc_store_p(P, &aj, i, tq[r] / rjj);
+      const double qn = msp_acc_load_p(P, &aj, i);
+      const double t = (tw[r] - cj * qn) / rjj;
+      if (store) {
+        msp_acc_store_p(P, &an, i, t);
+        w[i] = msp_acc_load_p(P, &an, i);
+      } else {
+        w[i] = t;
+      }
+    }
+  }
+}
+
+// The workspace of DCGS2 inside V->work (basis.cu sizes it): the partials [2 cols][nb], then the
+// 2 cols sums, the 2 cols coefficients and the new scale.
+static double *dcgs2_sums(const msp__basis *V) {
+  return V->work + (size_t)V->nchunks * 2 * (size_t)V->cols;
+}
+
+extern "C" msp_status msp__cuda_basis_dcgs2_project(msp_context ctx, const msp__basis *V, int j,
+                                                    msp_vector w, double *r) {
+  msp_status st = MSP_SUCCESS;
+  const cudaStream_t s = msp__cuda(ctx)->stream;
+  const bview b = view_of(V);
+  const int cnt = w ? 2 * j + 2 : j + 1;
+  double *d_r = dcgs2_sums(V);
+  if (V->n == 0) {
+    for (int k = 0; k < cnt; k++)
+      r[k] = 0.0;
+    goto exit;
+  }
+  MSP_TRY(msp__prec_dispatch(V->prec, [&](auto pc) -> msp_status {
+    msp_status st = MSP_SUCCESS;
+    constexpr msp_precision P = decltype(pc)::value;
+    constexpr int R = drows<P>::R;
+    const int64_t nb = (V->n + DTHREADS * R - 1) / (DTHREADS * R);
+    dcgs2_partials<P, R>
+        <<<(unsigned)nb, DTHREADS, 0, s>>>(b, j, w ? (const double *)w->d_data : NULL, nb, V->work);
+    MSP_CUDA_CHECK_LAUNCH("dcgs2_partials");
+    // the sums in the slots' order: column dots 0..j, then (with w) w's j + 1
+    dcgs2_final<<<(unsigned)cnt, RED_THREADS, 0, s>>>(nb, V->work, d_r);
+    MSP_CUDA_CHECK_LAUNCH("dcgs2_final");
+  exit:
+    return st;
+  }));
+  MSP_CUDA_TRY(
+      cudaMemcpyAsync(V->host_h, d_r, (size_t)cnt * sizeof(double), cudaMemcpyDeviceToHost, s));
+  MSP_CUDA_TRY(cudaStreamSynchronize(s));
+  memcpy(r, V->host_h, (size_t)cnt * sizeof(double));
+exit:
+  return st;
+}
+
+extern "C" msp_status msp__cuda_basis_dcgs2_update(msp_context ctx, msp__basis *V, int j,
+                                                   const double *sv, double rjj, const double *c,
+                                                   msp_vector w, int store) {
+  msp_status st = MSP_SUCCESS;
+  const cudaStream_t s = msp__cuda(ctx)->stream;
+  const bview b = view_of(V);
+  double *d_coef = dcgs2_sums(V) + 2 * (size_t)V->cols;
+  double *d_scale = d_coef + 2 * (size_t)V->cols;
+  double *h_coef = V->host_h + 2 * (size_t)V->cols;
+  const int fixed = msp_prec_is_fixed(V->prec);
+  if (V->n == 0) goto exit;
+  // the previous iteration's copy from h_coef finished before the projection's copy back, which
+  // the host waited for: h_coef is free
+  if (j > 0) memcpy(h_coef, sv, (size_t)j * sizeof(double));
+  memcpy(h_coef + j, c, (size_t)(j + 1) * sizeof(double));
+  MSP_CUDA_TRY(cudaMemcpyAsync(d_coef, h_coef, (size_t)(2 * j + 1) * sizeof(double),
+                               cudaMemcpyHostToDevice, s));
+  if (fixed) {
+    dcgs2_scale<<<1, 32, 0, s>>>(V->scales, d_coef, j, rjj, V->prec, d_scale);
+    MSP_CUDA_CHECK_LAUNCH("dcgs2_scale");
+  }
+  MSP_TRY(msp__prec_dispatch(V->prec, [&](auto pc) -> msp_status {
+    msp_status st = MSP_SUCCESS;
+    constexpr msp_precision P = decltype(pc)::value;
+    constexpr int R = drows<P>::R;
+    const int64_t nb = (V->n + DTHREADS * R - 1) / (DTHREADS * R);
+    dcgs2_update<P, R><<<(unsigned)nb, DTHREADS, (size_t)(2 * j + 1) * sizeof(double), s>>>(
+        b, j, d_coef, rjj, (double *)w->d_data, store != 0, fixed ? d_scale : NULL);
+    MSP_CUDA_CHECK_LAUNCH("dcgs2_update");
+  exit:
+    return st;
+  }));
+  if (fixed)
+    MSP_CUDA_TRY(
+        cudaMemcpyAsync(V->scales + j, d_scale, sizeof(double), cudaMemcpyDeviceToDevice, s));
+exit:
+  return st;
+}
