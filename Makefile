@@ -4,9 +4,15 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
 
-.PHONY: all run test install test-asan fuzz fuzz-replay gpu-check format format-check bench bench-cpu clean
+.PHONY: all everything run test install test-asan fuzz fuzz-replay gpu-check format format-check bench bench-cpu clean
 
+# The library (static and shared) and the program only; tests and benchmarks are built by the
+# targets that run them.
 all: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target mixsparse mixsparse_shared mixsparse-cli
+
+# Everything: the library, the program, the tests and the benchmarks.
+everything: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 $(BUILD)/CMakeCache.txt:
@@ -15,7 +21,7 @@ $(BUILD)/CMakeCache.txt:
 run: all
 	$(BUILD)/mixsparse run
 
-test: all
+test: everything
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # Header, libmixsparse.a and .so, the program, mixsparse.pc and the CMake package under PREFIX
@@ -41,14 +47,16 @@ fuzz-replay:
 	./build-fuzz/fuzz/fuzz_mtx -runs=0 fuzz/corpus
 
 # On a GPU machine: CUDA cross tests plain, then under compute-sanitizer memcheck and racecheck.
-gpu-check: all
+gpu-check: everything
 	./scripts/gpu-check.sh $(BUILD)
 
-bench: all
+bench: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target mixsparse-bench
 	$(BUILD)/bench/mixsparse-bench
 
 # CPU backend against Eigen, GraphBLAS and librsb (each when installed), 2 threads, fp64.
-bench-cpu: all
+bench-cpu: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target mixsparse-bench-cpu
 	$(BUILD)/bench/mixsparse-bench-cpu --threads 2
 
 format:

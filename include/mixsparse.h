@@ -188,6 +188,17 @@ msp_status msp_context_destroy(msp_context *ctx);
 msp_backend msp_context_backend(const msp_context ctx);
 // Block until all work queued on the context's device has finished (no-op on CPU).
 msp_status msp_context_synchronize(msp_context ctx);
+// Host threads (OpenMP) of the operations on ctx: products, vector operations, conversion,
+// reading and generating matrices, GMRES and PageRank. threads > 0 uses that many for every
+// call on ctx. 0 (the default) uses the count the program chose (OMP_NUM_THREADS, or
+// omp_set_num_threads to other than one thread per CPU); without one, at each call, as many
+// threads as the machine has CPUs free of other running programs (at least 1, at most one per
+// CPU the process may run on), since threads that wait for a descheduled one lose far more than
+// they gain. The calling thread's OpenMP setting is put back when a call returns. Results are the same bits for any count. MSP_ERR_INVALID_ARGUMENT for a negative
+// count or a destroyed or foreign handle.
+msp_status msp_context_set_threads(msp_context ctx, int threads);
+// The number of host threads the next operation on ctx will use (0 for an invalid handle).
+int msp_context_threads(const msp_context ctx);
 
 // Device facts (papers/psblas-ext-gpu-formats-reference.txt section 3).
 typedef struct {

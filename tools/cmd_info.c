@@ -60,7 +60,7 @@ int cmd_info(int argc, char **argv) {
   msp_matrix A = NULL, B = NULL;
   json *j = NULL;
   rc = EXIT_FAILED;
-  msp_status st = msp_context_create(MSP_BACKEND_CPU, 0, &ctx);
+  msp_status st = context_create(MSP_BACKEND_CPU, 0, &ctx);
   if (st != MSP_SUCCESS) {
     fail(st, "context");
     goto exit;

@@ -101,7 +101,7 @@ int cmd_pagerank(int argc, char **argv) {
   ranked *top = NULL;
   json *j = NULL;
   rc = EXIT_FAILED;
-  msp_status st = msp_context_create(o.backend, 0, &ctx);
+  msp_status st = context_create(o.backend, 0, &ctx);
   if (st != MSP_SUCCESS) {
     fail(st, o.backend == MSP_BACKEND_CUDA ? "--backend cuda" : "context");
     goto exit;
@@ -159,7 +159,7 @@ int cmd_pagerank(int argc, char **argv) {
   for (int64_t i = 0; i < n; i++)
     top[i] = (ranked){i, h[i]};
   if (k > 0) qsort(top, (size_t)n, sizeof *top, by_score);
-  if (o.output && (st = msp_vector_write_mtx(p, o.output)) != MSP_SUCCESS) {
+  if (o.output && (st = write_vector(p, o.output)) != MSP_SUCCESS) {
     fail(st, o.output);
     goto exit;
   }

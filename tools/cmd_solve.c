@@ -118,7 +118,7 @@ int cmd_solve(int argc, char **argv) {
   msp_solver_report r;
   memset(&r, 0, sizeof r);
   rc = EXIT_FAILED;
-  msp_status st = msp_context_create(o.backend, 0, &ctx);
+  msp_status st = context_create(o.backend, 0, &ctx);
   if (st != MSP_SUCCESS) {
     fail(st, o.backend == MSP_BACKEND_CUDA ? "--backend cuda" : "context");
     goto exit;
@@ -234,7 +234,7 @@ int cmd_solve(int argc, char **argv) {
       e += (h[i] - hs[i]) * (h[i] - hs[i]);
     err = sqrt(e); // ||x*|| = 1
   }
-  if (o.output && (st = msp_vector_write_mtx(x, o.output)) != MSP_SUCCESS) {
+  if (o.output && (st = write_vector(x, o.output)) != MSP_SUCCESS) {
     fail(st, o.output);
     goto exit;
   }
@@ -278,7 +278,8 @@ int cmd_solve(int argc, char **argv) {
   } else {
     printf("converged    %s%s\n", r.converged ? "yes" : "no",
            r.stopped ? " (stopped by the monitor)" : "");
-    printf("iterations   %lld (%lld restarts)\n", (long long)r.iterations, (long long)r.restarts);
+    printf("iterations   %lld (%lld restart%s)\n", (long long)r.iterations, (long long)r.restarts,
+           r.restarts == 1 ? "" : "s");
     printf("residual     %.3e (explicit ||b - A x|| / ||b||)\n", r.rel_residual);
     if (hs) printf("error        %.3e (||x - x*|| / ||x*||)\n", err);
     printf("basis        ");

@@ -164,8 +164,7 @@ static int reference_error(msp_matrix A, const double *x, const double *y, error
   ref = malloc((size_t)(n ? n : 1) * sizeof *ref);
   msp_status st = MSP_ERR_OUT_OF_MEMORY;
   if (!rp || !ci || !va || !ref) goto exit;
-  if ((st = msp_context_create(MSP_BACKEND_CPU, 0, &cpu)) ||
-      (st = msp_matrix_get_csr(A, rp, ci, va)) ||
+  if ((st = context_create(MSP_BACKEND_CPU, 0, &cpu)) || (st = msp_matrix_get_csr(A, rp, ci, va)) ||
       (st = msp_matrix_from_csr(cpu, n, m, rp, ci, va, MSP_READ_ALLOW_NONFINITE, &C)) ||
       (st = msp_vector_create(cpu, m, &xv)) || (st = msp_vector_create(cpu, n, &yv)) ||
       (st = msp_vector_set(xv, x)) || (st = msp_spmv(cpu, 1.0, C, xv, 0.0, yv)) ||
@@ -432,7 +431,7 @@ int cmd_spmv(int argc, char **argv) {
   msp_vector yv = NULL;
   double *x = NULL, *y = NULL;
   rc = EXIT_FAILED;
-  msp_status st = msp_context_create(o.backend, 0, &ctx);
+  msp_status st = context_create(o.backend, 0, &ctx);
   if (st != MSP_SUCCESS) {
     // For --backend cuda the library says why no device is usable (no CUDA in this build, no
     // driver, no device): the message names the option that asked for it.
@@ -465,9 +464,9 @@ int cmd_spmv(int argc, char **argv) {
     count_nonfinite(msp_matrix_rows(A), y, &e);
   }
   if (o.output) {
-    if ((st = msp_context_create(MSP_BACKEND_CPU, 0, &cpu)) ||
+    if ((st = context_create(MSP_BACKEND_CPU, 0, &cpu)) ||
         (st = msp_vector_create(cpu, msp_matrix_rows(A), &yv)) || (st = msp_vector_set(yv, y)) ||
-        (st = msp_vector_write_mtx(yv, o.output))) {
+        (st = write_vector(yv, o.output))) {
       fail(st, o.output);
       goto exit;
     }
@@ -503,13 +502,13 @@ int cmd_spmv(int argc, char **argv) {
            r.storage);
     if (o.vprecision != MSP_PRECISION_F64) printf(", vectors %s", r.vprecision);
     printf("\n");
-    printf("time %.6f ms per product (%d repeats), %.3f GB/s, %.3f GFLOP/s\n", r.seconds * 1e3,
-           o.repeat, r.gbs, r.gflops);
+    printf("time %.6f ms per product (%d repeat%s), %.3f GB/s, %.3f GFLOP/s\n", r.seconds * 1e3,
+           o.repeat, o.repeat == 1 ? "" : "s", r.gbs, r.gflops);
     if (o.accuracy) {
       printf("error %s\n", errors);
       print_accuracy_text(&o, &r, &acc);
     }
-    if (o.output) printf("y written to %s\n", o.output);
+    if (o.output) printf("y written to %s\n", strcmp(o.output, "-") ? o.output : "standard output");
   }
   if (e.nonfinite) {
     // Exit status 1, documented in the help: a y with NaN or Inf is no usable result, even

@@ -4,10 +4,12 @@
 
 #include <getopt.h>
 #include <math.h>
+#include <omp.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 const char *prog = "mixsparse";
 const char *const range_names[3] = {"error", "saturate", "allow"};
@@ -49,14 +51,48 @@ int parse_pagerank_mode(const char *v, msp_pagerank_precision *m) {
   return usage_error("bad --precision '%s' for pagerank (f64, cpms2, cpms4 or auto)", v);
 }
 
+// The subcommand being run (its --help is the one a usage error points to), --json, and the
+// first error's message, which command_exit prints as JSON when no document was printed.
+static const char *cli_cmd;
+static int cli_json;
+static char cli_error[1024];
+
+static void remember_error(const char *fmt, va_list ap) {
+  if (!cli_error[0]) vsnprintf(cli_error, sizeof cli_error, fmt, ap);
+}
+
+static void remember(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  remember_error(fmt, ap);
+  va_end(ap);
+}
+
 int usage_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, "%s: ", prog);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
-  fprintf(stderr, " (try '%s --help')\n", prog);
+  va_start(ap, fmt);
+  remember_error(fmt, ap);
+  va_end(ap);
+  fprintf(stderr, " (try '%s%s%s --help')\n", prog, cli_cmd ? " " : "", cli_cmd ? cli_cmd : "");
   return EXIT_USAGE;
+}
+
+int command_exit(int rc) {
+  if (rc == EXIT_OK || !cli_json || json_printed() > 0) return rc;
+  json *j = json_new();
+  if (!j) return rc;
+  json_string(j, "status", "error");
+  json_int(j, "exit_status", rc);
+  json_string(j, "message",
+              cli_error[0]          ? cli_error
+              : msp_last_error()[0] ? msp_last_error()
+                                    : "failed (the message is on standard error)");
+  json_print(j, stdout);
+  return rc;
 }
 
 // The library speaks to programmers (MSP_READ_ALLOW_NONFINITE); the user of this program sets
@@ -71,16 +107,53 @@ int fail(msp_status st, const char *what) {
   fprintf(stderr, "%s: ", prog);
   if (!named) fprintf(stderr, "%s: ", what);
   const char *flag = strstr(msg, API_NONFINITE);
-  if (flag)
+  if (flag) {
     fprintf(stderr, "%.*s--allow-nonfinite%s", (int)(flag - msg), msg,
             flag + strlen(API_NONFINITE));
-  else
+    remember("%s%s%.*s--allow-nonfinite%s (%s)", named ? "" : what, named ? "" : ": ",
+             (int)(flag - msg), msg, flag + strlen(API_NONFINITE), msp_status_name(st));
+  } else {
     fputs(msg, stderr);
+    remember("%s%s%s (%s)", named ? "" : what, named ? "" : ": ", msg, msp_status_name(st));
+  }
   // No generic hint: --allow-nonfinite only admits non-finite values in the files read, and the
   // reader's message names it where it would help; a NaN or Inf that an operation refuses or
   // produces (a GMRES breakdown, a fixed-point encoding) comes the same with it.
   fprintf(stderr, " (%s)\n", msp_status_name(st));
   return EXIT_FAILED;
+}
+
+static int cli_threads;  // --threads (0: the library's default)
+static FILE *cli_stdout; // --output -: the original standard output (the report goes to stderr)
+
+msp_status write_vector(msp_vector v, const char *path) {
+  if (strcmp(path, "-") != 0 || !cli_stdout) return msp_vector_write_mtx(v, path);
+  const int64_t n = msp_vector_length(v);
+  double *h = malloc((size_t)(n ? n : 1) * sizeof *h);
+  if (!h) return MSP_ERR_OUT_OF_MEMORY;
+  msp_status st = msp_vector_get(v, h);
+  if (st == MSP_SUCCESS || st == MSP_ERR_RANGE) { // saturated values were copied out: write them
+    // The library's text (mtx_write.c): %.17g reads back bit for bit.
+    fprintf(cli_stdout,
+            "%%%%MatrixMarket matrix array real general\n%% written by mixsparse\n"
+            "%lld 1\n",
+            (long long)n);
+    for (int64_t i = 0; i < n; i++)
+      fprintf(cli_stdout, "%.17g\n", h[i]);
+    if (fflush(cli_stdout) != 0 || ferror(cli_stdout)) {
+      st = MSP_ERR_IO;
+      fprintf(stderr, "%s: cannot write the output on standard output\n", prog);
+    }
+  }
+  free(h);
+  return st;
+}
+
+msp_status context_create(msp_backend backend, int device, msp_context *ctx) {
+  msp_status st = msp_context_create(backend, device, ctx);
+  if (st == MSP_SUCCESS && cli_threads > 0) st = msp_context_set_threads(*ctx, cli_threads);
+  if (st != MSP_SUCCESS) msp_context_destroy(ctx);
+  return st;
 }
 
 double now_s(void) {
@@ -134,6 +207,7 @@ static const struct {
     {"history", required_argument, OPT_HISTORY},
     {"order", required_argument, OPT_ORDER},
     {"monitor", no_argument, OPT_MONITOR},
+    {"threads", required_argument, OPT_THREADS},
 };
 #define OPTION_COUNT (int)(sizeof option_list / sizeof option_list[0])
 
@@ -331,6 +405,9 @@ static int set_option(options *o, opt_mask bit, const char *opt, const char *v) 
   case OPT_HISTORY:
     o->history = v;
     break;
+  case OPT_THREADS:
+    rc = parse_long(opt, v, 1, 4096, &o->threads);
+    break;
   case OPT_MONITOR:
     o->monitor = 1;
     break;
@@ -368,12 +445,17 @@ static int check_effect(const options *o) {
 }
 
 int parse_options(int argc, char **argv, opt_mask accepted, int file, options *o) {
-  // --help anywhere wins, even after an option that would be refused.
-  for (int i = 1; i < argc; i++)
+  cli_cmd = argv[0];
+  // --help anywhere wins, even after an option that would be refused; --json anywhere makes
+  // even an error before it a JSON object.
+  for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       o->help = 1;
       return EXIT_OK;
     }
+    if (!strcmp(argv[i], "--json") && (accepted & OPT_JSON)) cli_json = 1;
+  }
+  accepted |= OPT_THREADS; // every command runs host threads
   struct option longs[OPTION_COUNT + 1];
   for (int i = 0; i < OPTION_COUNT; i++)
     longs[i] = (struct option){option_list[i].name, option_list[i].has_arg, NULL, LONG_BASE + i};
@@ -398,11 +480,8 @@ int parse_options(int argc, char **argv, opt_mask accepted, int file, options *o
     size_t nl = strlen(name), given = strcspn(opt, "=");
     if (c != 'o' && (given != nl || strncmp(opt, name, nl) != 0))
       return usage_error("unknown option '%.*s'", (int)given, opt);
-    if (!(accepted & bit)) {
-      fprintf(stderr, "%s: '%s' does not take %s (it has no effect there)", prog, argv[0], name);
-      fprintf(stderr, " (try '%s %s --help')\n", prog, argv[0]);
-      return EXIT_USAGE;
-    }
+    if (!(accepted & bit))
+      return usage_error("'%s' does not take %s (it has no effect there)", argv[0], name);
     int rc = set_option(o, bit, name, optarg);
     if (rc) return rc;
   }
@@ -413,6 +492,21 @@ int parse_options(int argc, char **argv, opt_mask accepted, int file, options *o
       return usage_error("unexpected argument '%s'", argv[i]);
   }
   if (!o->file && file == 1) return usage_error("%s", "missing FILE argument");
+  if (o->output && strcmp(o->output, "-") == 0) {
+    if (o->json) return usage_error("--output - and --json would both write standard output");
+    // The result alone goes to standard output; what the command reports goes to stderr.
+    fflush(stdout);
+    const int fd = dup(1);
+    if (fd < 0 || !(cli_stdout = fdopen(fd, "w")) || dup2(2, 1) < 0) {
+      fprintf(stderr, "%s: cannot direct the report to standard error\n", prog);
+      return EXIT_FAILED;
+    }
+  }
+  // Every context of the command (context_create) and OpenMP's own count, for any other.
+  if (o->threads > 0) {
+    cli_threads = o->threads;
+    omp_set_num_threads(o->threads);
+  }
   return check_effect(o);
 }
 

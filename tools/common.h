@@ -50,6 +50,7 @@ typedef uint64_t opt_mask;
 #define OPT_HISTORY (UINT64_C(1) << 33)
 #define OPT_ORDER (UINT64_C(1) << 34)
 #define OPT_MONITOR (UINT64_C(1) << 35)
+#define OPT_THREADS (UINT64_C(1) << 36) // every command takes it (parse_options)
 
 typedef struct {
   const char *file;
@@ -93,6 +94,7 @@ typedef struct {
   int basis_auto;
   msp_precond precond;
   msp_ortho ortho;
+  int threads; // --threads N: host threads of every operation (0: OpenMP's default)
 } options;
 
 extern const char *const range_names[3]; // by msp_range_policy
@@ -114,6 +116,16 @@ int usage_error(const char *fmt, ...)
     ;
 
 double now_s(void);
+
+// The exit status rc of a command, after printing {"status": "error", ...} on standard output
+// when --json was given, rc is not 0 and no JSON document was printed.
+int command_exit(int rc);
+
+// msp_vector_write_mtx, or for the path "-" the same Matrix Market text on standard output.
+msp_status write_vector(msp_vector v, const char *path);
+
+// msp_context_create with the host threads of --threads (every context of the command).
+msp_status context_create(msp_backend backend, int device, msp_context *ctx);
 
 // The conversion the options ask for (--format, --kernel, --precision, --max-fill, --range, the
 // BDMP options); the library's defaults for what was not given.

@@ -11,8 +11,8 @@ extern "C" {
 #endif
 
 // ---- JSON ---------------------------------------------------------------------------------
-// A JSON document built member by member and printed once, complete, by json_print: through
-// cJSON when the build found it, else through the small writer of json.c (see there why).
+// A JSON document built member by member (through cJSON) and printed once, complete, by
+// json_print.
 // Numbers that are not finite are written as null and remembered, so that json_status can say
 // which they were. Allocation failures are remembered too and reported by json_print.
 typedef struct json json;
@@ -30,6 +30,8 @@ void json_null(json *j, const char *key);
 void json_status(json *j, const char *why);
 // Print the document on one line to f and free it; MSP_SUCCESS or MSP_ERR_OUT_OF_MEMORY.
 msp_status json_print(json *j, FILE *f);
+// How many documents json_print wrote on standard output so far.
+long json_printed(void);
 void json_free(json *j);
 
 #ifdef __cplusplus

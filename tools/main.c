@@ -1,8 +1,23 @@
 // main.c: the mixsparse command-line program: dispatch to a subcommand (one file each).
+#define _POSIX_C_SOURCE 200809L // setenv
 #include "cmd.h"
 #include "common.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+// OpenMP threads that spin while they wait hold up every product when other programs compete
+// for the cores (each barrier waits for a descheduled thread's turn; docs/design.md, "Threads"),
+// so the program waits passively unless the user chose a policy. The OpenMP runtime reads the
+// variable when it is loaded, before main: the executable's pre-initialisers run before any
+// shared library's constructors.
+static void passive_wait_default(int argc, char **argv, char **envp) {
+  (void)argc, (void)argv, (void)envp;
+  setenv("OMP_WAIT_POLICY", "passive", 0);
+}
+typedef void (*preinit_fn)(int, char **, char **);
+__attribute__((section(".preinit_array"), used)) static const preinit_fn preinit_passive =
+    passive_wait_default;
 
 static const char *main_help =
     "usage: mixsparse COMMAND [ARGS]\n"
@@ -35,12 +50,14 @@ int main(int argc, char **argv) {
   // started by mpirun with more than one rank: the distributed commands (tools/cmd_mpi.c)
   if ((!strcmp(cmd, "spmv") || !strcmp(cmd, "solve") || !strcmp(cmd, "pagerank")) &&
       cmd_mpi_ranks() > 1)
-    return cmd_mpi(argc - 1, argv + 1);
+    return command_exit(cmd_mpi(argc - 1, argv + 1));
 #endif
-  if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
-  if (!strcmp(cmd, "spmv") || !strcmp(cmd, "run")) return cmd_spmv(argc - 1, argv + 1);
-  if (!strcmp(cmd, "devices")) return cmd_devices(argc - 1, argv + 1);
-  if (!strcmp(cmd, "pagerank")) return cmd_pagerank(argc - 1, argv + 1);
-  if (!strcmp(cmd, "solve")) return cmd_solve(argc - 1, argv + 1);
+  // With --json, a command that fails still prints one JSON object (command_exit).
+  if (!strcmp(cmd, "info")) return command_exit(cmd_info(argc - 1, argv + 1));
+  if (!strcmp(cmd, "spmv") || !strcmp(cmd, "run"))
+    return command_exit(cmd_spmv(argc - 1, argv + 1));
+  if (!strcmp(cmd, "devices")) return command_exit(cmd_devices(argc - 1, argv + 1));
+  if (!strcmp(cmd, "pagerank")) return command_exit(cmd_pagerank(argc - 1, argv + 1));
+  if (!strcmp(cmd, "solve")) return command_exit(cmd_solve(argc - 1, argv + 1));
   return usage_error("unknown command '%s'", cmd);
 }

@@ -626,12 +626,14 @@ msp_status msp_matrix_convert(msp_context ctx, const msp_matrix A, const msp_con
   MSP_TRY(msp__check_context(ctx, "msp_matrix_convert", "ctx"));
   MSP_TRY(msp__check_matrix(A, "msp_matrix_convert", "A"));
   MSP_TRY(validate(&o));
+  const int threads_prev = msp__threads_enter(ctx);
   if (o.format == MSP_FORMAT_AUTO)
     st = convert_auto(ctx, A, &o, B);
   else if (o.format == MSP_FORMAT_TUNE)
     st = convert_tune(ctx, A, &o, B);
   else
     st = convert_one(ctx, A, o.format, &o, NULL, B);
+  msp__threads_leave(threads_prev);
 exit:
   return st;
 }

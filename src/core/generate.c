@@ -640,9 +640,9 @@ msp_status msp_matrix_generate(msp_context ctx, const char *spec, msp_matrix *A)
   MSP_TRY(gen_parse(spec, &g));
   if (g.kind == GEN_STENCIL27) MSP_TRY(stencil_tables(&g));
   if (g.kind == GEN_RMAT)
-    MSP_TRY(gen_rmat(ctx, &g, A));
+    MSP_TRY_THREADS(ctx, gen_rmat(ctx, &g, A));
   else
-    MSP_TRY(gen_rowwise(ctx, &g, A));
+    MSP_TRY_THREADS(ctx, gen_rowwise(ctx, &g, A));
 exit:
   msp__free(g.wx);
   msp__free(g.wy);

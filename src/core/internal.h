@@ -30,6 +30,15 @@ void msp__clear_error(void);
     if (st != MSP_SUCCESS) goto exit;                                                              \
   } while (0)
 
+// MSP_TRY with the context's thread count (msp_context_set_threads) in force during the call.
+#define MSP_TRY_THREADS(ctx, call)                                                                 \
+  do {                                                                                             \
+    const int threads_prev_ = msp__threads_enter(ctx);                                             \
+    st = (call);                                                                                   \
+    msp__threads_leave(threads_prev_);                                                             \
+    if (st != MSP_SUCCESS) goto exit;                                                              \
+  } while (0)
+
 // Return an argument error (with the function name) when cond is false.
 #define MSP_CHECK_ARG(cond, ...)                                                                   \
   do {                                                                                             \
@@ -187,7 +196,8 @@ struct msp_context_s {
   msp_backend kind;
   const msp__backend *backend;
   int device;
-  void *impl; // backend-owned (CUDA: stream, handles)
+  void *impl;  // backend-owned (CUDA: stream, handles)
+  int threads; // OpenMP threads of its operations (msp_context_set_threads); 0: the default
 };
 
 struct msp_matrix_s {
@@ -458,6 +468,16 @@ void msp__matrix_prec_free(msp_matrix A);
 // src/core/bdmp_tcki.c.
 // CSR back from A->fmt of a BDMP_PBP or BDMP_TCKI matrix (as msp__format_to_csr's to_csr).
 msp_status msp__bdmp_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind, double *val);
+
+// ---- threads (src/core/threads.c) -------------------------------------------------------------
+// Set the calling thread's OpenMP thread count to ctx's (when it has one) and return the count
+// to put back with msp__threads_leave (0: nothing to put back).
+int msp__threads_enter(const msp_context ctx);
+void msp__threads_leave(int prev);
+// The default team: up to max threads, no more than the online CPUs that the machine's running
+// tasks leave free (running counts the caller and `own` threads of its last team, which may
+// still be spinning). At least 1.
+int msp__threads_free(int max, int online, int running, int own);
 
 // ---- handle checks (src/core/context.c) --------------------------------------------------------
 // MSP_SUCCESS when h is a live object of its kind whose context is live; otherwise

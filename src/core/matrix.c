@@ -435,7 +435,9 @@ msp_status msp_matrix_from_csr(msp_context ctx, int64_t rows, int64_t cols, cons
   {
     int64_t bi = -1;
     int32_t bj = -1;
+    const int threads_prev = msp__threads_enter(ctx);
     st = sort_and_merge(A, !(flags & MSP_READ_ALLOW_NONFINITE), &bi, &bj);
+    msp__threads_leave(threads_prev);
     if (st == MSP_ERR_NONFINITE) {
       // Name the caller's entries of (bi, bj), in their order, and the first non-finite sum.
       char list[256];
@@ -461,7 +463,7 @@ msp_status msp_matrix_from_csr(msp_context ctx, int64_t rows, int64_t cols, cons
     }
     if (st != MSP_SUCCESS) goto exit;
   }
-  MSP_TRY(msp__matrix_finish(&A));
+  MSP_TRY_THREADS(ctx, msp__matrix_finish(&A));
   *out = A;
   A = NULL;
 exit:

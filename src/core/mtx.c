@@ -599,7 +599,7 @@ msp_status msp_matrix_read_mtx(msp_context ctx, const char *path, unsigned flags
   if (A) *A = NULL;
   MSP_TRY(check_read_args("msp_matrix_read_mtx", ctx, path, flags, A));
   MSP_TRY(msp__mtx_open_file(&r, path));
-  MSP_TRY(read_matrix(ctx, &r, flags, A));
+  MSP_TRY_THREADS(ctx, read_matrix(ctx, &r, flags, A));
 exit:
   msp__mtx_close(&r);
   return st;

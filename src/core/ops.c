@@ -47,7 +47,7 @@ msp_status msp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vecto
   MSP_TRY(msp__vector_current(x));
   // With beta == 0, y is write-only: its stale copy need not travel.
   if (beta != 0.0) MSP_TRY(msp__vector_current(y));
-  MSP_TRY(f(ctx, alpha, A, x, beta, y));
+  MSP_TRY_THREADS(ctx, f(ctx, alpha, A, x, beta, y));
   msp__vector_written(y);
 exit:
   return st;
@@ -65,7 +65,7 @@ msp_status msp_dot(msp_context ctx, msp_vector x, msp_vector y, double *result) 
                       (long long)x->n, (long long)y->n);
   MSP_TRY(msp__vector_current(x));
   MSP_TRY(msp__vector_current(y));
-  MSP_TRY(ctx->backend->dot(ctx, x, y, result));
+  MSP_TRY_THREADS(ctx, ctx->backend->dot(ctx, x, y, result));
 exit:
   return st;
 }
@@ -77,7 +77,8 @@ static msp_status norm(msp_context ctx, msp_vector x, double *result, int which)
   MSP_CHECK_ARG(result, "%s: result is NULL", fn);
   CHECK_VEC(x, "x");
   MSP_TRY(msp__vector_current(x));
-  MSP_TRY(which == 2 ? ctx->backend->nrm2(ctx, x, result) : ctx->backend->nrm1(ctx, x, result));
+  MSP_TRY_THREADS(ctx, which == 2 ? ctx->backend->nrm2(ctx, x, result)
+                                  : ctx->backend->nrm1(ctx, x, result));
 exit:
   return st;
 }
@@ -99,7 +100,7 @@ msp_status msp_axpby(msp_context ctx, double alpha, msp_vector x, double beta, m
                       (long long)x->n, (long long)y->n);
   MSP_TRY(msp__vector_current(x));
   MSP_TRY(msp__vector_current(y));
-  MSP_TRY(ctx->backend->axpby(ctx, alpha, x, beta, y));
+  MSP_TRY_THREADS(ctx, ctx->backend->axpby(ctx, alpha, x, beta, y));
   msp__vector_written(y);
 exit:
   return st;
@@ -111,7 +112,7 @@ msp_status msp_scale(msp_context ctx, double alpha, msp_vector x) {
   CHECK_CTX();
   CHECK_VEC(x, "x");
   MSP_TRY(msp__vector_current(x));
-  MSP_TRY(ctx->backend->scale(ctx, alpha, x));
+  MSP_TRY_THREADS(ctx, ctx->backend->scale(ctx, alpha, x));
   msp__vector_written(x);
 exit:
   return st;
@@ -128,7 +129,7 @@ msp_status msp_copy(msp_context ctx, msp_vector x, msp_vector y) {
                       (long long)x->n, (long long)y->n);
   if (x == y) return MSP_SUCCESS;
   MSP_TRY(msp__vector_current(x));
-  MSP_TRY(ctx->backend->copy(ctx, x, y));
+  MSP_TRY_THREADS(ctx, ctx->backend->copy(ctx, x, y));
   msp__vector_written(y);
 exit:
   return st;
@@ -138,7 +139,7 @@ msp_status msp_vector_fill(msp_vector v, double value) {
   msp_status st = MSP_SUCCESS;
   MSP_TRY(msp__check_vector(v, "msp_vector_fill", "v"));
   msp_context ctx = v->ctx;
-  MSP_TRY(ctx->backend->fill(ctx, v, value));
+  MSP_TRY_THREADS(ctx, ctx->backend->fill(ctx, v, value));
   msp__vector_written(v);
 exit:
   return st;

@@ -192,7 +192,9 @@ msp_status msp_vector_set(msp_vector v, const double *host) {
   msp_status st = msp__check_vector(v, "msp_vector_set", "v");
   if (st != MSP_SUCCESS) return st;
   MSP_CHECK_ARG(host || v->n == 0, "msp_vector_set: host array is NULL");
+  const int threads_prev = msp__threads_enter(v->ctx);
   st = encode_from(v, host);
+  msp__threads_leave(threads_prev);
   if (st != MSP_SUCCESS) return st;
   v->range_count = v->range_flushed = 0; // every stored value is the caller's: nothing out of range
   msp__vector_host_written(v);
@@ -210,9 +212,11 @@ msp_status msp_vector_get(msp_vector v, double *host) {
   if (v->prec == MSP_PRECISION_F64) { // stored as the caller reads it: a plain copy
     memcpy(host, v->h_data, (size_t)n * sizeof *host);
   } else {
+    const int threads_prev = msp__threads_enter(v->ctx);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; i++)
       host[i] = msp_acc_load(&a, i);
+    msp__threads_leave(threads_prev);
   }
   // Reported once: the counts go to the caller (and msp_vector_range_info) and restart.
   const int64_t over = v->range_count, flushed = v->range_flushed;

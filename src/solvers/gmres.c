@@ -398,8 +398,8 @@ static msp_status nonfinite(int64_t iter) {
                     (long long)iter);
 }
 
-msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vector x,
-                     const msp_solver_options *opts, msp_solver_report *rep) {
+static msp_status gmres_run(msp_context ctx, const msp_matrix A, msp_vector b, msp_vector x,
+                            const msp_solver_options *opts, msp_solver_report *rep) {
   msp_status st = MSP_SUCCESS;
   const double t_start = omp_get_wtime();
   gmres_state S;
@@ -583,5 +583,15 @@ exit:
   msp__free(S.g);
   msp__free(S.h);
   msp__free(S.u);
+  return st;
+}
+
+// The context's thread count (msp_context_set_threads) for the whole solve.
+msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vector x,
+                     const msp_solver_options *opts, msp_solver_report *rep) {
+  const int threads_prev =
+      msp__check_context(ctx, "msp_gmres", "ctx") == MSP_SUCCESS ? msp__threads_enter(ctx) : 0;
+  const msp_status st = gmres_run(ctx, A, b, x, opts, rep);
+  msp__threads_leave(threads_prev);
   return st;
 }

@@ -464,8 +464,9 @@ static void state_free(pr_state *S) {
     msp_vector_destroy(&S->old[i]);
 }
 
-msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_options *opts,
-                        msp_vector p, msp_pagerank_report *rep) {
+static msp_status pagerank_run(msp_context ctx, const msp_matrix G,
+                               const msp_pagerank_options *opts, msp_vector p,
+                               msp_pagerank_report *rep) {
   msp_status st = MSP_SUCCESS;
   pr_state S;
   msp_pagerank_report R;
@@ -672,5 +673,15 @@ exit:
   if (rep) *rep = R;
   state_free(&S);
   msp__free(hp);
+  return st;
+}
+
+// The context's thread count (msp_context_set_threads) for the whole solve.
+msp_status msp_pagerank(msp_context ctx, const msp_matrix G, const msp_pagerank_options *opts,
+                        msp_vector p, msp_pagerank_report *rep) {
+  const int threads_prev =
+      msp__check_context(ctx, "msp_pagerank", "ctx") == MSP_SUCCESS ? msp__threads_enter(ctx) : 0;
+  const msp_status st = pagerank_run(ctx, G, opts, p, rep);
+  msp__threads_leave(threads_prev);
   return st;
 }

@@ -34,7 +34,8 @@ print(json.dumps(doc, indent=1))
 ' "$1"
 }
 
-# check NAME EXPECTED_STATUS WHAT(stdout|text|json|jsononly|file:PATH|none) ARGS...
+# check NAME EXPECTED_STATUS WHAT(stdout|dash|text|json|jsononly|file:PATH|none) ARGS...
+# (dash: stdout as is, stderr with the timings masked: the report of --output -)
 check() {
   name=$1; want=$2; what=$3; shift 3
   case $what in json*) [ "$have_python" = 1 ] || { echo "SKIP $name: no python3"; return; } ;; esac
@@ -51,7 +52,7 @@ check() {
       fi ;;
   esac
   case $what in
-    stdout) actual="$tmp/$name.out" ;;
+    stdout|dash) actual="$tmp/$name.out" ;;
     text) mask_text "$tmp/$name.out" >"$tmp/$name.masked"; actual="$tmp/$name.masked" ;;
     json) actual="$tmp/$name.json" ;;
     jsononly) actual="" ;;
@@ -61,6 +62,7 @@ check() {
   # stderr has the program's own messages; compare them too
   for kind in out err; do
     if [ "$kind" = out ]; then src=$actual; else src="$tmp/$name.err"; fi
+    if [ "$kind" = err ] && [ "$what" = dash ]; then mask_text "$src" >"$tmp/$name.errm"; src="$tmp/$name.errm"; fi
     [ -n "$src" ] || continue
     exp="$dir/expected/$name.$kind"
     if [ "$update" = "--update" ]; then cp "$src" "$exp"; continue; fi
@@ -161,6 +163,18 @@ check run_auto_digits 0 text run gen:banded:2000:16 --backend cpu --digits 7 --a
 check err_auto_digits_precision 2 none spmv small.mtx --digits 7 --precision f32
 check err_digits_tune 2 none spmv small.mtx --format tune --digits 7
 check err_auto_digits_range 2 none spmv small.mtx --digits 16
+# --json errors are one JSON object on stdout, with the message; usage errors name the
+# subcommand's help; --output - writes the result alone on stdout (the report goes to stderr);
+# --threads N for every command, with the same bits for any N.
+check err_json_missing 1 stdout spmv no_such_file.mtx --json
+check err_json_option 2 stdout solve gen:poisson3d:4 --frobnicate --json
+check err_json_output_dash 2 stdout spmv small.mtx --output - --json
+check spmv_output_dash 0 dash spmv small.mtx --backend cpu --x x5.mtx --output -
+check pagerank_output_dash 0 dash pagerank graph.mtx --backend cpu --top 0 --output - --threads 2
+check spmv_threads3 0 file:y_t3.mtx spmv small.mtx --backend cpu --x x5.mtx --threads 3 --output y_t3.mtx
+check info_threads 0 stdout info small.mtx --threads 1
+check err_threads 2 none spmv small.mtx --threads 0
+check solve_one_restart 0 text solve gen:laplace2d:12 --restart 18
 # Item 15: --backend cuda where there is none says why; the words depend on the build, so the
 # case runs in builds without CUDA only
 devices=$(cd "$dir/input" && "$prog" devices --json)
