@@ -7,7 +7,8 @@
 # scripts/dist-table.py turns into bench/results/dist-scaling.csv and docs/distributed.md.
 #
 # usage: scripts/dist-scaling.sh BINDIR [JOB...]
-#   BINDIR holds mixsparse (built with MPI and CUDA); JOBs (default: all) from the list below.
+#   BINDIR holds mixsparse (built with MPI and CUDA); JOBs (default: all): spmv-stencil,
+#   spmv-rmat, solve, pagerank, weak.
 #   env RANKS (default "2 4"), TRANSPORTS (default "nccl host"), REPEAT (products per SpMV
 #   timing, default 50), JOB_TIMEOUT (seconds per job, default 240).
 set -uo pipefail
@@ -20,7 +21,7 @@ ranks=${RANKS:-"2 4"}
 transports=${TRANSPORTS:-"nccl host"}
 repeat=${REPEAT:-50}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export NCCL_NVLS_ENABLE=0 OMP_NUM_THREADS=${OMP_NUM_THREADS:-8} OMP_WAIT_POLICY=passive
+export NCCL_NVLS_ENABLE=0 OMP_NUM_THREADS=${OMP_NUM_THREADS:-16} OMP_WAIT_POLICY=passive
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
 
@@ -97,6 +98,12 @@ if sel solve; then
       job "solve-convdiff3d-160-$b" "$np" solve gen:convdiff3d:160 --backend cuda \
         --transport nccl --restart 100 --precond jacobi --basis "$b"
     done
+  done
+fi
+# PageRank (pull form) on an R-MAT graph
+if sel pagerank; then
+  for np in $ranks; do
+    job pagerank-rmat-25-16 "$np" pagerank gen:rmat:25:16 --backend cuda --transport nccl
   done
 fi
 # weak scaling: stencil27 of about 100 M nonzeros per GPU (155^3, 196^3, 246^3 rows)

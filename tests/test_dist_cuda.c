@@ -551,6 +551,17 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return rc;
   }
+  {
+    // the transport's choice: NCCL only between distinct GPUs (16-byte UUIDs per rank)
+    unsigned char u[4 * 16];
+    memset(u, 0, sizeof u);
+    for (int r = 0; r < 4; r++)
+      u[16 * r + 15] = (unsigned char)r;
+    CHECK(!msp__dist_gpus_shared(u, 4), "four distinct GPUs read as shared");
+    CHECK(!msp__dist_gpus_shared(u, 1), "one rank reads as sharing");
+    u[16 * 3 + 15] = 1;
+    CHECK(msp__dist_gpus_shared(u, 4), "ranks 1 and 3 on one GPU not seen");
+  }
   msp_matrix G = NULL;
   // 5 chunks of 4096 rows: halos to both sides, empty rows
   CHECK_OK(msp_matrix_generate(ref, "random:20000:7:3", &G));

@@ -462,6 +462,10 @@ static int run_pagerank(const options *o, const msp_pagerank_options *po, msp_di
       json_int(j, "one_process_iterations", r1.iterations);
       json_number(j, "change", r2.change);
       json_int(j, "dangling", r2.dangling);
+      // the power iterations alone (the setup builds G^T: an exchange of the edges here)
+      json_number(j, "iteration_seconds", r2.time_s);
+      json_number(j, "setup_seconds", r2.setup_s);
+      json_number(j, "one_process_iteration_seconds", r1.time_s);
     } else {
       printf("PageRank: %s after %lld iterations (one process: %lld), change %.3e, %lld "
              "dangling nodes\n",

@@ -194,13 +194,6 @@ MSP__CPU_INSTANTIATE1(basis_args *)
 // bits do not depend on the thread count), which the compiler vectorises where one running sum
 // in row order could not be: the passes then stream the columns as fast as a BLAS dot does.
 
-// buf[0..m) = rows b .. b+m-1 of the column read through v.
-MSP__CPU_INLINE void decode_rows(msp_precision P, const msp_acc *v, int64_t b, int64_t m,
-                                 double *buf) {
-  for (int64_t i = 0; i < m; i++)
-    buf[i] = msp_acc_load_p(P, v, b + i);
-}
-
 // The arithmetic loops of DCGS2's passes also in an AVX2 build chosen at run time: the same
 // operations in the same order on wider registers (no contraction), so the same bits.
 #if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
@@ -208,6 +201,23 @@ MSP__CPU_INLINE void decode_rows(msp_precision P, const msp_acc *v, int64_t b, i
 #else
 #define MSP__CPU_WIDE
 #endif
+
+// An f32 column's rows widened (exact) in the wide build too.
+MSP__CPU_WIDE static void decode_f32(const float *x, int64_t m, double *buf) {
+  for (int64_t i = 0; i < m; i++)
+    buf[i] = (double)x[i];
+}
+
+// buf[0..m) = rows b .. b+m-1 of the column read through v.
+MSP__CPU_INLINE void decode_rows(msp_precision P, const msp_acc *v, int64_t b, int64_t m,
+                                 double *buf) {
+  if (P == MSP_PRECISION_F32) {
+    decode_f32((const float *)v->data + b, m, buf);
+    return;
+  }
+  for (int64_t i = 0; i < m; i++)
+    buf[i] = msp_acc_load_p(P, v, b + i);
+}
 
 // tq -= s1 x1 + s2 x2 and tw -= c1 x1 + c2 x2 over m rows (each a difference at a time).
 MSP__CPU_WIDE static void axpy4(double *tq, double *tw, const double *x1, const double *x2,
