@@ -43,6 +43,20 @@ static void print_device_text(int d, const msp_device_props *p) {
          (double)p->total_memory_bytes / (1 << 30), (double)p->l2_cache_bytes / (1 << 20));
 }
 
+// Why no device is usable: what a CUDA context says when it cannot be made (no driver, no
+// device, the driver's error), as `--backend cuda` would.
+static const char *no_device_reason(int built) {
+  static char why[512];
+  if (!built) return "this build has no CUDA backend";
+  msp_context c = NULL;
+  if (msp_context_create(MSP_BACKEND_CUDA, 0, &c) == MSP_SUCCESS) {
+    msp_context_destroy(&c);
+    return "a CUDA context could be made, but no device was counted";
+  }
+  snprintf(why, sizeof why, "%s", msp_last_error()[0] ? msp_last_error() : "no usable device");
+  return why;
+}
+
 int cmd_devices(int argc, char **argv) {
   options o;
   options_init(&o);
@@ -65,9 +79,10 @@ int cmd_devices(int argc, char **argv) {
     }
     json_bool(j, "cuda_built", built);
     json_int(j, "count", n);
+    if (n == 0) json_string(j, "reason", no_device_reason(built));
     json_array(j, "devices");
   } else if (n == 0) {
-    printf("no CUDA devices%s\n", built ? "" : " (this build has no CUDA backend)");
+    printf("no CUDA devices (%s)\n", no_device_reason(built));
   }
   for (int d = 0; d < n; d++) {
     msp_device_props p;

@@ -44,8 +44,16 @@ static const char *info_help =
     "usage: mixsparse info FILE [--json] [--max-fill F] [--allow-nonfinite]\n"
     "  Print the matrix statistics, the format and kernel mixsparse would choose and why,\n"
     "  and the footprint of every storage format (refused when padding exceeds F x CSR).\n"
-    "  FILE is a Matrix Market file (.mtx or .mtx.gz) or gen:SPEC for a built-in matrix\n"
-    "  (e.g. gen:stencil27:64, gen:laplace2d:1000, gen:rmat:16:16, gen:banded:100000:64).\n";
+    "  FILE is a Matrix Market file (.mtx or .mtx.gz) or gen:SPEC for a built-in matrix:\n"
+    "    laplace2d:N          2D 5-point Laplacian on an N x N grid\n"
+    "    stencil27:N          3D 27-point operator, coefficients varying in space (N^3 rows)\n"
+    "    poisson3d:N          3D 7-point Poisson operator (N^3 rows, symmetric positive definite)\n"
+    "    convdiff3d:N[:PECLET] 3D convection-diffusion, upwinded (nonsymmetric; PECLET 100)\n"
+    "    random:ROWS:PER_ROW[:SEED]      uniform random columns\n"
+    "    rmat:SCALE:EDGE_FACTOR[:SEED]   R-MAT power-law graph of 2^SCALE nodes\n"
+    "    banded:ROWS:WIDTH               a band of WIDTH diagonals\n"
+    "    powerlaw:ROWS:MEAN[:SEED]       power-law row lengths of mean MEAN\n"
+    "  Every command takes --threads N (host threads; default: the CPUs free of other work).\n";
 
 int cmd_info(int argc, char **argv) {
   options o;
@@ -82,7 +90,7 @@ int cmd_info(int argc, char **argv) {
   co.max_fill = o.max_fill;
   msp_status cst = msp_matrix_convert(ctx, A, &co, &B);
   const char *fmt = cst == MSP_SUCCESS ? msp_format_name(msp_matrix_format(B)) : "csr";
-  char freason[512];
+  char freason[1024];
   snprintf(freason, sizeof freason, "%s",
            cst == MSP_SUCCESS ? msp_matrix_choice_reason(B) : msp_last_error());
   msp_matrix_destroy(&B);

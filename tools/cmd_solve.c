@@ -25,8 +25,10 @@ static const char *solve_help =
     "  --monitor prints a line per iteration as it runs: the iteration, the recurrence's\n"
     "  residual norm, the relative residual and the basis precision (on stderr with --json).\n"
     "  Exit status: 0 converged, 3 not converged within --max-iters, 1 error, 2 usage error.\n"
-    "  --backend cuda: the basis operations and Jacobi run on the GPU; ILU(0)'s triangular\n"
-    "  solves run on the host (the vector travels to the host and back per application).\n";
+    "  --backend cuda: the matrix, the vectors and the basis stay on the GPU; Jacobi and ILU(0)'s\n"
+    "  triangular solves run there too (ILU(0) is factorised on the host, once).\n"
+    "  FILE may be gen:SPEC for a built-in matrix, e.g. gen:poisson3d:64 or gen:convdiff3d:64\n"
+    "  (see 'mixsparse info --help'). --threads N: host threads.\n";
 
 #define SOLVE_OPTIONS                                                                              \
   (OPT_JSON | OPT_ALLOW_NONFINITE | OPT_BACKEND | OPT_FORMAT | OPT_PRECISION | OPT_RANGE |         \

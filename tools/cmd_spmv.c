@@ -16,7 +16,7 @@ typedef struct {
   double gbs, gflops;
   const char *format, *kernel, *precision, *backend;
   char storage[64]; // what the summary says of the storage: the precision, or BDMP's mix
-  char reason[512];
+  char reason[1024];
   double convert_seconds;
   size_t bytes, csr_bytes; // footprint of the converted matrix and of A (CSR fp64)
   int is_bdmp;

@@ -27,7 +27,11 @@ static const char *main_help =
     "  pagerank FILE PageRank of a graph, in fp64 or with adaptive CPMS reads\n"
     "  solve FILE    A x = b by GMRES with a compressed Krylov basis (CB-GMRES)\n"
     "  devices       list CUDA devices\n"
-    "  COMMAND --help for the options of each command.\n"
+    "  COMMAND --help for the options of each command. Every command takes --threads N (host\n"
+    "  threads), and --json (one JSON object on stdout; on failure {\"status\": \"error\", ...});\n"
+    "  --output - writes the result on stdout (the report then goes to stderr).\n"
+    "  FILE is a Matrix Market file (.mtx, .mtx.gz) or gen:SPEC, e.g. gen:poisson3d:64,\n"
+    "  gen:convdiff3d:64 (every SPEC: 'mixsparse info --help').\n"
     "  Exit status: 0 success, 1 a failed operation (or a non-finite result of spmv or run),\n"
     "  2 a usage error (unknown or malformed option, or one without effect for the command),\n"
     "  3 solve did not converge within --max-iters.\n";

@@ -209,7 +209,7 @@ struct msp_matrix_s {
   msp_kernel kernel;
   msp_precision precision;
   msp_matrix_stats stats;
-  char reason[256]; // why format / kernel were chosen
+  char reason[1024]; // why format / kernel were chosen (AUTO with digits lists every candidate)
   // host CSR, always present (rowptr has rows + 1 entries even when rows == 0)
   int64_t *rowptr;
   int32_t *colind;
