@@ -141,7 +141,10 @@ int cmd_pagerank(int argc, char **argv) {
            (long long)po.max_iters, o.precision_arg ? o.precision_arg : "f64");
     fflush(stdout);
   }
-  if ((st = msp_pagerank(ctx, G, &po, p, &r)) != MSP_SUCCESS) {
+  if (!o.monitor) progress_start("PageRank"); // --monitor prints its own lines
+  st = msp_pagerank(ctx, G, &po, p, &r);
+  progress_stop();
+  if (st != MSP_SUCCESS) {
     fail(st, "pagerank");
     goto exit;
   }

@@ -49,7 +49,10 @@ static int do_products(const options *o, msp_context ctx, msp_matrix A, const do
   int rc = EXIT_FAILED;
   const msp_convert_options co = convert_options_of(o);
   double t0 = now_s();
+  progress_start(co.format == MSP_FORMAT_TUNE ? "TUNE: timing every candidate format"
+                                              : "converting");
   st = msp_matrix_convert(ctx, A, &co, &B);
+  progress_stop();
   if (st != MSP_SUCCESS) {
     fail(st, "convert");
     goto exit;
@@ -71,13 +74,17 @@ static int do_products(const options *o, msp_context ctx, msp_matrix A, const do
     fail(st, "spmv");
     goto exit;
   }
+  progress_start("products");
   t0 = now_s();
   for (int i = 0; i < o->repeat; i++)
     if ((st = msp_spmv(ctx, 1.0, B, xv, 0.0, yv)) != MSP_SUCCESS) {
+      progress_stop();
       fail(st, "spmv");
       goto exit;
     }
-  if ((st = msp_context_synchronize(ctx)) != MSP_SUCCESS) {
+  st = msp_context_synchronize(ctx);
+  progress_stop();
+  if (st != MSP_SUCCESS) {
     fail(st, "synchronize");
     goto exit;
   }

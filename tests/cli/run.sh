@@ -173,6 +173,7 @@ check spmv_output_dash 0 dash spmv small.mtx --backend cpu --x x5.mtx --output -
 check pagerank_output_dash 0 dash pagerank graph.mtx --backend cpu --top 0 --output - --threads 2
 check spmv_threads3 0 file:y_t3.mtx spmv small.mtx --backend cpu --x x5.mtx --threads 3 --output y_t3.mtx
 check info_threads 0 stdout info small.mtx --threads 1
+check info_quiet 0 stdout info small.mtx --quiet
 check err_threads 2 none spmv small.mtx --threads 0
 check solve_one_restart 0 text solve gen:laplace2d:12 --restart 18
 # Item 15: --backend cuda where there is none says why; the words depend on the build, so the
