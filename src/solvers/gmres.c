@@ -370,13 +370,17 @@ static msp_status cycle_dcgs2(gmres_state *s, msp_solver_report *R, double beta,
       st_ += sv[k] * t[k];
     }
     s->c[j] = (t[j] - st_) / rjj;
+    // H s column by column (contiguous, so it vectorises; each y_i still adds l = 0, 1, ...)
     double *hj = s->Hu + (size_t)j * ld;
-    for (int i = 0; i <= j; i++) {
-      double y = 0.0;
-      for (int l = (i > 0 ? i - 1 : 0); l < j; l++) // H is upper Hessenberg
-        y += s->Hu[i + (size_t)l * ld] * sv[l];
-      hj[i] = (s->c[i] - y) / rjj;
+    for (int i = 0; i <= j; i++)
+      hj[i] = 0.0;
+    for (int l = 0; l < j; l++) {
+      const double *hl = s->Hu + (size_t)l * ld;
+      for (int i = 0; i <= l + 1; i++) // H is upper Hessenberg
+        hj[i] += hl[i] * sv[l];
     }
+    for (int i = 0; i <= j; i++)
+      hj[i] = (s->c[i] - hj[i]) / rjj;
     MSP_TRY(msp__vector_current(s->w));
     MSP_TRY(s->be->basis_dcgs2_update(s->ctx, s->V, j, sv, rjj, s->c, s->w, !fixed));
     msp__vector_written(s->w);
@@ -583,6 +587,9 @@ exit:
   msp__free(S.g);
   msp__free(S.h);
   msp__free(S.u);
+  msp__free(S.Hu);
+  msp__free(S.rr);
+  msp__free(S.c);
   return st;
 }
 
