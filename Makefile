@@ -3,8 +3,9 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
+PYTHON ?= python3
 
-.PHONY: all everything run test install test-asan fuzz fuzz-replay gpu-check format format-check bench bench-cpu clean
+.PHONY: all everything run test plots install test-asan fuzz fuzz-replay gpu-check format format-check bench bench-cpu clean
 
 # The library (static and shared) and the program only; tests and benchmarks are built by the
 # targets that run them.
@@ -58,6 +59,11 @@ bench: $(BUILD)/CMakeCache.txt
 bench-cpu: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS) --target mixsparse-bench-cpu
 	$(BUILD)/bench/mixsparse-bench-cpu --threads 2
+
+# docs/performance.md and its charts (docs/img/) from the benchmark results in docs/results/
+# (charts need python3-matplotlib).
+plots:
+	$(PYTHON) scripts/perf-doc.py
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh')

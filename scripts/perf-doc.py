@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""perf-doc.py [--no-plots]: docs/performance.md (and its charts, docs/img/*.png) from the
+benchmark results in docs/results/.
+
+Each docs/results/NAME.csv starts with comment lines "# title: ...", "# card: ...",
+"# date: ...", "# command: ...", "# what: ..." and then holds the table (a header row and the
+rows). An optional docs/results/NAME.md is text placed after the section's heading (how to run
+the benchmark, what to read in the table). Sections come in the order of ORDER below, then any
+other CSV in name order, so a new benchmark needs only its CSV (and text). Charts are drawn with
+matplotlib (Debian: python3-matplotlib) for the results that have a chart below; without it the
+document is still written, with the charts that already exist. The results are never edited by
+hand: rerun the benchmark, replace the CSV, run `make plots`.
+"""
+import csv
+import glob
+import math
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "docs", "results")
+IMG = os.path.join(ROOT, "docs", "img")
+OUT = os.path.join(ROOT, "docs", "performance.md")
+ORDER = ["spmv", "precision", "bdmp", "gmres_cupy", "pagerank", "cpu", "threads", "history",
+         "scaling"]
+
+INTRO = """# Performance
+
+Every figure here comes from a benchmark CSV in [results/](results/) through
+`scripts/perf-doc.py` (`make plots` runs it and redraws the charts); nothing is edited by hand.
+Each section names the card (or CPU), the date and the command. The GPU benchmarks compare
+mixsparse with the vendor or peer library on the same matrix, on the same device, in the same
+job, and report the share of the memory bandwidth measured in that job: SpMV and the solvers are
+bound by memory traffic, so bytes moved per second is the figure that says how close to the
+hardware a kernel runs.
+
+## How to run the benchmarks
+
+| benchmark | what it measures | how |
+|---|---|---|
+| `mixsparse-bench` (CUDA builds) | SpMV per matrix x format x storage precision x vector precision against cuSPARSE (CSR, COO, sliced ELL), GB/s by the byte model, % of the measured read bandwidth, error against fp64 | `make bench`, or `scripts/bench-gpu.sh OUT` on a GPU machine; `--help` lists the options |
+| `mixsparse-bench-cpu` | the CPU backend against Eigen, GraphBLAS and librsb (each when installed) | `make bench-cpu` |
+| `mixsparse-bench-solve` | GMRES / CB-GMRES time to solution per basis precision and preconditioner; dumps the systems for `bench/gmres_cupy.py` (CuPy's gmres on the same matrices) | see the GMRES section |
+| `mixsparse-bench-pagerank` | PageRank per precision mode; dumps the graphs for `bench/pagerank_cupy.py` | see the PageRank section |
+| `scripts/bench-threads.sh` | the CPU product per thread setting under competing load | see the threads section |
+
+Benchmarks never decide whether a test passes. Figures from a shared machine vary from run to
+run: where a table was measured more than once, its section says by how much.
+"""
+
+
+def read(path):
+    meta, rows = {}, []
+    with open(path, newline="") as f:
+        lines = f.read().split("\n")
+    body = []
+    for line in lines:
+        m = re.match(r"#\s*(\w+):\s*(.*)", line)
+        if m and not body:
+            meta[m.group(1)] = m.group(2)
+        elif line.strip():
+            body.append(line)
+    rows = list(csv.reader(body))
+    return meta, rows
+
+
+def md_table(rows):
+    head = rows[0]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows[1:]:
+        out.append("| " + " | ".join(c.replace("|", "/") for c in r) + " |")
+    return "\n".join(out)
+
+
+def number(cell):
+    m = re.match(r"\s*(-?[0-9.]+(?:e-?[0-9]+)?)", cell)
+    return float(m.group(1)) if m else None
+
+
+# ---- charts: name -> function(rows, path) that draws one PNG --------------------------------
+def chart_spmv(plt, rows, path):
+    h = rows[0]
+    mi, ai, ci = h.index("matrix"), h.index("AUTO x"), h.index("CSR x")
+    data = [(r[mi], number(r[ai]), number(r[ci])) for r in rows[1:]]
+    data = [d for d in data if d[1] and d[2]]
+    fig, ax = plt.subplots(figsize=(11, 4))
+    x = range(len(data))
+    ax.bar([i - 0.2 for i in x], [d[1] for d in data], 0.4, label="AUTO format (vs fastest cuSPARSE, SELL included)")
+    ax.bar([i + 0.2 for i in x], [d[2] for d in data], 0.4, label="CSR, automatic kernel (vs fastest cuSPARSE CSR/COO)")
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xticks(list(x))
+    ax.set_xticklabels([d[0] for d in data], rotation=70, fontsize=7)
+    ax.set_ylabel("speedup over fastest cuSPARSE")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def chart_bdmp(plt, rows, path):
+    h = rows[0]
+    mi, pi, ti = h.index("matrix"), h.index("PBP x cuSPARSE"), h.index("TCKI")
+    data = [(r[mi], number(r[pi]), number(r[ti])) for r in rows[1:]]
+    data = [d for d in data if d[1] and d[2]]
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    x = range(len(data))
+    ax.bar([i - 0.2 for i in x], [d[1] for d in data], 0.4, label="BDMP-PBP")
+    ax.bar([i + 0.2 for i in x], [d[2] for d in data], 0.4, label="BDMP-TCKI")
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xticks(list(x))
+    ax.set_xticklabels([d[0] for d in data], rotation=30, fontsize=8)
+    ax.set_ylabel("speedup over cuSPARSE CSR fp64")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def chart_pagerank(plt, rows, path):
+    h = rows[0]
+    modes = [m for m in ("f64", "cpms2", "cpms4", "auto") if m in h]
+    last = {}
+    for r in rows[1:]:
+        last[r[0]] = r  # the tightest tolerance of each graph comes last
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    graphs = list(last)
+    for k, m in enumerate(modes):
+        sp = []
+        for g in graphs:
+            ours, cupy = number(last[g][h.index(m)]), number(last[g][h.index("cupy")])
+            sp.append(cupy / ours if ours and cupy else 0)
+        ax.bar([i + 0.2 * (k - 1.5) for i in range(len(graphs))], sp, 0.2, label=m)
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xticks(range(len(graphs)))
+    ax.set_xticklabels(graphs, fontsize=8)
+    ax.set_ylabel("speedup over CuPy (tightest tol)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def chart_cpu(plt, rows, path):
+    h = rows[0]
+    data = [(r[0], number(r[h.index("AUTO / peer (format)")])) for r in rows[1:]]
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    ax.bar(range(len(data)), [d[1] for d in data])
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xticks(range(len(data)))
+    ax.set_xticklabels([d[0] for d in data], rotation=30, fontsize=8)
+    ax.set_ylabel("time / fastest peer (< 1: faster)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def chart_threads(plt, rows, path):
+    h = rows[0]
+    data = [(r[h.index("setting")], float(r[h.index("median_ms")])) for r in rows[1:]
+            if r[h.index("busy")] == "2"]
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.barh(range(len(data)), [d[1] for d in data])
+    ax.set_yticks(range(len(data)))
+    ax.set_yticklabels([d[0] for d in data], fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlabel("ms per product, two busy processes on the 2 cores (log)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def chart_history(plt, rows, path):
+    h = rows[0]
+    series = {}
+    for r in rows[1:]:
+        series.setdefault(r[h.index("basis")], []).append(
+            (int(r[h.index("iteration")]), float(r[h.index("relative_residual")])))
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for b, pts in series.items():
+        ax.semilogy([p[0] for p in pts], [max(p[1], 1e-300) for p in pts], label=b)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("relative residual")
+    ax.legend(title="basis")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+CHARTS = {"spmv": chart_spmv, "bdmp": chart_bdmp, "pagerank": chart_pagerank, "cpu": chart_cpu,
+          "threads": chart_threads, "history": chart_history}
+
+
+def main():
+    plots = "--no-plots" not in sys.argv[1:]
+    plt = None
+    if plots:
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt  # noqa: F811
+        except ImportError:
+            print("perf-doc.py: matplotlib not found (Debian: python3-matplotlib): the charts are "
+                  "not redrawn", file=sys.stderr)
+    names = [os.path.splitext(os.path.basename(p))[0]
+             for p in sorted(glob.glob(os.path.join(RESULTS, "*.csv")))]
+    names = [n for n in ORDER if n in names] + [n for n in names if n not in ORDER]
+    out = [INTRO]
+    os.makedirs(IMG, exist_ok=True)
+    for n in names:
+        meta, rows = read(os.path.join(RESULTS, n + ".csv"))
+        if not rows:
+            continue
+        out.append("## %s\n" % meta.get("title", n))
+        text = os.path.join(RESULTS, n + ".md")
+        if os.path.exists(text):
+            out.append(open(text).read().strip() + "\n")
+        if meta.get("what"):
+            out.append(meta["what"] + "\n")
+        out.append("- Card: %s\n- Date: %s\n- Command: `%s`\n- Data: [results/%s.csv](results/%s.csv)\n"
+                   % (meta.get("card", "?"), meta.get("date", "?"), meta.get("command", "?"), n, n))
+        png = os.path.join(IMG, n + ".png")
+        if plt and n in CHARTS:
+            CHARTS[n](plt, rows, png)
+            plt.close("all")
+        if os.path.exists(png):
+            out.append("![%s](img/%s.png)\n" % (meta.get("title", n), n))
+        out.append(md_table(rows) + "\n")
+    with open(OUT, "w") as f:
+        f.write("\n".join(out))
+    print("perf-doc.py: wrote %s (%d sections)" % (os.path.relpath(OUT, ROOT), len(names)))
+
+
+if __name__ == "__main__":
+    main()
