@@ -33,8 +33,8 @@ struct bench_row {
   double gbs = 0, pct_read = 0, gflops = 0;
   double err = -1;      // max_i |y_i - ref_i| / (|A| |x|)_i
   double setup_ms = -1; // host wall time of the conversion / descriptor setup
-  // Issue-5 rows (variants bdmp:*): accuracy of y against the CPU fp64 reference (papers/bdmp-
-  // block-wise-dynamic-mixed-precision-spmv.txt Eq. 2-3, 9), footprint, fp32 share, speedups.
+  // BDMP rows (variants bdmp:*): accuracy of y against the CPU fp64 reference (Zhao et al.,
+  // "Block-wise dynamic mixed-precision SpMV" Eq. 2-3, 9), footprint, fp32 share, speedups.
   bool has_acc = false;
   double acc_ratio = -1, acc_min = -1, acc_mean = -1; // share with >= 7 digits; min, mean digits
   int64_t acc_hist[MSP_ACCURACY_BINS] = {};           // entries with 0..7, >= 8 digits
@@ -46,7 +46,7 @@ struct bench_row {
   double prep_dev_ms = -1, prep_dev_spmv = -1;     // BDMP-PBP built on the device: its device
                                                    // time (ms, msp_bdmp_report) and / CSR f64
   double speedup_cusp64 = -1, speedup_cusp32 = -1; // t(cuSPARSE CSR f64 / f32) / t(this)
-  // Issue 8 (storage and vector precisions): error limit of the row (<= 0: by precision tag),
+  // Storage and vector precisions: error limit of the row (<= 0: by precision tag),
   // speedup over the same variant with f64 values and f64 vectors in the same run, the speedup
   // the byte ratio asks for (0.9 x bytes(f64 row) / bytes(this row)), and the cuSPARSE peer of
   // the storage precision (the fastest cuSPARSE variant in it) with t(peer) / t(this).

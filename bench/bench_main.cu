@@ -133,7 +133,7 @@ void usage(FILE *f) {
       "  --reps N           timed runs per variant (median reported; default 50)\n"
       "  --warmup N         untimed runs first (default 5)\n"
       "  --formats LIST     of the format tags (csr,coo,ell,...), auto,tune,cusparse,bdmp\n"
-      "                     (default all); bdmp: the issue-5 rows (CSR f64/f32, BDMP-PBP,\n"
+      "                     (default all); bdmp: the BDMP rows (CSR f64/f32, BDMP-PBP,\n"
       "                     BDMP-TCKI, TCKI with >= 7, 8, 10 digits: accuracy, footprint,\n"
       "                     fp32 share) on\n"
       "                     matrices with >= 1e6 nonzeros and real ones with >= 1e5\n"
@@ -480,7 +480,7 @@ void run_ours(bench_state &S, const bench_matrix &M, msp_matrix B, msp_vector xv
 // Budget level now: 0 run everything; 1 (past --budget) precisions other than f64 only for
 // csr-auto and AUTO; 2 (past 1.4x the budget) only csr-auto, AUTO and TUNE (f64). Checked before
 // every variant.
-// The issue-5 rows have their own allowance (--bdmp-budget), so their time is left out here.
+// The BDMP rows have their own allowance (--bdmp-budget), so their time is left out here.
 int budget_level(const bench_state &S) {
   const options &o = S.opt;
   if (o.budget_s <= 0) return 0;

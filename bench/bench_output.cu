@@ -108,7 +108,7 @@ static void tristate(json *j, const char *key, int v) {
     json_bool(j, key, v);
 }
 
-// One row: the common fields, the issue-8 fields of our rows, the issue-5 fields of bdmp:* rows.
+// One row: the common fields, the precision fields of our rows, the BDMP fields of bdmp:* rows.
 static void row_json(json *j, const bench_row &r) {
   json_object(j, NULL);
   json_string(j, "matrix", r.matrix.c_str());
@@ -399,9 +399,8 @@ void print_totals(const bench_state &S, const totals &t) {
       "GB/s;\n"
       "   (!) marks a matrix where the auto kernel was more than 10%% slower than the fastest)\n",
       S.read_gbs);
-  printf(
-      "\n==== issue 5: BDMP mixed precision (bdmp:* rows; accuracy ratio = share of rows with >= 7 "
-      "significant digits against the CPU fp64 result) ====\n");
+  printf("\n==== BDMP mixed precision (bdmp:* rows; accuracy ratio = share of rows with >= 7 "
+         "significant digits against the CPU fp64 result) ====\n");
   line("BDMP-TCKI vs cuSPARSE CSR f64, nnz > 1e6:", t.tcki_big);
   line("BDMP-PBP vs cuSPARSE CSR f64, nnz > 1e6:", t.pbp_big);
   printf("  accuracy ratio >= 95%% (nnz > 1e6): TCKI %d of %d, PBP %d of %d matrices\n",

@@ -1,4 +1,4 @@
-// bench_precision.cu: mixsparse-bench's rows per storage precision and the BDMP rows (issue 5:
+// bench_precision.cu: mixsparse-bench's rows per storage precision and the BDMP rows (
 // accuracy, footprint, preprocessing), their speedups, the per-matrix summary and the printed
 // rows (bench_run.h).
 #include "bench_run.h"
@@ -15,14 +15,14 @@
 
 namespace {
 
-// ---- issue 5: storage precision and BDMP mixed precision ---------------------------------------
+// ---- storage precision and BDMP mixed precision ---------------------------------------
 // Which matrices get the bdmp:* rows: every one with >= 1e6 nonzeros, and real ones with >= 1e5
 // (the BDMP conversions are host work, seconds on the largest matrices).
 bool bdmp_eligible(const bench_matrix &M) {
   return M.nnz >= 1000000 || (M.kind == "real" && M.nnz >= 100000);
 }
 
-// The allowance of the issue-5 rows: --bdmp-budget, else half of --budget, else none.
+// The allowance of the BDMP rows: --bdmp-budget, else half of --budget, else none.
 bool bdmp_past_budget(const bench_state &S) {
   double b = S.opt.bdmp_budget_s >= 0 ? S.opt.bdmp_budget_s
                                       : (S.opt.budget_s > 0 ? 0.5 * S.opt.budget_s : -1);
@@ -43,7 +43,7 @@ void bdmp_accuracy(const bench_matrix &M, const std::vector<double> &y, bench_ro
     r->acc_hist[d] = acc.hist[d];
 }
 
-// The issue-5 rows, each timed (median of at most 20) and compared digit by digit with the
+// The BDMP rows, each timed (median of at most 20) and compared digit by digit with the
 // reference: our CSR fp64 (the matrix as uploaded, kernel rule), CSR with fp32 storage, BDMP-PBP
 // (threshold mode, default f, and the error-bounded mode with D = 7) and BDMP-TCKI (threshold
 // mode, and the error-bounded mode with D = 7, 8, 10).
@@ -209,7 +209,7 @@ const bench_row *find_row(const std::vector<bench_row> &rows, size_t from, const
 
 } // namespace
 
-// The issue-8 columns of our rows, once cuSPARSE has run: speedup over the same variant with
+// The precision columns of our rows, once cuSPARSE has run: speedup over the same variant with
 // f64 values and f64 vectors, the speedup the byte ratio asks for, and the peer (the fastest
 // cuSPARSE variant in the row's storage precision).
 void precision_speedups(std::vector<bench_row> &rows, size_t from) {
@@ -402,7 +402,7 @@ void run_ours_all(bench_state &S, const bench_matrix &M) {
     }
   }
   if (has(o.formats, "bdmp") && setup_why.empty() && !bench_device_broken()) {
-    // The issue-5 rows take x and y in f64: the f64 pair if one was made, else a pair of their own.
+    // The BDMP rows take x and y in f64: the f64 pair if one was made, else a pair of their own.
     msp_vector xd = nullptr, yd = nullptr;
     bool own = true;
     for (size_t v = 0; v < nv; v++)
@@ -456,7 +456,7 @@ void print_rows(const std::vector<bench_row> &rows, size_t from) {
              num(r.peer_speedup, "%.2f").c_str(), r.err, r.setup_ms,
              r.status == "wrong" ? "WRONG: " : "", note.c_str());
       if (r.has_acc) {
-        // The issue-5 facts of the row, on a line of their own under it.
+        // The BDMP facts of the row, on a line of their own under it.
         printf("  %-27s acc %.4f (digits min %.0f mean %.1f; ", "", r.acc_ratio, r.acc_min,
                r.acc_mean);
         for (int d = 0; d < MSP_ACCURACY_BINS; d++)
@@ -505,7 +505,7 @@ matrix_summary summarize(const std::vector<bench_row> &rows, size_t from, const 
   s.load_s = load_s;
   for (size_t i = from; i < rows.size(); i++) {
     const bench_row &r = rows[i];
-    // The issue-3/4 figures are about f64 (and f32) values with x and y in f64 (cuSPARSE: in
+    // The cuSPARSE comparisons are about f64 (and f32) values with x and y in f64 (cuSPARSE: in
     // the values' precision).
     if (r.status != "ok") continue;
     if (r.variant.rfind("ours:", 0) == 0 && r.vprec != "f64") continue;

@@ -28,7 +28,7 @@ struct options {
   std::string dir, json, csv, png, plot_script;
   std::vector<std::string> files, gen_specs;
   std::vector<std::string> formats = format_tokens();
-  double bdmp_budget_s = -1; // issue-5 rows stop after this much of their own time (-1: budget/2)
+  double bdmp_budget_s = -1; // BDMP rows stop after this much of their own time (-1: budget/2)
   std::string bdmp_variants; // --bdmp-variants: the bdmp:* rows to run, comma-separated (all)
   std::vector<prec_spec> precisions;  // storage precisions of the values (default f64, f32)
   std::vector<prec_spec> vprecisions; // of x and y (default f64)
@@ -51,7 +51,7 @@ struct matrix_summary {
   int tune_within_5 = -1;
   double speedup_csr = -1, speedup_auto = -1, speedup_tune = -1, speedup_best = -1,
          speedup_auto32 = -1;
-  // Issue 5 (bdmp:* rows): speedup over cuSPARSE CSR fp64, accuracy ratio, footprint / CSR
+  // BDMP (bdmp:* rows): speedup over cuSPARSE CSR fp64, accuracy ratio, footprint / CSR
   // fp64, preprocessing in SpMV-equivalents, fp32 share; -1 when not measured.
   double pbp_x = -1, tcki_x = -1, pbp_ratio = -1, tcki_ratio = -1, pbp_foot = -1, tcki_foot = -1,
          tcki_prep = -1, share_d[3] = {-1, -1, -1};
@@ -65,7 +65,7 @@ struct bench_state {
   msp_device_props props{};
   std::vector<bench_row> rows;
   std::vector<matrix_summary> sums;
-  double bdmp_spent = 0; // seconds spent on the issue-5 rows (kept out of --budget)
+  double bdmp_spent = 0; // seconds spent on the BDMP rows (kept out of --budget)
 };
 
 // ---- shared by the runs (bench_main.cu) ---------------------------------------------------------
@@ -123,10 +123,10 @@ struct totals {
   group_stats csr_gen, csr_real, auto_gen, auto_real, tune_gen, tune_real, best_gen, best_real,
       auto32_all;
   int within10 = 0, within10_n = 0, tune5 = 0, tune5_n = 0;
-  // Issue 8: our rows in a precision other than f64 (values or vectors) with an f64 twin, and
+  // Precisions: our rows in a precision other than f64 (values or vectors) with an f64 twin, and
   // how many of them meet t(P) <= t(f64) bytes(P) / bytes(f64) / 0.9.
   int prec_met = 0, prec_n = 0;
-  // Issue 5, over matrices above 1e6 nonzeros: speedups over cuSPARSE CSR fp64, how many reach
+  // BDMP, over matrices above 1e6 nonzeros: speedups over cuSPARSE CSR fp64, how many reach
   // an accuracy ratio of 0.95; over every matrix with the row: mean footprint reduction against
   // CSR fp64, mean TCKI preprocessing in SpMV-equivalents, mean fp32 share for D = 7, 8, 10.
   group_stats pbp_big, tcki_big;

@@ -6,7 +6,7 @@
 #               configured with -DMSP_CUDA=ON when it has no CMakeCache.txt
 #   env BUDGET  seconds after which later matrices skip the less important variants (default 210;
 #               see bench/README.md), so that the main stage stays near 6 minutes on an H100
-#   env STAGE   main (generated suite + real matrices: bench.*), precision (issue 8: every
+#   env STAGE   main (generated suite + real matrices: bench.*), precision (every
 #               storage precision on four generated matrices, bench-precision.*, and x, y in f64
 #               vs f32 on random:16000000:2, bench-vectors.*; about 5 minutes) or all (default)
 #   env PREC_REPS  timed runs per row in the precision stage (default 20)
@@ -66,7 +66,7 @@ if [ "$STAGE" = all ] || [ "$STAGE" = main ]; then
   echo "main stage: mixsparse-bench exit $rc after $(( $(date +%s) - start )) s" >&2
 fi
 
-# ---- precision stage (issue 8) -----------------------------------------------------------------
+# ---- precision stage -----------------------------------------------------------------
 # Every storage precision (CPMS reading 1 of 2, 1-2 of 4 and all segments) in the formats the
 # AUTO rule and the precisions care about (CSR with each kernel, COO, ELL, HLL, DIA, HDIA, and
 # AUTO itself), against cuSPARSE in f64, f32 and CSR with f16 / bf16 values; then x and y in f64

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""bench-table-bdmp.py BENCH.csv: the issue-5 table (storage precision and BDMP) for the README:
+"""bench-table-bdmp.py BENCH.csv: the BDMP table (storage precision and BDMP) for the README:
 per matrix and variant, speedup over cuSPARSE CSR fp64 (same run), accuracy ratio (share of rows
 with >= 7 significant digits against the CPU fp64 result), footprint against CSR fp64, fp32 share,
 guaranteed bound (digits mode) and conversion time in SpMV-equivalents (end to end, and the device
-time of a conversion on the device: BDMP-PBP); then the issue-9 summary:
+time of a conversion on the device: BDMP-PBP); then the BDMP summary:
 per matrix the speedups of PBP and TCKI over cuSPARSE CSR fp64, PBP's time against our CSR fp64,
 the percentage of the measured read bandwidth, and `auto --digits 7` against AUTO in fp64 (the
 ours:auto row), with geometric means."""

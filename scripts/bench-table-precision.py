@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""bench-table-precision.py BENCH.csv [MORE.csv ...]: the README's storage-precision table (issue 8)
+"""bench-table-precision.py BENCH.csv [MORE.csv ...]: the README's storage-precision table
 from mixsparse-bench's CSV (runs with --precisions / --vector-precisions).
 
 Per matrix, variant (format, CSR kernel) and vector precision of x and y: the time in each storage
 precision of the values, the speedup over the same variant with f64 values and f64 x, y in the
-same run, and the issue's target t(P) <= t(f64) * bytes(P) / bytes(f64) / 0.9 (bytes by the
+same run, and the target t(P) <= t(f64) * bytes(P) / bytes(f64) / 0.9 (bytes by the
 library's byte model: segments read, scales, padding, x and y in their precision) shown as
 met / not met; 'slower' marks a time above t(f64). A second table sets our AUTO and CSR (rule's
 kernel) rows beside their cuSPARSE peer (the fastest cuSPARSE variant in the same storage

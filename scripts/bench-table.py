@@ -3,9 +3,9 @@
 
 Speedups are t(cuSPARSE) / t(ours), per matrix, in the same run:
   - 'CSR x' compares our CSR with the automatic kernel against the fastest cuSPARSE CSR/COO
-    variant (CSR default, CSR_ALG2, COO ALG1, COO ALG2): issue 3's comparison;
+    variant (CSR default, CSR_ALG2, COO ALG1, COO ALG2): the CSR comparison;
   - 'AUTO x' and 'TUNE x' compare our automatic format choice and the tuned one against the
-    fastest of every cuSPARSE variant, sliced ELL included: issue 4's comparison.
+    fastest of every cuSPARSE variant, sliced ELL included: the format comparison.
 """
 import csv, math, sys, collections
 

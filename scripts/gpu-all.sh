@@ -40,7 +40,7 @@ if [[ $stages == *,sanitize,* ]]; then
   echo "sanitizer done: $(( $(date +%s) - t0 )) s"
 fi
 if [[ $stages == *,precision,* ]]; then
-  echo "== benchmark: every storage precision (issue 8)"
+  echo "== benchmark: every storage precision"
   STAGE=precision BUILD=build-gpu timeout 330 ./scripts/bench-gpu.sh "$out" > "$out/bench-precision.log" 2>&1
   tail -40 "$out/bench-precision.log"
   echo "precision bench done: $(( $(date +%s) - t0 )) s"

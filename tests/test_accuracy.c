@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Eq. 3 of papers/bdmp-block-wise-dynamic-mixed-precision-spmv.txt: y has n significant digits
+// Eq. 3 of Zhao et al., "Block-wise dynamic mixed-precision SpMV": y has n significant digits
 // when E_rel = |y - ref| / |ref| < 5 * 10^-n, n the largest such (clamped to 0..17).
 static void test_digits(void) {
   // Equal values: 17, whatever the magnitude or sign.

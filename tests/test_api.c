@@ -112,7 +112,7 @@ static void arguments(void) {
   CHECK(cpu == NULL, "destroy sets the handle to NULL");
 }
 
-// The kernel rule of papers/adaptive-spmv-design-philosophy.txt on hand-made statistics.
+// The kernel rule of the adaptive SpMV design notes ("Design Philosophy") on hand-made statistics.
 static void kernel_rule(void) {
   msp_matrix_stats s;
   memset(&s, 0, sizeof s);

@@ -1,5 +1,5 @@
 // test_auto_digits.c: AUTO with a requested accuracy (msp_convert_options.bdmp_digits = D with
-// MSP_FORMAT_AUTO, issue 9 item 5): the candidates (fp64 choice, uniform fp32, BDMP-PBP and
+// MSP_FORMAT_AUTO): the candidates (fp64 choice, uniform fp32, BDMP-PBP and
 // BDMP-TCKI in the error-bounded mode), the bound the choice guarantees and what its products
 // keep. CPU backend always; the CUDA backend too when a device is usable.
 #include "testlib.h"

@@ -614,7 +614,7 @@ static void test_random(void) {
   }
 }
 
-// ---- TCKI block-row kinds: tiles or CSR-like (issue 9 item 4)
+// ---- TCKI block-row kinds: tiles or CSR-like
 // ----------------------------------------------------------
 // A test_csr of `rows` x `cols`: rows below `band_rows` hold the band |i - j| <= 12 (well-filled
 // tiles), the others `per` random distinct columns over the whole width (one or two entries per

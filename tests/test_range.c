@@ -235,7 +235,7 @@ static void test_all(void) {
           check_case(&sc[k], precisions[pi], formats[fi], policy);
 }
 
-// ---- the cases of issue 8, checked by hand
+// ---- hand-checked cases by hand
 // ----------------------------------------------------------
 static msp_status convert_values(const double *a, msp_format f, msp_precision p, int policy,
                                  msp_matrix *B) {

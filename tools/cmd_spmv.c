@@ -28,7 +28,7 @@ typedef struct {
   const char *vprecision;                 // storage precision of x and y
 } run_result;
 
-// Errors of y against the fp64 CPU reference ref (item 4 of issue 12: two figures, each named):
+// Errors of y against the fp64 CPU reference ref (two figures, each named):
 //   normwise       max_i |y_i - ref_i| / max_i |ref_i|      (infinity norm; the plain maximum
 //                                                            when ref is zero)
 //   componentwise  max_i |y_i - ref_i| / (|A| |x|)_i        (0/0 counts 0, d/0 infinite)
@@ -206,8 +206,8 @@ exit:
   return rc;
 }
 
-// --accuracy: significant digits of y against the fp64 CPU reference (papers/bdmp-block-wise-
-// dynamic-mixed-precision-spmv.txt Eq. 2-3 and 9), the footprint against CSR fp64, the
+// --accuracy: significant digits of y against the fp64 CPU reference (Zhao et al., "Block-wise
+// dynamic mixed-precision SpMV", Eq. 2-3 and 9), the footprint against CSR fp64, the
 // conversion time and, for BDMP, what the per-tile precision selection did.
 static void print_accuracy_text(const options *o, const run_result *r, const msp_accuracy *a) {
   printf("accuracy ratio %.4f (share of %lld entries with >= 7 significant digits), digits min "
@@ -421,7 +421,7 @@ int cmd_spmv(int argc, char **argv) {
   }
   if (is_run && !o.file) o.file = "gen:" BUILTIN_SPEC;
   if (is_run && !(o.given & OPT_X)) o.x_spec = "random:1";
-  // --output must not replace an input (issue 12 item 2): same device and inode, links followed.
+  // --output must not replace an input: same device and inode, links followed.
   if (o.output) {
     const char *inputs[2] = {
         strncmp(o.file, "gen:", 4) == 0 ? NULL : o.file,

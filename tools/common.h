@@ -8,7 +8,7 @@
 
 extern const char *prog;
 
-// Exit statuses of the program, the same for every subcommand (item 10 of issue 12).
+// Exit statuses of the program, the same for every subcommand.
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
 // Every option of the program, one bit each: a subcommand accepts a subset and refuses the

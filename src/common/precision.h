@@ -1,17 +1,18 @@
 // precision.h: storage-precision accessors (a load returns double, a store rounds), CPU and CUDA.
 //
-// Storage precision is decoupled from arithmetic precision (papers/cb-gmres-compressed-basis.txt,
-// "Memory accessor"): values live in memory as f64, f32, f16, bf16, fx32, fx16, cpms2 or cpms4
-// and are turned into double on every load, so kernels compute in fp64 and only the bytes moved
-// change. Every function marked MSP_HD compiles as `__host__ __device__` under nvcc and as
-// `static inline` in C, so the CPU backend and the CUDA kernels decode bit for bit the same way.
-// The conversions are written in portable integer code (no cuda_fp16.h, no host FP16 types):
-// the C path must give the same bits as the device path.
+// Storage precision is decoupled from arithmetic precision (Aliaga, Anzt, Grutzmacher,
+// Quintana-Orti, Tomas, "Compressed basis GMRES", "Memory accessor"): values live in memory as f64,
+// f32, f16, bf16, fx32, fx16, cpms2 or cpms4 and are turned into double on every load, so kernels
+// compute in fp64 and only the bytes moved change. Every function marked MSP_HD compiles as
+// `__host__ __device__` under nvcc and as `static inline` in C, so the CPU backend and the CUDA
+// kernels decode bit for bit the same way. The conversions are written in portable integer code (no
+// cuda_fp16.h, no host FP16 types): the C path must give the same bits as the device path.
 //
 // Rounding: IEEE types (f32, f16, bf16) round to nearest, ties to even, directly from the double
 // (never through float, which would round twice). Fixed point (fx32, fx16) rounds to nearest.
-// CPMS truncates (rounds toward zero), as papers/cpms-pagerank-customized-precision.txt 4.2 does:
-// reading k of the segments gives the double with the remaining mantissa bits zero.
+// CPMS truncates (rounds toward zero), as Grutzmacher, Cojean, Flegar, Anzt, Quintana-Orti,
+// "Acceleration of PageRank with customized precision" 4.2 does: reading k of the segments gives
+// the double with the remaining mantissa bits zero.
 #ifndef MSP_PRECISION_H
 #define MSP_PRECISION_H
 
@@ -172,8 +173,8 @@ MSP_HD float msp_f32_from_double(double d) {
 // ------------------------------------------------------------- value = q * scale with scale =
 // max|v| / (2^(bits-1) - 1) over the vector (or over a block of a matrix's values), so the largest
 // entry maps to the largest integer; the error of a stored value is at most scale / 2
-// (papers/cb-gmres-compressed-basis.txt: one scaling factor per vector keeps the representation
-// range used). scale == 0 (a zero vector) stores exact zeros.
+// (Aliaga, Anzt, Grutzmacher, Quintana-Orti, Tomas, "Compressed basis GMRES": one scaling factor
+// per vector keeps the representation range used). scale == 0 (a zero vector) stores exact zeros.
 #define MSP_FX32_MAX 2147483647.0
 #define MSP_FX16_MAX 32767.0
 
@@ -216,10 +217,11 @@ MSP_HD double msp_fx16_to_double(int16_t q, double scale) {
   return (double)q * scale;
 }
 
-// ---- CPMS: segmented doubles (papers/cpms-pagerank-customized-precision.txt 4.1) ----------------
-// A double's 64 bits are cut into S = 2 segments of 32 bits or S = 4 segments of 16 bits; segment
-// 0 is the most significant (sign, exponent, leading mantissa bits). Reading k <= S segments
-// returns the double whose other bits are zero (truncation toward zero); k = S is exact.
+// ---- CPMS: segmented doubles (Grutzmacher, Cojean, Flegar, Anzt, Quintana-Orti, "Acceleration of
+// PageRank with customized precision" 4.1) ---------------- A double's 64 bits are cut into S = 2
+// segments of 32 bits or S = 4 segments of 16 bits; segment 0 is the most significant (sign,
+// exponent, leading mantissa bits). Reading k <= S segments returns the double whose other bits are
+// zero (truncation toward zero); k = S is exact.
 //
 // Layout: values are grouped by `bank` values; a group of G values holds S consecutive banks,
 // bank s holding segment s of the group's values in order. In CPMS-i the bank is

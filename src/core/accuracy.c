@@ -6,7 +6,7 @@
 
 #define MSP__MAX_DIGITS 17
 
-// Eq. 3 of papers/bdmp-block-wise-dynamic-mixed-precision-spmv.txt: n digits when
+// Eq. 3 of Zhao et al., "Block-wise dynamic mixed-precision SpMV": n digits when
 // E_rel < 5 * 10^-n. The logarithm gives the estimate; the loops make it exact at the edges
 // (log10 near an integer can land on either side).
 int msp_significant_digits(double y, double ref) {

@@ -1,6 +1,6 @@
 // bdmp.h: host layouts of BDMP-PBP and BDMP-TCKI (block-wise dynamic mixed precision, 16x16 tiles).
 //
-// papers/bdmp-block-wise-dynamic-mixed-precision-spmv.txt section 3. The matrix is cut into
+// Zhao et al., "Block-wise dynamic mixed-precision SpMV" section 3. The matrix is cut into
 // 16 x 16 tiles (block height = width = 16: a multiple of 16 for coalesced 64/128-byte
 // transactions and at most 32 to limit error growth, 3.1.1). Every nonempty tile is stored in
 // fp32 or fp64 as a whole (see bdmp.c for the rule); PBP keeps the CSR structure with the fp32
@@ -137,7 +137,7 @@ enum { MSP__TILE_COO = 0, MSP__TILE_ELL = 1, MSP__TILE_CSR = 2, MSP__TILE_HYB = 
 //   HYB: an ELL part of width w = tile_width[t] (16 * w bytes, as ELL), then a CSR part of the
 //        remaining entries (17 row pointers + bytes); 16 * w + remainder values.
 //
-// CSR-like block rows (issue 9 item 4). Where a block row's tiles hold few entries each (random
+// CSR-like block rows. Where a block row's tiles hold few entries each (random
 // and power-law patterns), per-tile metadata (a tile column, a share of a chunk record) and slab
 // padding cost more than CSR's 4-byte column, so each block row has a kind, chosen by the byte
 // model of bdmp_tcki.c

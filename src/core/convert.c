@@ -202,7 +202,7 @@ msp_format msp__choose_format(const msp_matrix_stats *s, char *reason, size_t n)
 //   1. no nonzeros                            -> CSR
 //   2. hdia_fill (hack 64) <= CPU_HDIA_FILL   -> HDIA (stencils, bands, diagonal structure)
 //   3. otherwise                              -> CSR
-// Measured on the 2-core AMD EPYC (Zen 5) of the issue-14 machine with make bench-cpu (fp64,
+// Measured on the 2-core AMD EPYC (Zen 5) of the development machine with make bench-cpu (fp64,
 // medians of interleaved runs, 2 threads, in an idle window of the shared machine), and with
 // 1-thread runs, steadier there:
 // - HDIA was our fastest format on stencil27:64 with DIA (2 threads: HDIA 1.29 ms, DIA 1.27,
@@ -221,7 +221,7 @@ msp_format msp__choose_format(const msp_matrix_stats *s, char *reason, size_t n)
 //   The skew that made COO the GPU's choice is handled by CSR's balanced split on the CPU, and
 //   COO's CPU kernel is CSR's loop over the triples' columns and values (src/cpu/coo.c: the same
 //   speed within the spread, the same bits), so the rule never needs COO; ELL reads padding.
-// - Second pass (issue 14): msp__cpu_row_sum adds a row's odd last entry without a branch on the
+// - Second pass: msp__cpu_row_sum adds a row's odd last entry without a branch on the
 //   row's parity, which CSR mispredicted on rows of varying length. After it (2 threads, medians
 //   of 9 interleaved repetitions, ms, CSR against HLL) copter2 0.211 / 0.213, wave 0.598 / 0.697,
 //   bcsstk29 0.120 / 0.144, and on held-out matrices of the collection fe_body 0.090 / 0.121,

@@ -35,7 +35,7 @@
 // f32's bytes and more, at CSR f32's factor).
 //
 // Time per byte relative to CSR fp64 on the CUDA backend, from the H100 tables of README.md:
-// - the precision table (issue 8), stencil27:128 (2,097,152 rows, 55,742,968 nonzeros), ms over
+// - the precision table, stencil27:128 (2,097,152 rows, 55,742,968 nonzeros), ms over
 //   the byte model's bytes with x and y in f64: CSR (csr-auto) f64 0.2996 ms / 719 MB = 1, f32
 //   0.2491 / 496 MB: 1.21; DIA f64 0.1597 / 487 MB: 0.79, f32 0.0945 / 260 MB: 0.87; ELL f64
 //   0.2354 / 713 MB: 0.79, f32 0.1696 / 487 MB: 0.84. HLL takes ELL's factors and HDIA DIA's
@@ -43,8 +43,8 @@
 //   moves 16 * 15.5 + 16 bytes in f64, 12 * 15.5 + 16 in f32, CSR 12 * 15.5 + 24): against
 //   CSR (csr-auto, merge-path) f64 0.3536 ms, COO (auto) f64 0.3254: 0.73, f32 0.2961: 0.87.
 //   HYB, not measured in f32, takes CSR's.
-// - PBP takes CSR f32's factor: it is being moved onto the tuned CSR kernels (issue 9 item 2).
-//   The PBP rows of the BDMP table (issue 5), measured on the layout before, give 1.05 to 7.7
+// - PBP takes CSR f32's factor: it is being moved onto the tuned CSR kernels.
+//   The PBP rows of the BDMP table, measured on the layout before, give 1.05 to 7.7
 //   (geometric mean 2.3 over its 8 matrices).
 // - TCKI: 1.6, measured on the H100 (27 Nov) with the row-slab kernel (src/cuda/bdmp.cu), in the
 //   error-bounded mode D = 7, ms over the byte model's bytes against CSR (csr-auto) fp64:
@@ -60,8 +60,8 @@
 #define MSP__EFF_COO_F32 0.87
 #define MSP__EFF_PBP MSP__EFF_CSR_F32
 #define MSP__EFF_TCKI 1.6
-// CPU backend: factors measured with the mixsparse program of this build (issue 9's BDMP CPU
-// kernels as they stood on 24 Nov 2026) on the 2-core AMD EPYC of the issue-14 machine, shared
+// CPU backend: factors measured with the mixsparse program of this build (the BDMP CPU
+// kernels as they stood on 24 Nov 2026) on the 2-core AMD EPYC of the development machine, shared
 // (load average 1.4-2.5): 1 thread (OMP_NUM_THREADS=1), --repeat 20, the least of 7 interleaved
 // runs (medians within 15% of it), ms over the byte model's bytes (footprint + 16 bytes a row),
 // relative to CSR fp64; BDMP in the error-bounded mode D = 7:

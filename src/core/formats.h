@@ -1,7 +1,7 @@
 // formats.h: the record of a format's host operations, and helpers shared by src/core/<fmt>.c.
 //
 // Every format follows the same steps, so that msp_matrix_convert can refuse a format
-// before allocating it (issue 4: "a clear refusal instead of an allocation that explodes"):
+// before allocating it ("a clear refusal instead of an allocation that explodes"):
 //   plan  : from the CSR only, the format's parameters and its exact footprint in bytes;
 //   build : allocate and fill the host arrays (the layouts of internal.h);
 //   to_csr: rebuild CSR from the format's arrays alone (never from A->rowptr), padding dropped;
@@ -83,7 +83,7 @@ MSP_FORMAT_LIST(MSP__FORMAT_OPS_DECL_)
 extern const msp__format_ops *const msp__format_table[MSP_FORMAT_COUNT];
 
 // ---- helpers shared between format files ------------------------------------------------------
-// Default hack sizes, as PSBLAS (papers/psblas-ext-gpu-formats-reference.txt 2.1: hack = 64
+// Default hack sizes, as PSBLAS (Filippone, PSBLAS-Extensions reference guide 2.1: hack = 64
 // for HDIA; SPGPU's HLL uses a warp, 32). Also the hacks of the AUTO statistics (convert.c).
 #define MSP__HLL_HACK 32
 #define MSP__HDIA_HACK 64
@@ -112,7 +112,7 @@ msp_status msp__hdia_count(const msp_matrix A, int hack, int64_t *diags, int64_t
 
 // HYB: K = hyb_k (>= 0) or the one-third rule (msp__hyb_rule_k); ELL of width K + COO rest.
 // The rule: K is the largest k such that at least a third of the rows have k or more entries
-// (3 * #{i : len_i >= k} >= rows; papers/bdmp-block-wise-dynamic-mixed-precision-spmv.txt 2.1).
+// (3 * #{i : len_i >= k} >= rows; Zhao et al., "Block-wise dynamic mixed-precision SpMV" 2.1).
 int64_t msp__hyb_rule_k(const msp_matrix A);
 // Entries that do not fit an ELL part of width k: sum over rows of max(0, len_i - k).
 int64_t msp__hyb_coo_nnz(const msp_matrix A, int64_t k);

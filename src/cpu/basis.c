@@ -1,12 +1,12 @@
 // basis.c: CPU Krylov-basis operations of GMRES over the compressed basis (store, projection,
 // subtraction, combination), reading the stored values through the accessors, fp64 arithmetic.
 //
-// papers/cb-gmres-compressed-basis.txt ("Memory accessor"): the basis lives in memory in its
-// storage precision and is converted to double on every load; nothing is decoded into an fp64
-// copy, so a projection over an f32 basis reads half the bytes of an f64 one. Each operation is
-// one body per storage precision (MSP__CPU_INSTANTIATE1), which reads every column it needs in
-// one pass over the rows: the row block of w (or of the result) stays in cache while the
-// columns stream by.
+// Aliaga, Anzt, Grutzmacher, Quintana-Orti, Tomas, "Compressed basis GMRES" ("Memory accessor"):
+// the basis lives in memory in its storage precision and is converted to double on every load;
+// nothing is decoded into an fp64 copy, so a projection over an f32 basis reads half the bytes of
+// an f64 one. Each operation is one body per storage precision (MSP__CPU_INSTANTIATE1), which reads
+// every column it needs in one pass over the rows: the row block of w (or of the result) stays in
+// cache while the columns stream by.
 #include "partials.h"
 
 #include <math.h>

@@ -307,7 +307,7 @@ exit:
   return st;
 }
 
-// ---- device queries (papers/psblas-ext-gpu-formats-reference.txt section 3) ------------------
+// ---- device queries (Filippone, PSBLAS-Extensions reference guide section 3) ------------------
 static msp_status cuda_device_count(int *count) {
   int n = 0;
   // No driver or no device: none usable, which is not an error of this call.

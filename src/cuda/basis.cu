@@ -2,11 +2,11 @@
 // subtraction, combination) and the pointwise product of Jacobi, fp64 arithmetic; the
 // subtraction and the combination are in basis_update.cu.
 //
-// papers/cb-gmres-compressed-basis.txt ("Memory accessor"): the basis stays on the device in its
-// storage precision and every load converts to double (loader<P> of access.cuh, one template per
-// operation instantiated through msp__prec_dispatch); nothing is decoded into an fp64 copy, so a
-// projection over an f32 basis reads half the bytes of an f64 one. Each operation is one fused
-// pass over the columns it needs:
+// Aliaga, Anzt, Grutzmacher, Quintana-Orti, Tomas, "Compressed basis GMRES" ("Memory accessor"):
+// the basis stays on the device in its storage precision and every load converts to double
+// (loader<P> of access.cuh, one template per operation instantiated through msp__prec_dispatch);
+// nothing is decoded into an fp64 copy, so a projection over an f32 basis reads half the bytes of
+// an f64 one. Each operation is one fused pass over the columns it needs:
 //  - projection: block b owns a fixed range of PROJ_CHUNK rows; it keeps its rows of w in
 //    registers, walks the columns j0..j1-1 and writes one partial per column (and, asked, one of
 //    w.w) to the workspace; a second kernel adds the partials of each column in a fixed order,

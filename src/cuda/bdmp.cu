@@ -21,8 +21,8 @@
 // fp64 entries before them: one 8-byte read through the read-only cache serves 32 entries), then
 // the value from its stream, widened. PBP is CSR with this loader: the tuned kernels of csr.cuh
 // (scalar, vector, merge-path; chosen by the CSR rule) read each row once, whatever mix of the
-// two precisions it holds, and write y once (papers/bdmp-block-wise-dynamic-mixed-precision-
-// spmv.txt 3.2.1 runs two sub-matrices and adds them). Compile-time tuning: that of f32 values.
+// two precisions it holds, and write y once (Zhao et al., "Block-wise dynamic mixed-precision
+// SpMV", 3.2.1 runs two sub-matrices and adds them). Compile-time tuning: that of f32 values.
 struct pbp_loader {
   static constexpr msp_precision prec = MSP_PRECISION_F32;
   const uint2 *meta;

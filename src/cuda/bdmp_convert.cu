@@ -1,4 +1,4 @@
-// bdmp_convert.cu: BDMP-PBP built on the device (issue 9 item 1): the per-tile precision
+// bdmp_convert.cu: BDMP-PBP built on the device: the per-tile precision
 // selection (the paper's threshold rule and the error-bounded --digits rule), the packing of the
 // two value streams with their precision words, and the device layout of bdmp.cu, from the fp64
 // CSR arrays of the source on the device. The result is the host build's, bit for bit

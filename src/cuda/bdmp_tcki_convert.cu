@@ -1,4 +1,4 @@
-// bdmp_tcki_convert.cu: BDMP-TCKI built on the device (issue 9 item 1): from the precision
+// bdmp_tcki_convert.cu: BDMP-TCKI built on the device: from the precision
 // selection of bdmp_convert.cu (the same tiles in fp32 as PBP's), the tile formats, the block-row
 // kinds, the host record of bdmp.h and the GPU layout of bdmp.cu (tile chunks as row slabs, the
 // CSR-like part as PBP), from the fp64 CSR of the source on the device. The result is the host

@@ -4,7 +4,7 @@
 // stride = msp__col_stride(rows), so the value array is the host array or A->pval as it is, in
 // every precision), so a warp reads 32 consecutive values per diagonal and x[i + off[d]] for 32
 // consecutive i: both coalesced, and no column index is moved at all
-// (papers/psblas-ext-gpu-formats-reference.txt 2.1, DIA). A block stages the offsets in shared
+// (Filippone, PSBLAS-Extensions reference guide 2.1, DIA). A block stages the offsets in shared
 // memory, BLOCK at a time, and each thread issues the loads of msp__fmt_unroll diagonals before
 // using them (several loads in flight per thread: the kernel is a pure read stream and must reach
 // the bandwidth ceiling). Where the block's rows meet every diagonal of the chunk inside the

@@ -3,7 +3,7 @@
 // Hack h of `hack` rows (a multiple of 32) is a DIA block with its own diagonals offsets[doff[h]
 // .. doff[h+1]) and values at voff[h] + d * hack + r (the host layout, so the value array is the
 // host array or A->pval as it is, in every precision), so a few entries off the main band cost
-// padding in their own hack only (papers/psblas-ext-gpu-formats-reference.txt 2.1, Hacked DIA).
+// padding in their own hack only (Filippone, PSBLAS-Extensions reference guide 2.1, Hacked DIA).
 // Each warp's 32 rows lie inside one hack (hack is a multiple of 32), so the hack's offsets are
 // warp-uniform: every lane loads the same offset, which the hardware serves as one broadcast
 // from L1, without staging through shared memory and without barriers (the hack size is a

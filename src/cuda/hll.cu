@@ -5,7 +5,7 @@
 // value array is the host array or A->pval as it is, in every precision). The hack size is a
 // multiple of 32, so each warp's 32 rows lie in one hack and read 32 consecutive values and
 // columns per slot (off[h] is a multiple of hack). A long row only widens its own hack
-// (papers/psblas-ext-gpu-formats-reference.txt 2.1, Hacked ELLPACK). When the padding is large
+// (Filippone, PSBLAS-Extensions reference guide 2.1, Hacked ELLPACK). When the padding is large
 // (msp__fmt_use_rowlen) the kernel stops each row at its length, so the short rows sharing a hack
 // with a long one issue no loads for their padding. One kernel template over the loaders of the
 // values and of x; y through ystore_thread_row (a warp holds 32 rows from a multiple of 32, so a

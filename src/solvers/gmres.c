@@ -1,11 +1,12 @@
 // gmres.c: restarted GMRES with a compressed Krylov basis (CB-GMRES), for every backend.
 //
-// papers/cb-gmres-compressed-basis.txt, Fig. 1: right preconditioning, classical Gram-Schmidt
-// with conditional re-orthogonalisation (or modified Gram-Schmidt), the least-squares problem
-// kept triangular by Givens rotations. The basis is one block of n x (m+1) values in its storage
-// precision, made and used only through the backend's basis operations (store, project,
-// subtract, combine), which read the stored values through the accessors and compute in fp64.
-// Nothing here sees a device pointer or a format: every vector operation is a backend operation.
+// Aliaga, Anzt, Grutzmacher, Quintana-Orti, Tomas, "Compressed basis GMRES", Fig. 1: right
+// preconditioning, classical Gram-Schmidt with conditional re-orthogonalisation (or modified
+// Gram-Schmidt), the least-squares problem kept triangular by Givens rotations. The basis is one
+// block of n x (m+1) values in its storage precision, made and used only through the backend's
+// basis operations (store, project, subtract, combine), which read the stored values through the
+// accessors and compute in fp64. Nothing here sees a device pointer or a format: every vector
+// operation is a backend operation.
 #include "precond.h"
 
 #include <math.h>

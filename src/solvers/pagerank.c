@@ -1,7 +1,8 @@
 // pagerank.c: PageRank by the power iteration, for every backend, with adaptive CPMS reads.
 //
-// papers/cpms-pagerank-customized-precision.txt: Algorithm 1 (the iteration), 4.1 (the CPMS
-// layouts), 4.2 (switching the read precision as the iteration converges). Two forms:
+// Grutzmacher, Cojean, Flegar, Anzt, Quintana-Orti, "Acceleration of PageRank with customized
+// precision": Algorithm 1 (the iteration), 4.1 (the CPMS layouts), 4.2 (switching the read
+// precision as the iteration converges). Two forms:
 // - the pull form (default): p_k = alpha G^T (p_{k-1} ./ outdeg) + c v over the structure of
 //   G^T alone; no matrix value is read (what cuGraph does). q = p ./ outdeg is written by the
 //   iteration that writes p, so each iteration is one pass (backend pr_step).
@@ -380,8 +381,8 @@ static msp_status check_args(msp_context ctx, const msp_matrix G, const msp_page
     // the personalisation too: every vector the run reads belongs to ctx
     const msp_vector vs[2] = {p, o->personalization};
     const char *const names[2] = {"p", "personalization"};
-    MSP_TRY(msp__check_operands("msp_pagerank", ctx, G, "G", o->personalization ? 2 : 1, vs,
-                                names));
+    MSP_TRY(
+        msp__check_operands("msp_pagerank", ctx, G, "G", o->personalization ? 2 : 1, vs, names));
   }
   MSP_CHECK_ARG(G->rows == G->cols, "msp_pagerank: G is %lld x %lld (a graph is square)",
                 (long long)G->rows, (long long)G->cols);

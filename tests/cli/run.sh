@@ -123,7 +123,7 @@ check err_output_is_x 2 none spmv small.mtx --backend cpu --x x5.mtx --output ./
 check help 0 stdout --help
 check help_spmv 0 stdout spmv --help
 
-# Issue 12. Item 4: two error figures, each named; the JSON keys normwise_error and
+# two error figures, each named; the JSON keys normwise_error and
 # componentwise_error (the accuracy object's per-entry figure is max_entry_rel_error).
 check spmv_json 0 json spmv small.mtx --backend cpu --x x5.mtx --json
 check spmv_acc_json 0 json spmv small.mtx --backend cpu --format csr --precision fx16 --accuracy --json
@@ -156,7 +156,7 @@ check err_nan 1 none info nan.mtx
 # Item 14: BDMP's storage is the mix of fp32 and fp64
 check spmv_bdmp_mixed 0 text spmv mixed.mtx --backend cpu --format bdmp-pbp --digits 12
 check spmv_bdmp_json 0 json spmv mixed.mtx --backend cpu --format bdmp-tcki --digits 12 --json
-# Issue 9 item 5: --format auto --digits D chooses among fp64, f32 and BDMP and says why (the
+# --format auto --digits D chooses among fp64, f32 and BDMP and says why (the
 # candidates' bytes, the bound); --precision and the other formats still refuse --digits
 check spmv_auto_digits 0 json spmv mixed.mtx --backend cpu --format auto --digits 12 --accuracy --json
 check run_auto_digits 0 text run gen:banded:2000:16 --backend cpu --digits 7 --accuracy
