@@ -2,12 +2,16 @@
 """The GMRES targets beside their figures, from one job's CSVs (markdown on stdout).
 
 usage: bench-targets-gmres.py OURS.csv CUPY.csv [BASIS.csv] [--cpu CPU.csv]
+           [--results DIR --card CARD --date DATE --command COMMAND]
 
 OURS.csv: mixsparse-bench-solve (--orthos dcgs2), CUPY.csv: bench/gmres_cupy.py on the same
 systems in the same job, BASIS.csv: mixsparse-bench-basis; CPU.csv: scripts/bench-cpu-gmres.sh (the fastest of its runs
 per runner, threads and system). Time to solution is the solve after
 its set-up (as CuPy's, whose timer starts after its operator is made). Each target of the
 solver's issue gets a row per case: the figure, the target and met / missed.
+--results DIR: instead of markdown, docs/results-style CSVs (comment lines title, card, date,
+command, what; then the table) for scripts/perf-doc.py: DIR/gmres_cupy.csv (per system, restart
+and basis: ours against CuPy) and DIR/gmres_targets.csv (the targets).
 """
 import csv
 import sys
@@ -23,11 +27,13 @@ def solve_time(r):
 
 
 def main(argv):
-    cpu = None
-    if "--cpu" in argv:
-        i = argv.index("--cpu")
-        cpu = argv[i + 1]
-        argv = argv[:i] + argv[i + 2:]
+    opt = {}
+    for name in ("--cpu", "--results", "--card", "--date", "--command"):
+        if name in argv:
+            i = argv.index(name)
+            opt[name] = argv[i + 1]
+            argv = argv[:i] + argv[i + 2:]
+    cpu = opt.get("--cpu")
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
@@ -104,6 +110,50 @@ def main(argv):
             if s1 and o2:
                 add("CPU 2 threads: >= 1.6x SciPy (1 thread)", name,
                     "%.4f vs %.4f ms (%.2fx)" % (o2, s1, s1 / o2), s1 / o2 >= 1.6)
+    if "--results" in opt:
+        head = "# card: %s\n# date: %s\n# command: %s\n" % (opt.get("--card", "?"),
+                                                         opt.get("--date", "?"),
+                                                         opt.get("--command", "?"))
+        with open(opt["--results"] + "/gmres_cupy.csv", "w", newline="") as f:
+            f.write("# title: GMRES against CuPy\n" + head)
+            f.write("# what: Restarted GMRES, b = ones, x0 = 0, rtol 1e-8, no preconditioner, DCGS2 "
+                    "(the default), per Krylov basis precision, against CuPy's gmres (fp64, "
+                    "classical Gram-Schmidt) on the same CSR in the same job. Time after the "
+                    "set-up (as CuPy's); ms/it = time / iterations (CuPy runs every cycle to its "
+                    "end); MB/it and %% bw by the byte model (SpMV and basis bytes) against the "
+                    "read bandwidth of the job's mixsparse-bench-basis.\n")
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["system", "n", "m", "basis", "iterations", "time (s)", "ms/it", "MB/it",
+                        "CuPy iterations", "CuPy time (s)", "CuPy ms/it", "CuPy / ours time",
+                        "CuPy / ours per it"])
+            for (system, m, pc, basis), r in sorted(
+                    by.items(), key=lambda kv: (int(kv[1]["n"]), kv[0][0], kv[0][1])):
+                c = cupy.get((system, m, pc))
+                t = solve_time(r)
+                conv = r["converged"] == "1"
+                row = [system.replace("gen:", ""), r["n"], m, basis,
+                       r["iterations"] + ("" if conv else " (not converged)"), "%.4f" % t,
+                       "%.4f" % float(r["ms_per_iter"]),
+                       "%.1f" % (float(r["bytes_per_iter"]) / 1e6)]
+                if c:
+                    cconv = c["converged"] == "1"
+                    ct = float(c["time_s"])
+                    row += [c["iterations"] + ("" if cconv else " (not converged)"), "%.4f" % ct,
+                            "%.4f" % float(c["ms_per_iter"]),
+                            "%.2fx" % (ct / t) if conv and cconv else "-",
+                            "%.2fx" % (float(c["ms_per_iter"]) / float(r["ms_per_iter"]))]
+                else:
+                    row += ["-"] * 5
+                w.writerow(row)
+        with open(opt["--results"] + "/gmres_targets.csv", "w", newline="") as f:
+            f.write("# title: GMRES against CuPy: the targets\n" + head)
+            f.write("# what: Each target of the solver beside its figure from the same job (the "
+                    "CPU rows: the fastest of the runs of scripts/bench-cpu-gmres.sh).\n")
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["target", "case", "figure", "met"])
+            for r in rows:
+                w.writerow(list(r))
+        return 0
     print("| target | case | figure | |")
     print("|---|---|---|---|")
     for r in rows:
