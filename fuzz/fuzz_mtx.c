@@ -43,14 +43,19 @@ static int expected_failure(msp_status st) {
 }
 
 // A successful read must give rows+1 non-decreasing row pointers ending at nnz and sorted,
-// in-range column indices.
-static void check_matrix(msp_matrix A) {
+// in-range column indices; without MSP_READ_ALLOW_NONFINITE, finite values only (also where
+// duplicates or a symmetric file's mirrored entries were summed).
+static void check_matrix(msp_matrix A, unsigned flags) {
   int64_t rows = msp_matrix_rows(A), cols = msp_matrix_cols(A), nnz = msp_matrix_nnz(A);
   if (rows < 0 || cols < 0 || nnz < 0 || rows > INT32_MAX || cols > INT32_MAX) abort();
   int64_t *rp = malloc((size_t)(rows + 1) * sizeof *rp);
   int32_t *ci = malloc((size_t)(nnz + 1) * sizeof *ci);
-  if (rp && ci) {
-    if (msp_matrix_get_csr(A, rp, ci, NULL) != MSP_SUCCESS) abort();
+  double *va = malloc((size_t)(nnz + 1) * sizeof *va);
+  if (rp && ci && va) {
+    if (msp_matrix_get_csr(A, rp, ci, va) != MSP_SUCCESS) abort();
+    if (!(flags & MSP_READ_ALLOW_NONFINITE))
+      for (int64_t k = 0; k < nnz; k++)
+        if (va[k] - va[k] != 0.0) abort();
     if (rp[0] != 0 || rp[rows] != nnz) abort();
     for (int64_t i = 0; i < rows; i++) {
       if (rp[i + 1] < rp[i]) abort();
@@ -60,6 +65,7 @@ static void check_matrix(msp_matrix A) {
   }
   free(rp);
   free(ci);
+  free(va);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -78,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!expected_failure(st)) abort();
     if (!strstr(msp_last_error(), "fuzz.mtx")) abort();
   } else {
-    check_matrix(A);
+    check_matrix(A, flags);
   }
   msp_matrix_destroy(&A);
   return 0;

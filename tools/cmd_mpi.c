@@ -497,6 +497,32 @@ int cmd_mpi_ranks(void) {
   return 1;
 }
 
+// Every rank's `bad` (0: fine) to all: the largest, so that the ranks take the same branch and
+// meet the same collective calls next (a rank leaving alone would leave the others waiting).
+static int agree_max(int bad) {
+  int worst = bad;
+  MPI_Allreduce(&bad, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return worst;
+}
+
+// The first rank (lowest number) where `bad` holds, `size` where none: the one rank 0 names.
+static int first_rank(int bad, int rank, int size) {
+  int mine = bad ? rank : size, first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return first;
+}
+
+// FNV-1a over the command line (each argument with its terminating NUL, so "a b" != "ab").
+static uint64_t argv_hash(int argc, char **argv) {
+  uint64_t h = UINT64_C(14695981039346656037);
+  for (int i = 0; i < argc; i++)
+    for (const char *c = argv[i];; c++) {
+      h = (h ^ (unsigned char)*c) * UINT64_C(1099511628211);
+      if (!*c) break;
+    }
+  return h;
+}
+
 int cmd_mpi(int argc, char **argv) {
   int rank = 0, size = 1, rc = EXIT_FAILED;
   MPI_Init(NULL, NULL);
@@ -518,6 +544,23 @@ int cmd_mpi(int argc, char **argv) {
   msp_pagerank_options po = msp_pagerank_options_default();
   po.order = MSP_PAGERANK_ORDER_NATURAL; // the degree order is not distributed
   o.raw_precision = pagerank;            // pagerank's --precision: f64|cpms2|cpms4|auto
+  {
+    // One command line for the job: ranks given other commands, options or files would run
+    // different collective calls (and hang) or be silently ignored. Compared before anything
+    // else, so every rank refuses alike.
+    uint64_t mine = argv_hash(argc, argv), root = mine;
+    MPI_Bcast(&root, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    const int other = first_rank(mine != root, rank, size);
+    if (other < size) {
+      if (rank == 0)
+        fprintf(stderr,
+                "%s: rank %d was given another command line than rank 0 (every rank must run "
+                "the same command with the same options and files): nothing was run\n",
+                prog, other);
+      rc = EXIT_USAGE;
+      goto exit;
+    }
+  }
   // --partition blocks|metis (this command's own option: taken out before the common ones)
   {
     int k = 0;
@@ -590,19 +633,28 @@ int cmd_mpi(int argc, char **argv) {
     goto exit;
   }
   rc = EXIT_FAILED;
-  // --output must not replace an input (the matrix, x or b)
-  if (o.output) {
+  // --output must not replace an input (the matrix, x or b), as any rank sees the files
+  {
+    int refused = 0;
     const char *inputs[3] = {o.file && strncmp(o.file, "gen:", 4) ? o.file : NULL, o.x_spec, o.rhs};
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; o.output && k < 3 && !refused; k++) {
       int same = 0;
       if (inputs[k] && strcmp(inputs[k], "ones") && strncmp(inputs[k], "random:", 7) &&
           msp__same_file(o.output, inputs[k], &same) == MSP_SUCCESS && same) {
         if (rank == 0)
           fprintf(stderr, "%s: --output %s is the input file %s: refusing to overwrite it\n", prog,
                   o.output, inputs[k]);
-        rc = EXIT_USAGE;
-        goto exit;
+        refused = 1;
       }
+    }
+    const int who = first_rank(refused, rank, size);
+    if (who < size) {
+      if (rank == 0 && who != 0)
+        fprintf(stderr,
+                "%s: --output %s is an input file as rank %d sees it: refusing to overwrite it\n",
+                prog, o.output, who);
+      rc = EXIT_USAGE;
+      goto exit;
     }
   }
   if (solve && o.precond == MSP_PRECOND_ILU0) {
@@ -617,9 +669,20 @@ int cmd_mpi(int argc, char **argv) {
       MPI_COMM_WORLD, o.backend, o.backend == MSP_BACKEND_CUDA ? MSP_DIST_DEVICE_LOCAL : 0, &d);
   if (st == MSP_SUCCESS)
     st = msp_context_create(o.backend, msp_dist_device(d) < 0 ? 0 : msp_dist_device(d), &ref);
-  if (st != MSP_SUCCESS) {
-    fail(st, o.backend == MSP_BACKEND_CUDA ? "--backend cuda" : "context");
-    goto exit;
+  {
+    // A rank whose context failed must not leave the others in the collective calls that
+    // follow: all fail, rank 0 naming the first failing rank and its status.
+    const int who = first_rank(st != MSP_SUCCESS, rank, size);
+    if (who < size) {
+      if (rank == who && rank == 0)
+        fail(st, o.backend == MSP_BACKEND_CUDA ? "--backend cuda" : "context");
+      const int worst = agree_max((int)st);
+      if (rank == 0 && who != 0)
+        fprintf(stderr, "%s: rank %d: %s: %s (%s); no rank ran\n", prog, who,
+                o.backend == MSP_BACKEND_CUDA ? "--backend cuda" : "context",
+                msp_status_string((msp_status)worst), msp_status_name((msp_status)worst));
+      goto exit;
+    }
   }
   g_dist = d;
   if (g_transport != MSP_DIST_TRANSPORT_AUTO || o.backend == MSP_BACKEND_CUDA) {

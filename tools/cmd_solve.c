@@ -56,25 +56,20 @@ static const char *ortho_name(msp_ortho o) {
   return o == MSP_ORTHO_MGS ? "mgs" : o == MSP_ORTHO_CGS ? "cgs" : "dcgs2";
 }
 
-// The history as CSV, written beside the target and renamed over it once complete.
+// The history as CSV, through the library's safe writer (write_file_safely).
 static int write_history(const char *path, const msp_solver_report *r) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "w");
-  if (!f) {
-    fprintf(stderr, "%s: %s: cannot write\n", prog, path);
+  size_t cap = 64 + (size_t)(r->history_length > 0 ? r->history_length : 0) * 48, n = 0;
+  char *text = malloc(cap);
+  if (!text) {
+    fprintf(stderr, "%s: %s: cannot allocate the history's %zu bytes\n", prog, path, cap);
     return EXIT_FAILED;
   }
-  int ok = fprintf(f, "iteration,relative_residual\n") > 0;
-  for (int64_t k = 0; ok && k < r->history_length; k++)
-    ok = fprintf(f, "%lld,%.17g\n", (long long)k, r->history[k]) > 0;
-  ok = (fclose(f) == 0) && ok;
-  if (!ok || rename(tmp, path) != 0) {
-    remove(tmp);
-    fprintf(stderr, "%s: %s: write failed\n", prog, path);
-    return EXIT_FAILED;
-  }
-  return EXIT_OK;
+  n += (size_t)snprintf(text + n, cap - n, "iteration,relative_residual\n");
+  for (int64_t k = 0; k < r->history_length && n < cap; k++)
+    n += (size_t)snprintf(text + n, cap - n, "%lld,%.17g\n", (long long)k, r->history[k]);
+  const int rc = write_file_safely(path, text, n < cap ? n : cap);
+  free(text);
+  return rc;
 }
 
 int cmd_solve(int argc, char **argv) {
@@ -92,13 +87,9 @@ int cmd_solve(int argc, char **argv) {
     const char *outs[2] = {o.output, o.history};
     const char *ins[3] = {strncmp(o.file, "gen:", 4) ? o.file : NULL,
                           is_file_spec(o.rhs) ? o.rhs : NULL, is_file_spec(o.x0) ? o.x0 : NULL};
-    for (int a = 0; a < 2; a++)
-      for (int k = 0; k < 3; k++) {
-        int same = 0;
-        if (outs[a] && ins[k] && msp__same_file(outs[a], ins[k], &same) == MSP_SUCCESS && same)
-          return usage_error("%s %s is the input file %s: refusing to overwrite it",
-                             a ? "--history" : "--output", outs[a], ins[k]);
-      }
+    const char *const out_opts[2] = {"--output", "--history"};
+    const int rc_out = check_outputs(2, outs, out_opts, 3, ins);
+    if (rc_out != EXIT_OK) return rc_out;
   }
   msp_solver_options so = msp_solver_options_default();
   if (o.given & OPT_RESTART) so.restart = o.restart;
@@ -142,10 +133,7 @@ int cmd_solve(int argc, char **argv) {
     co.precision = o.precision;
     co.cpms_segments = o.cpms_segments;
     co.range = o.range;
-    progress_start("converting");
-    st = msp_matrix_convert(ctx, A, &co, &M);
-    progress_stop();
-    if (st != MSP_SUCCESS) {
+    if ((st = msp_matrix_convert(ctx, A, &co, &M)) != MSP_SUCCESS) {
       M = NULL;
       fail(st, o.file);
       goto exit;
@@ -224,10 +212,7 @@ int cmd_solve(int argc, char **argv) {
            ortho_name(so.ortho));
     fflush(stdout);
   }
-  if (!o.monitor) progress_start("solving (GMRES)"); // --monitor prints its own lines
-  st = msp_gmres(ctx, M, b, x, &so, &r);
-  progress_stop();
-  if (st != MSP_SUCCESS) {
+  if ((st = msp_gmres(ctx, M, b, x, &so, &r)) != MSP_SUCCESS) {
     fail(st, "solve");
     goto exit;
   }

@@ -1,6 +1,7 @@
 // common.c: option parsing, messages and inputs shared by the subcommands of the program.
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
+#include "internal.h" // the safe writer, msp__same_file
 
 #include <getopt.h>
 #include <math.h>
@@ -156,6 +157,35 @@ msp_status context_create(msp_backend backend, int device, msp_context *ctx) {
   return st;
 }
 
+int write_file_safely(const char *path, const char *data, size_t n) {
+  msp__safe_file *f = NULL;
+  msp_status st = msp__safe_open(path, &f);
+  if (st == MSP_SUCCESS) st = msp__safe_write(f, data, n);
+  if (st == MSP_SUCCESS) st = msp__safe_commit(&f);
+  msp__safe_abort(&f);
+  return st == MSP_SUCCESS ? EXIT_OK : fail(st, path);
+}
+
+int check_outputs(int nout, const char *const *outs, const char *const *opts, int nin,
+                  const char *const *ins) {
+  for (int a = 0; a < nout; a++) {
+    if (!outs[a]) continue;
+    for (int k = 0; k < nin; k++) {
+      int same = 0;
+      if (ins[k] && msp__same_file(outs[a], ins[k], &same) == MSP_SUCCESS && same)
+        return usage_error("%s %s is the input file %s: refusing to overwrite it", opts[a], outs[a],
+                           ins[k]);
+    }
+    for (int b = a + 1; b < nout; b++) {
+      int same = 0;
+      if (outs[b] && msp__same_target(outs[a], outs[b], &same) == MSP_SUCCESS && same)
+        return usage_error("%s %s and %s %s name the same file: one would replace the other",
+                           opts[a], outs[a], opts[b], outs[b]);
+    }
+  }
+  return EXIT_OK;
+}
+
 double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -208,7 +238,6 @@ static const struct {
     {"order", required_argument, OPT_ORDER},
     {"monitor", no_argument, OPT_MONITOR},
     {"threads", required_argument, OPT_THREADS},
-    {"quiet", no_argument, OPT_QUIET},
 };
 #define OPTION_COUNT (int)(sizeof option_list / sizeof option_list[0])
 
@@ -409,9 +438,6 @@ static int set_option(options *o, opt_mask bit, const char *opt, const char *v) 
   case OPT_THREADS:
     rc = parse_long(opt, v, 1, 4096, &o->threads);
     break;
-  case OPT_QUIET:
-    o->quiet = 1;
-    break;
   case OPT_MONITOR:
     o->monitor = 1;
     break;
@@ -459,7 +485,7 @@ int parse_options(int argc, char **argv, opt_mask accepted, int file, options *o
     }
     if (!strcmp(argv[i], "--json") && (accepted & OPT_JSON)) cli_json = 1;
   }
-  accepted |= OPT_THREADS | OPT_QUIET; // every command runs host threads and may take long
+  accepted |= OPT_THREADS; // every command runs host threads
   struct option longs[OPTION_COUNT + 1];
   for (int i = 0; i < OPTION_COUNT; i++)
     longs[i] = (struct option){option_list[i].name, option_list[i].has_arg, NULL, LONG_BASE + i};
@@ -506,7 +532,6 @@ int parse_options(int argc, char **argv, opt_mask accepted, int file, options *o
       return EXIT_FAILED;
     }
   }
-  progress_enable(isatty(2) && !o->json && !o->quiet);
   // Every context of the command (context_create) and OpenMP's own count, for any other.
   if (o->threads > 0) {
     cli_threads = o->threads;
@@ -517,15 +542,8 @@ int parse_options(int argc, char **argv, opt_mask accepted, int file, options *o
 
 // ---- inputs ---------------------------------------------------------------------------------
 msp_status load_matrix(msp_context ctx, const options *o, msp_matrix *A) {
-  char what[200];
-  const int gen = strncmp(o->file, "gen:", 4) == 0;
-  snprintf(what, sizeof what, "%s %s", gen ? "generating" : "reading", o->file);
-  progress_start(what);
-  const msp_status st =
-      gen ? msp_matrix_generate(ctx, o->file + 4, A)
-          : msp_matrix_read_mtx(ctx, o->file, o->allow_nonfinite ? MSP_READ_ALLOW_NONFINITE : 0, A);
-  progress_stop();
-  return st;
+  if (strncmp(o->file, "gen:", 4) == 0) return msp_matrix_generate(ctx, o->file + 4, A);
+  return msp_matrix_read_mtx(ctx, o->file, o->allow_nonfinite ? MSP_READ_ALLOW_NONFINITE : 0, A);
 }
 
 msp_status make_x(msp_context ctx, const options *o, int64_t n, double **out) {

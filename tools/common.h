@@ -8,7 +8,7 @@
 
 extern const char *prog;
 
-// Exit statuses of the program, the same for every subcommand.
+// Exit statuses of the program, the same for every subcommand (item 10 of issue 12).
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
 // Every option of the program, one bit each: a subcommand accepts a subset and refuses the
@@ -49,9 +49,8 @@ typedef uint64_t opt_mask;
 #define OPT_ORTHO (UINT64_C(1) << 32)
 #define OPT_HISTORY (UINT64_C(1) << 33)
 #define OPT_ORDER (UINT64_C(1) << 34)
-#define OPT_THREADS (UINT64_C(1) << 36) // every command takes it (parse_options)
-#define OPT_QUIET (UINT64_C(1) << 37)   // every command: no progress line
 #define OPT_MONITOR (UINT64_C(1) << 35)
+#define OPT_THREADS (UINT64_C(1) << 36) // every command takes it (parse_options)
 
 typedef struct {
   const char *file;
@@ -96,7 +95,6 @@ typedef struct {
   msp_precond precond;
   msp_ortho ortho;
   int threads; // --threads N: host threads of every operation (0: OpenMP's default)
-  int quiet;   // --quiet: no progress line on stderr
 } options;
 
 extern const char *const range_names[3]; // by msp_range_policy
@@ -123,6 +121,17 @@ double now_s(void);
 // when --json was given, rc is not 0 and no JSON document was printed.
 int command_exit(int rc);
 
+// Every file the program writes goes through the library's safe writer (src/core/safe_write.c):
+// written beside the target and renamed over it once complete (a symbolic link followed, a link
+// planted at the temporary name never), so a failure leaves the previous file as it was and says
+// why. EXIT_OK, or EXIT_FAILED after saying why.
+int write_file_safely(const char *path, const char *data, size_t n);
+// Refuse outputs that would replace an input or one another (links followed; for outputs that
+// do not exist yet, the same name in the same directory): EXIT_USAGE after saying which,
+// EXIT_OK otherwise. outs[k] (NULL: not given) is named by opts[k]; ins[k] may be NULL.
+int check_outputs(int nout, const char *const *outs, const char *const *opts, int nin,
+                  const char *const *ins);
+
 // msp_vector_write_mtx, or for the path "-" the same Matrix Market text on standard output.
 msp_status write_vector(msp_vector v, const char *path);
 
@@ -141,8 +150,7 @@ msp_status load_matrix(msp_context ctx, const options *o, msp_matrix *A);
 // Prints its own message on failure.
 msp_status make_x(msp_context ctx, const options *o, int64_t n, double **out);
 
-#include "json.h"     // the JSON writer (tools/json.c), shared with bench/
-#include "progress.h" // the progress line of long work
+#include "json.h" // the JSON writer (tools/json.c), shared with bench/
 
 // Finish the document j (the status member, with `why` for nonfinite numbers; NULL for none),
 // print it on stdout and free it. EXIT_OK, or EXIT_FAILED after saying why.

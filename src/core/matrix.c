@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-// Rule of the adaptive SpMV design notes ("Design Philosophy"): mean row length below 4 -> scalar
+// Rule of papers/adaptive-spmv-design-philosophy.txt: mean row length below 4 -> scalar
 // (too little work per row for a group of threads); skewness (row_max / row_mean) below 10 ->
 // vector (balanced rows keep a warp busy); otherwise merge-path (perfect work partitioning).
 #define MSP__SCALAR_MEAN_BELOW 4.0
@@ -71,6 +71,8 @@ msp_status msp__matrix_alloc(msp_context ctx, int64_t rows, int64_t cols, int64_
     size_t need = msp__bytes_mul_add((size_t)rows + 1, sizeof(int64_t), sizeof *A);
     need = msp__bytes_mul_add((size_t)nnz, sizeof(int32_t) + sizeof(double), need);
     need = msp__bytes_mul_add(((size_t)rows + (size_t)cols) / 8 + 1, 2, need);
+    // the format analysis's marks of diagonals (HDIA's count: an int32 per row and column)
+    need = msp__bytes_mul_add((size_t)rows + (size_t)cols + 1, sizeof(int32_t), need);
     char what[96];
     snprintf(what, sizeof what, "a %lld x %lld matrix with %lld nonzeros", (long long)rows,
              (long long)cols, (long long)nnz);
@@ -375,6 +377,8 @@ msp_status msp__matrix_from_triples(msp_context ctx, int64_t rows, int64_t cols,
     A->colind[p] = col[k];
     A->val[p] = val[k];
   }
+  MSP_FREE(next); // 8 bytes a row, not held through the analysis
+
   st = sort_and_merge(A, !(flags & MSP_READ_ALLOW_NONFINITE), &bad[0], &bad_col);
   if (st == MSP_ERR_NONFINITE) {
     bad[1] = bad_col;

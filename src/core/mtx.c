@@ -428,8 +428,8 @@ static msp_status name_nonfinite_sum(const msp__mtx_reader *r, const int32_t *ro
   list[0] = '\0';
   for (int64_t e = 0; e < stored; e++) {
     const bool direct = row[e] == bad[0] && col[e] == bad[1];
-    const bool mirror = symmetry != MTX_GENERAL && row[e] != col[e] && col[e] == bad[0] &&
-                        row[e] == bad[1];
+    const bool mirror =
+        symmetry != MTX_GENERAL && row[e] != col[e] && col[e] == bad[0] && row[e] == bad[1];
     if (!direct && !mirror) continue;
     const double v = direct ? val[e] : sign * val[e];
     sum += v;
@@ -449,8 +449,8 @@ static msp_status name_nonfinite_sum(const msp__mtx_reader *r, const int32_t *ro
   return msp__error(MSP_ERR_NONFINITE,
                     "%s: the entries at row %lld, column %lld, %s%s, are finite but sum to %g "
                     "(MSP_READ_ALLOW_NONFINITE accepts it)",
-                    r->name, (long long)bad[0] + 1, (long long)bad[1] + 1, list, more ? ", ..." : "",
-                    sum);
+                    r->name, (long long)bad[0] + 1, (long long)bad[1] + 1, list,
+                    more ? ", ..." : "", sum);
 }
 
 static msp_status read_matrix(msp_context ctx, msp__mtx_reader *r, unsigned flags, msp_matrix *A) {
@@ -480,6 +480,8 @@ static msp_status read_matrix(msp_context ctx, msp__mtx_reader *r, unsigned flag
     need = msp__bytes_mul_add(entries, 2 * (sizeof(int32_t) + sizeof(double)), need);
     need = msp__bytes_mul_add(rows1, 2 * sizeof(int64_t), need);
     need = msp__bytes_mul_add(((size_t)h.rows + (size_t)h.cols) / 8 + 1, 2, need);
+    // the format analysis's marks of diagonals (an int32 per row and column)
+    need = msp__bytes_mul_add((size_t)h.rows + (size_t)h.cols + 1, sizeof(int32_t), need);
     char what[160];
     snprintf(what, sizeof what, "reading %s (%lld x %lld, %lld entries declared on line %lld)",
              r->name, (long long)h.rows, (long long)h.cols, (long long)h.nnz,
@@ -571,8 +573,8 @@ static msp_status read_matrix(msp_context ctx, msp__mtx_reader *r, unsigned flag
   }
   st = msp__matrix_from_triples(ctx, h.rows, h.cols, count, row, col, val, flags, bad, A);
   if (st == MSP_ERR_NONFINITE && bad[0] >= 0)
-    st = name_nonfinite_sum(r, row, col, val, stored, h.symmetry, first_line, lines_contiguous,
-                            bad);
+    st =
+        name_nonfinite_sum(r, row, col, val, stored, h.symmetry, first_line, lines_contiguous, bad);
 exit:
   st = msp__mtx_settle(r, st);
   msp__free(row);

@@ -201,7 +201,7 @@ exit:
 // (allocation failures, building the matrix) get the file name in front.
 msp_status msp__mtx_settle(msp__mtx_reader *r, msp_status st) {
   if (st == MSP_SUCCESS || !r->name) return st;
-  char saved[1024];
+  char saved[8192]; // as msp_last_error's buffer (status.c)
   snprintf(saved, sizeof saved, "%s", msp_last_error());
   // Bytes a corrupt stream's garbage turns into a parse error within: a stream damaged before
   // the error is found that close to it (zlib's data checks, or its end and CRC-32); one that

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static _Thread_local char last_error[1024];
+// Room for a message naming a path at the system's length limit (PATH_MAX, 4096) and the reason.
+static _Thread_local char last_error[8192];
 
 const char *msp_status_name(msp_status s) {
   switch (s) {
