@@ -132,7 +132,7 @@ typedef enum {
 
 // CSR kernels (the other formats have one kernel each).
 typedef enum {
-  MSP_KERNEL_AUTO = 0, // rule of papers/adaptive-spmv-design-philosophy.txt (see msp_choose_kernel)
+  MSP_KERNEL_AUTO = 0,   // the CSR kernel rule (see msp_choose_kernel)
   MSP_KERNEL_SCALAR = 1, // one thread (CPU: one iteration) per row
   MSP_KERNEL_VECTOR = 2, // a group of 2..32 threads per row
   MSP_KERNEL_MERGE = 3,  // merge-path: equal share of rows + nonzeros per thread
@@ -194,13 +194,14 @@ msp_status msp_context_synchronize(msp_context ctx);
 // omp_set_num_threads to other than one thread per CPU); without one, at each call, as many
 // threads as the machine has CPUs free of other running programs (at least 1, at most one per
 // CPU the process may run on), since threads that wait for a descheduled one lose far more than
-// they gain. The calling thread's OpenMP setting is put back when a call returns. Results are the same bits for any count. MSP_ERR_INVALID_ARGUMENT for a negative
-// count or a destroyed or foreign handle.
+// they gain. The calling thread's OpenMP setting is put back when a call returns. Results are the
+// same bits for any count. MSP_ERR_INVALID_ARGUMENT for a negative count or a destroyed or foreign
+// handle.
 msp_status msp_context_set_threads(msp_context ctx, int threads);
 // The number of host threads the next operation on ctx will use (0 for an invalid handle).
 int msp_context_threads(const msp_context ctx);
 
-// Device facts (papers/psblas-ext-gpu-formats-reference.txt section 3).
+// Device facts (Filippone, PSBLAS-Extensions reference guide section 3).
 typedef struct {
   int ordinal;
   char name[256];
@@ -349,9 +350,9 @@ typedef struct {
 
 msp_convert_options msp_convert_options_default(void);
 // CPMS matrices: the number of segments (1..S, 0 = all) that products read from now on. The
-// stored values are not touched: one stored matrix serves every read precision (papers/
-// cpms-pagerank-customized-precision.txt 4.1). MSP_ERR_NOT_SUPPORTED when A is not CPMS,
-// MSP_ERR_INVALID_ARGUMENT for a count outside 0..S.
+// stored values are not touched: one stored matrix serves every read precision (Grutzmacher et al.,
+// "Acceleration of PageRank with customized precision", 4.1). MSP_ERR_NOT_SUPPORTED when A is not
+// CPMS, MSP_ERR_INVALID_ARGUMENT for a count outside 0..S.
 msp_status msp_matrix_set_cpms_segments(msp_matrix A, int segments);
 // Make B, a copy of A in the requested format/precision on ctx's backend (A is unchanged).
 // MSP_ERR_FILL_LIMIT when padding would exceed max_fill, with the size in the message.
@@ -392,8 +393,8 @@ typedef struct {
 // Fill r for a BDMP matrix. MSP_ERR_NOT_SUPPORTED for other formats.
 msp_status msp_matrix_bdmp_info(const msp_matrix A, msp_bdmp_report *r);
 
-// Accuracy of a result against an fp64 reference (papers/bdmp-block-wise-dynamic-mixed-
-// precision-spmv.txt 2.2 and 4.2): the significant digits of y_i are the largest n with
+// Accuracy of a result against an fp64 reference (Zhao et al., "Block-wise
+// dynamic mixed-precision SpMV", 2.2 and 4.2): the significant digits of y_i are the largest n with
 // |y_i - ref_i| / |ref_i| < 5 * 10^-n (Eq. 2-3), clamped to 0..17 (17 for an exact match, also
 // when ref_i = 0; 0 when ref_i = 0 and y_i != 0, or either is not finite and they differ).
 #define MSP_ACCURACY_BINS 9 // digits 0..7, then >= 8 (the paper's "ge8" column, Tables 3-4)
@@ -532,8 +533,8 @@ double msp_spmv_bytes_vectors(const msp_matrix A, const msp_vector x, const msp_
 
 // ---------------------------------------------------------------------------------------------
 // Solvers: restarted GMRES with a compressed Krylov basis (CB-GMRES,
-// papers/cb-gmres-compressed-basis.txt, Fig. 1). The basis is stored in a storage precision and
-// read through the accessors; all arithmetic is fp64.
+// Aliaga, Anzt, Grutzmacher, Quintana-Orti, Tomas, "Compressed basis GMRES", Fig. 1). The basis is
+// stored in a storage precision and read through the accessors; all arithmetic is fp64.
 // ---------------------------------------------------------------------------------------------
 typedef enum {
   MSP_PRECOND_NONE = 0,
@@ -625,7 +626,8 @@ msp_status msp_gmres(msp_context ctx, const msp_matrix A, msp_vector b, msp_vect
                      const msp_solver_options *opts, msp_solver_report *rep);
 
 // ---------------------------------------------------------------------------------------------
-// PageRank (papers/cpms-pagerank-customized-precision.txt): the power iteration
+// PageRank (Grutzmacher, Cojean, Flegar, Anzt, Quintana-Orti, "Acceleration of PageRank with
+// customized precision"): the power iteration
 //   p_k = alpha G^T D^-1 p_{k-1} + (alpha s + 1 - alpha) v,   s = the mass on dangling nodes,
 // with D the out-degrees (out-weights when weighted) and v the personalisation (uniform: 1/n).
 // ---------------------------------------------------------------------------------------------

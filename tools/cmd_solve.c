@@ -133,7 +133,10 @@ int cmd_solve(int argc, char **argv) {
     co.precision = o.precision;
     co.cpms_segments = o.cpms_segments;
     co.range = o.range;
-    if ((st = msp_matrix_convert(ctx, A, &co, &M)) != MSP_SUCCESS) {
+    progress_start("converting");
+    st = msp_matrix_convert(ctx, A, &co, &M);
+    progress_stop();
+    if (st != MSP_SUCCESS) {
       M = NULL;
       fail(st, o.file);
       goto exit;
@@ -212,7 +215,10 @@ int cmd_solve(int argc, char **argv) {
            ortho_name(so.ortho));
     fflush(stdout);
   }
-  if ((st = msp_gmres(ctx, M, b, x, &so, &r)) != MSP_SUCCESS) {
+  if (!o.monitor) progress_start("solving (GMRES)"); // --monitor prints its own lines
+  st = msp_gmres(ctx, M, b, x, &so, &r);
+  progress_stop();
+  if (st != MSP_SUCCESS) {
     fail(st, "solve");
     goto exit;
   }

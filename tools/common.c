@@ -238,6 +238,7 @@ static const struct {
     {"order", required_argument, OPT_ORDER},
     {"monitor", no_argument, OPT_MONITOR},
     {"threads", required_argument, OPT_THREADS},
+    {"quiet", no_argument, OPT_QUIET},
 };
 #define OPTION_COUNT (int)(sizeof option_list / sizeof option_list[0])
 
@@ -438,6 +439,9 @@ static int set_option(options *o, opt_mask bit, const char *opt, const char *v) 
   case OPT_THREADS:
     rc = parse_long(opt, v, 1, 4096, &o->threads);
     break;
+  case OPT_QUIET:
+    o->quiet = 1;
+    break;
   case OPT_MONITOR:
     o->monitor = 1;
     break;
@@ -485,7 +489,7 @@ int parse_options(int argc, char **argv, opt_mask accepted, int file, options *o
     }
     if (!strcmp(argv[i], "--json") && (accepted & OPT_JSON)) cli_json = 1;
   }
-  accepted |= OPT_THREADS; // every command runs host threads
+  accepted |= OPT_THREADS | OPT_QUIET; // every command runs host threads and may take long
   struct option longs[OPTION_COUNT + 1];
   for (int i = 0; i < OPTION_COUNT; i++)
     longs[i] = (struct option){option_list[i].name, option_list[i].has_arg, NULL, LONG_BASE + i};
@@ -532,6 +536,7 @@ int parse_options(int argc, char **argv, opt_mask accepted, int file, options *o
       return EXIT_FAILED;
     }
   }
+  progress_enable(isatty(2) && !o->json && !o->quiet);
   // Every context of the command (context_create) and OpenMP's own count, for any other.
   if (o->threads > 0) {
     cli_threads = o->threads;
@@ -542,8 +547,15 @@ int parse_options(int argc, char **argv, opt_mask accepted, int file, options *o
 
 // ---- inputs ---------------------------------------------------------------------------------
 msp_status load_matrix(msp_context ctx, const options *o, msp_matrix *A) {
-  if (strncmp(o->file, "gen:", 4) == 0) return msp_matrix_generate(ctx, o->file + 4, A);
-  return msp_matrix_read_mtx(ctx, o->file, o->allow_nonfinite ? MSP_READ_ALLOW_NONFINITE : 0, A);
+  char what[200];
+  const int gen = strncmp(o->file, "gen:", 4) == 0;
+  snprintf(what, sizeof what, "%s %s", gen ? "generating" : "reading", o->file);
+  progress_start(what);
+  const msp_status st =
+      gen ? msp_matrix_generate(ctx, o->file + 4, A)
+          : msp_matrix_read_mtx(ctx, o->file, o->allow_nonfinite ? MSP_READ_ALLOW_NONFINITE : 0, A);
+  progress_stop();
+  return st;
 }
 
 msp_status make_x(msp_context ctx, const options *o, int64_t n, double **out) {

@@ -8,7 +8,7 @@
 
 extern const char *prog;
 
-// Exit statuses of the program, the same for every subcommand (item 10 of issue 12).
+// Exit statuses of the program, the same for every subcommand.
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
 // Every option of the program, one bit each: a subcommand accepts a subset and refuses the
@@ -49,8 +49,9 @@ typedef uint64_t opt_mask;
 #define OPT_ORTHO (UINT64_C(1) << 32)
 #define OPT_HISTORY (UINT64_C(1) << 33)
 #define OPT_ORDER (UINT64_C(1) << 34)
-#define OPT_MONITOR (UINT64_C(1) << 35)
 #define OPT_THREADS (UINT64_C(1) << 36) // every command takes it (parse_options)
+#define OPT_QUIET (UINT64_C(1) << 37)   // every command: no progress line
+#define OPT_MONITOR (UINT64_C(1) << 35)
 
 typedef struct {
   const char *file;
@@ -95,6 +96,7 @@ typedef struct {
   msp_precond precond;
   msp_ortho ortho;
   int threads; // --threads N: host threads of every operation (0: OpenMP's default)
+  int quiet;   // --quiet: no progress line on stderr
 } options;
 
 extern const char *const range_names[3]; // by msp_range_policy
@@ -150,7 +152,8 @@ msp_status load_matrix(msp_context ctx, const options *o, msp_matrix *A);
 // Prints its own message on failure.
 msp_status make_x(msp_context ctx, const options *o, int64_t n, double **out);
 
-#include "json.h" // the JSON writer (tools/json.c), shared with bench/
+#include "json.h"     // the JSON writer (tools/json.c), shared with bench/
+#include "progress.h" // the progress line of long work
 
 // Finish the document j (the status member, with `why` for nonfinite numbers; NULL for none),
 // print it on stdout and free it. EXIT_OK, or EXIT_FAILED after saying why.

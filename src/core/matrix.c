@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-// Rule of papers/adaptive-spmv-design-philosophy.txt: mean row length below 4 -> scalar
+// Rule of the adaptive SpMV design notes ("Design Philosophy"): mean row length below 4 -> scalar
 // (too little work per row for a group of threads); skewness (row_max / row_mean) below 10 ->
 // vector (balanced rows keep a warp busy); otherwise merge-path (perfect work partitioning).
 #define MSP__SCALAR_MEAN_BELOW 4.0
