@@ -31,7 +31,7 @@ static const char *write_file(const char *name, const void *data, size_t n) {
   return path;
 }
 
-// ---- msp_choose_kernel without statistics --------------------------------------------------------
+// ---- msp_choose_kernel without statistics -------------------------------------------------------
 static void test_choose_kernel_null(void) {
   char why[128] = "unchanged";
   CHECK(msp_choose_kernel(NULL, NULL, 0) == MSP_KERNEL_AUTO, "NULL stats chose a kernel");
@@ -245,7 +245,7 @@ static void test_nonfinite_sums(msp_context ctx) {
   msp_matrix_destroy(&A);
 }
 
-// ---- the memory budget holds for the whole operation ---------------------------------------------
+// ---- the memory budget holds for the whole operation --------------------------------------------
 static size_t peak_bytes, live_bytes;
 static void *count_malloc(size_t n) {
   size_t *p = malloc(n + 16);
@@ -332,7 +332,7 @@ static void test_memory_budget(msp_context ctx) {
         read_peak);
 }
 
-// ---- a gzip file whose first line is bad fails at once ---------------------------------------------
+// ---- a gzip file whose first line is bad fails at once ------------------------------------------
 static void test_gzip_early_error(msp_context ctx) {
   // 64 MiB of comment lines after a bad banner, compressed: the error is on line 1, and the
   // reader must not inflate the rest to look for a CRC error.
@@ -420,7 +420,7 @@ int main(void) {
   test_gzip_early_error(ctx);
   test_shared_context();
   CHECK_OK(msp_context_destroy(&ctx));
-  const char *names[] = {"dup.mtx",  "sym.mtx",         "skew.mtx",        "fine.mtx",
+  const char *names[] = {"dup.mtx",  "sym.mtx",      "skew.mtx",        "fine.mtx",
                          "tall.mtx", "early.mtx.gz", "early_crc.mtx.gz"};
   for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
     char p[1024];

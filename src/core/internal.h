@@ -252,7 +252,7 @@ struct msp_vector_s {
   int64_t range_count;         // overflowed (saturated) results not yet reported by msp_vector_get
   int64_t range_flushed;       // nonzero results stored as 0, not yet reported by msp_vector_get
   int64_t reported_saturated, reported_flushed; // what the last msp_vector_get reported
-  int sync;                    // MSP__SYNC_*: which copy is current (BOTH: both are)
+  int sync; // MSP__SYNC_*: which copy is current (BOTH: both are)
   int64_t transfers;
 };
 

@@ -8,7 +8,7 @@
 // temporary name is ".NAME.tmp-HOST-PID-N" (NAME cut to fit the file system's name limit): a
 // process killed while writing leaves it behind, and the next write into that directory on the
 // same host removes those whose process no longer runs.
-#define _DEFAULT_SOURCE // lstat, readlink, fsync, fchmod, gethostname, dirent, kill
+#define _DEFAULT_SOURCE // lstat, readlink, fsync, fchmod, gethostname, dirent, kill, *at()
 #include "internal.h"
 
 #include <dirent.h>
@@ -30,7 +30,10 @@
 struct msp__safe_file_s {
   char *name;   // the path as the caller gave it (for messages)
   char *target; // the file to replace, symbolic links followed; NULL: written in place
-  char *tmp;    // the temporary file; NULL once renamed
+  int dir;      // its directory, open: the names below are relative to it, so a target path
+                // at the system's length limit still gets a temporary file (-1: none)
+  char *base;   // the target's name in dir
+  char *tmp;    // the temporary file's name in dir; NULL once renamed
   FILE *f;
 };
 
@@ -146,12 +149,17 @@ static void host_tag(char *out, size_t n) {
   out[k] = '\0';
 }
 
-// Remove the temporary files that writers on this host left in `dir` when they were killed:
-// ".NAME.tmp-HOST-PID-N" whose process PID no longer runs, regular files of this user only.
-// Best effort: a directory that cannot be read is left alone.
-static void remove_stale(const char *dir, const char *host) {
-  DIR *d = opendir(dir);
-  if (!d) return;
+// Remove the temporary files that writers on this host left in directory `dir` (an open
+// descriptor) when they were killed: ".NAME.tmp-HOST-PID-N" whose process PID no longer runs,
+// regular files of this user only. Best effort: a directory that cannot be read is left alone.
+static void remove_stale(int dir, const char *host) {
+  const int fd = dup(dir);
+  if (fd < 0) return;
+  DIR *d = fdopendir(fd);
+  if (!d) {
+    close(fd);
+    return;
+  }
   char tag[96];
   const int tl = snprintf(tag, sizeof tag, ".tmp-%s-", host);
   const uid_t me = geteuid();
@@ -172,31 +180,11 @@ static void remove_stale(const char *dir, const char *host) {
     (void)strtoul(end + 1, &end2, 10);
     if (!end2 || end2 == end + 1 || *end2 != '\0') continue;
     if (pid == self || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; // alive (or unknown)
-    char *full = NULL;
-    if (path_join(&full, dir, strlen(dir), n) != MSP_SUCCESS) {
-      msp__clear_error();
-      break;
-    }
     struct stat sb;
-    if (lstat(full, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == me) (void)unlink(full);
-    msp__free(full);
+    if (fstatat(dir, n, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == me)
+      (void)unlinkat(dir, n, 0);
   }
   closedir(d);
-}
-
-// Make the directory entry of a rename durable (best effort: some file systems refuse).
-static void sync_directory(const char *target) {
-  char *dir = NULL;
-  if (dir_of(target, &dir) != MSP_SUCCESS) {
-    msp__clear_error();
-    return;
-  }
-  int fd = open(dir, O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    (void)fsync(fd);
-    close(fd);
-  }
-  msp__free(dir);
 }
 
 static msp_status io_fail(const msp__safe_file *s, const char *step, int err) {
@@ -208,8 +196,10 @@ void msp__safe_abort(msp__safe_file **sp) {
   if (!sp || !*sp) return;
   msp__safe_file *s = *sp;
   if (s->f) fclose(s->f);
-  if (s->tmp) unlink(s->tmp); // only the temporary file: the target is never removed
+  if (s->tmp) unlinkat(s->dir, s->tmp, 0); // only the temporary file: never the target
+  if (s->dir >= 0) close(s->dir);
   msp__free(s->tmp);
+  msp__free(s->base);
   msp__free(s->target);
   msp__free(s->name);
   msp__free(s);
@@ -225,6 +215,7 @@ msp_status msp__safe_open(const char *path, msp__safe_file **out) {
   *out = NULL;
   MSP_CHECK_ARG(path && path[0], "msp__safe_open: path is NULL or empty");
   MSP_TRY(MSP_ALLOC_ZERO(s, 1, "file writer"));
+  s->dir = -1;
   MSP_TRY(path_join(&s->name, path, strlen(path), ""));
   {
     // A device or a pipe (/dev/stdout, a FIFO) cannot be replaced by a rename: it is written in
@@ -246,24 +237,31 @@ msp_status msp__safe_open(const char *path, msp__safe_file **out) {
   }
   MSP_TRY(resolve_target(path, &s->target));
   MSP_TRY(dir_of(s->target, &dir));
+  {
+    const char *slash = strrchr(s->target, '/');
+    const char *base = slash ? slash + 1 : s->target;
+    MSP_TRY(path_join(&s->base, base, strlen(base), ""));
+  }
+  s->dir = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (s->dir < 0) {
+    st = io_fail(s, "cannot open its directory", errno);
+    goto exit;
+  }
   char host[80];
   host_tag(host, sizeof host);
-  remove_stale(dir, host);
+  remove_stale(s->dir, host);
   // The temporary file: next to the target (so rename replaces it atomically, on the same file
   // system), hidden, with a name no other writer picks (host, process id and a counter),
   // created exclusively: a link planted at that name is never followed.
   {
-    const char *slash = strrchr(s->target, '/');
-    const char *base = slash ? slash + 1 : s->target;
-    const size_t dirlen = slash ? (size_t)(slash - s->target) + 1 : 0;
     static _Atomic unsigned counter = 0;
     for (int attempt = 0; fd < 0; attempt++) {
       char tail[TMP_BASE_MAX + 160];
-      snprintf(tail, sizeof tail, ".%.*s.tmp-%s-%ld-%u", TMP_BASE_MAX, base, host, (long)getpid(),
-               atomic_fetch_add(&counter, 1u));
+      snprintf(tail, sizeof tail, ".%.*s.tmp-%s-%ld-%u", TMP_BASE_MAX, s->base, host,
+               (long)getpid(), atomic_fetch_add(&counter, 1u));
       MSP_FREE(s->tmp);
-      MSP_TRY(path_join(&s->tmp, s->target, dirlen, tail));
-      fd = open(s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+      MSP_TRY(path_join(&s->tmp, tail, strlen(tail), ""));
+      fd = openat(s->dir, s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
       if (fd < 0 && (errno != EEXIST || attempt == 100)) {
         const int err = errno;
         MSP_FREE(s->tmp); // never created: nothing to remove
@@ -275,7 +273,7 @@ msp_status msp__safe_open(const char *path, msp__safe_file **out) {
   {
     // Replacing a file keeps its permission bits; a new one gets 0666 less the umask (open).
     struct stat sb;
-    if (stat(s->target, &sb) == 0) (void)fchmod(fd, sb.st_mode & 07777);
+    if (fstatat(s->dir, s->base, &sb, 0) == 0) (void)fchmod(fd, sb.st_mode & 07777);
   }
   s->f = fdopen(fd, "wb");
   if (!s->f) {
@@ -293,6 +291,7 @@ exit:
 }
 
 msp_status msp__safe_write(msp__safe_file *s, const void *data, size_t n) {
+  errno = 0;
   if (n && fwrite(data, 1, n, s->f) != n) return io_fail(s, "", errno ? errno : EIO);
   return MSP_SUCCESS;
 }
@@ -300,8 +299,9 @@ msp_status msp__safe_write(msp__safe_file *s, const void *data, size_t n) {
 msp_status msp__safe_commit(msp__safe_file **sp) {
   msp_status st = MSP_SUCCESS;
   msp__safe_file *s = *sp;
+  errno = 0;
   if (fflush(s->f) != 0 || (s->target && fsync(fileno(s->f)) != 0)) {
-    st = io_fail(s, "", errno);
+    st = io_fail(s, "", errno ? errno : EIO);
     goto exit;
   }
   {
@@ -313,12 +313,13 @@ msp_status msp__safe_commit(msp__safe_file **sp) {
     }
   }
   if (s->target) {
-    if (rename(s->tmp, s->target) != 0) {
+    if (renameat(s->dir, s->tmp, s->dir, s->base) != 0) {
       st = io_fail(s, "cannot rename the temporary file over it", errno);
       goto exit;
     }
     MSP_FREE(s->tmp); // renamed: nothing to remove
-    sync_directory(s->target);
+    // the directory entry of the rename made durable (best effort: some file systems refuse)
+    (void)fsync(s->dir);
   }
 exit:
   msp__safe_abort(sp);
