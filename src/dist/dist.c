@@ -63,7 +63,6 @@ msp_status msp__dist_set_exact(msp_dist d, int exact) {
     d->table.basis_store = msp__dist_basis_store;
     d->table.basis_project = msp__dist_basis_project;
     d->table.basis_subtract = msp__dist_basis_subtract;
-    d->table.basis_dcgs2_project = msp__dist_basis_dcgs2_project;
   } else {
     d->table.dot = msp__dist_sum_dot;
     d->table.nrm1 = msp__dist_sum_nrm1;
@@ -71,7 +70,6 @@ msp_status msp__dist_set_exact(msp_dist d, int exact) {
     d->table.basis_store = msp__dist_sum_basis_store;
     d->table.basis_project = msp__dist_sum_basis_project;
     d->table.basis_subtract = msp__dist_sum_basis_subtract;
-    d->table.basis_dcgs2_project = msp__dist_sum_basis_dcgs2_project;
   }
   return MSP_SUCCESS;
 }
@@ -690,10 +688,10 @@ static msp_status build_split(msp_dist d, const int64_t *rp, const int32_t *ci, 
     lst = msp_vector_create_precision(d->inner, nh, hp[k], &m->xh[hp[k]]);
   if (lst == MSP_SUCCESS && nbnd) lst = msp_vector_create(d->inner, nbnd, &m->yo);
   if (lst == MSP_SUCCESS) lst = msp_vector_create(d->ctx, rows, &m->yt);
-  if (lst == MSP_SUCCESS && d->dops) lst = d->dops->mat_init(d, m);
   m->split = 1;
   m->interior = rows - nbnd;
-  m->boundary = nbnd;
+  m->boundary = nbnd; // (the device buffers are sized from it)
+  if (lst == MSP_SUCCESS && d->dops) lst = d->dops->mat_init(d, m);
   st = msp__dist_agree(d, lst);
 exit:
   msp__free(drp);
