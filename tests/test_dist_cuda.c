@@ -483,6 +483,21 @@ static void local_and_refused(void) {
                                             : msp_dist_get_transport(d)),
           "transport %s", msp_dist_transport_name(msp_dist_get_transport(d)));
   }
+  // a failure of one rank's own step (injected on the last rank, as a device error in a product
+  // would be kept): every rank returns it at the next reduction, none waits; then all goes on
+  if (x && y) {
+    if (rank_ == size_ - 1) {
+      d->pending = MSP_ERR_DEVICE;
+      snprintf(d->pending_msg, sizeof d->pending_msg, "injected device failure");
+    }
+    double r = 0.0;
+    msp_status st = msp_dot(c, x, y, &r);
+    CHECK(test_dist_agreed(st) == MSP_ERR_DEVICE, "a failure on rank %d: %s (%s)", size_ - 1,
+          msp_status_name(st), msp_last_error());
+    CHECK(rank_ != size_ - 1 || strstr(msp_last_error(), "injected"), "the failing rank says %s",
+          msp_last_error());
+    CHECK_OK(msp_dot(c, x, y, &r));
+  }
   msp_vector_destroy(&x);
   msp_vector_destroy(&y);
   CHECK_OK(msp_dist_destroy(&d));

@@ -314,55 +314,70 @@ static msp_status dev_spmv(msp_context ctx, msp__dist_mat *m, double alpha, msp_
   const int k = (int)(b->seq % RING);
   const int direct = y->prec == MSP_PRECISION_F64;
   msp_vector t = direct ? y : m->yt;
-  MSP_CUDA_TRY(cudaSetDevice(d->device));
-  MSP_TRY(settle(m, k));
-  MSP_CUDA_TRY(cudaEventRecord(b->t0[k], S));
-  if (ns) {
-    const unsigned g = msp__cuda_blocks(ns, 256);
-    if (hp != x->prec)
-      gather_decode<<<g, 256, 0, S>>>(msp__vector_acc(x, 1), b->d_sidx, ns, (double *)b->d_sbuf);
-    else if (es == 8)
-      gather_raw<<<g, 256, 0, S>>>((const unsigned long long *)x->d_data, b->d_sidx, ns,
-                                   (unsigned long long *)b->d_sbuf);
-    else if (es == 4)
-      gather_raw<<<g, 256, 0, S>>>((const unsigned *)x->d_data, b->d_sidx, ns,
-                                   (unsigned *)b->d_sbuf);
-    else
-      gather_raw<<<g, 256, 0, S>>>((const unsigned short *)x->d_data, b->d_sidx, ns,
-                                   (unsigned short *)b->d_sbuf);
-    MSP_CUDA_CHECK_LAUNCH("gather");
-  }
-  if (comm) {
-    MSP_CUDA_TRY(cudaEventRecord(b->ev_x, S));
-    MSP_CUDA_TRY(cudaStreamWaitEvent(C, b->ev_x, 0));
-    if (nccl) {
-#ifdef MSP_HAVE_NCCL
-      NCCL_TRY(ncclGroupStart());
-      for (int q = 0; q < m->nrecv; q++)
-        NCCL_TRY(ncclRecv((char *)xh->d_data + (size_t)m->hoff[q] * es, (size_t)m->rcnt[q] * es,
-                          ncclUint8, m->rrank[q], c->nccl, C));
-      for (int q = 0; q < m->nsend; q++)
-        NCCL_TRY(ncclSend((const char *)b->d_sbuf + (size_t)m->soff[q] * es,
-                          (size_t)(m->soff[q + 1] - m->soff[q]) * es, ncclUint8, m->srank[q],
-                          c->nccl, C));
-      NCCL_TRY(ncclGroupEnd());
-#endif
-    } else if (ns) {
-      MSP_CUDA_TRY(
-          cudaMemcpyAsync(b->h_sbuf, b->d_sbuf, (size_t)ns * es, cudaMemcpyDeviceToHost, C));
-      MSP_CUDA_TRY(cudaEventRecord(b->ev_c, C));
+  // This rank's steps before and beside the exchange. A failure there still takes part in the
+  // exchange (the neighbours wait for it) and is returned after it.
+  auto before = [&]() -> msp_status {
+    msp_status st = MSP_SUCCESS;
+    MSP_CUDA_TRY(cudaSetDevice(d->device));
+    MSP_TRY(settle(m, k));
+    MSP_CUDA_TRY(cudaEventRecord(b->t0[k], S));
+    if (ns) {
+      const unsigned g = msp__cuda_blocks(ns, 256);
+      if (hp != x->prec)
+        gather_decode<<<g, 256, 0, S>>>(msp__vector_acc(x, 1), b->d_sidx, ns, (double *)b->d_sbuf);
+      else if (es == 8)
+        gather_raw<<<g, 256, 0, S>>>((const unsigned long long *)x->d_data, b->d_sidx, ns,
+                                     (unsigned long long *)b->d_sbuf);
+      else if (es == 4)
+        gather_raw<<<g, 256, 0, S>>>((const unsigned *)x->d_data, b->d_sidx, ns,
+                                     (unsigned *)b->d_sbuf);
+      else
+        gather_raw<<<g, 256, 0, S>>>((const unsigned short *)x->d_data, b->d_sidx, ns,
+                                     (unsigned short *)b->d_sbuf);
+      MSP_CUDA_CHECK_LAUNCH("gather");
     }
+    if (comm) {
+      MSP_CUDA_TRY(cudaEventRecord(b->ev_x, S));
+      MSP_CUDA_TRY(cudaStreamWaitEvent(C, b->ev_x, 0));
+      if (!nccl && ns) {
+        MSP_CUDA_TRY(
+            cudaMemcpyAsync(b->h_sbuf, b->d_sbuf, (size_t)ns * es, cudaMemcpyDeviceToHost, C));
+        MSP_CUDA_TRY(cudaEventRecord(b->ev_c, C));
+      }
+    }
+  exit:
+    return st;
+  };
+  msp_status pre = before();
+  if (comm && nccl) {
+#ifdef MSP_HAVE_NCCL
+    NCCL_TRY(ncclGroupStart());
+    for (int q = 0; q < m->nrecv; q++)
+      NCCL_TRY(ncclRecv((char *)xh->d_data + (size_t)m->hoff[q] * es, (size_t)m->rcnt[q] * es,
+                        ncclUint8, m->rrank[q], c->nccl, C));
+    for (int q = 0; q < m->nsend; q++)
+      NCCL_TRY(ncclSend((const char *)b->d_sbuf + (size_t)m->soff[q] * es,
+                        (size_t)(m->soff[q + 1] - m->soff[q]) * es, ncclUint8, m->srank[q], c->nccl,
+                        C));
+    NCCL_TRY(ncclGroupEnd());
+#endif
   }
   // the own columns, while the halo moves
-  MSP_TRY(base->spmv[m->Ad->format](ctx, direct ? alpha : 1.0, m->Ad, x, direct ? beta : 0.0, t));
-  MSP_CUDA_TRY(cudaEventRecord(b->ta[k], S));
+  if (pre == MSP_SUCCESS)
+    pre = base->spmv[m->Ad->format](ctx, direct ? alpha : 1.0, m->Ad, x, direct ? beta : 0.0, t);
+  if (pre == MSP_SUCCESS && cudaEventRecord(b->ta[k], S) != cudaSuccess)
+    pre = msp__cuda_status(cudaGetLastError(), "cudaEventRecord", __FILE__, __LINE__);
   if (comm && !nccl) {
-    if (ns) MSP_CUDA_TRY(cudaEventSynchronize(b->ev_c));
+    if (pre == MSP_SUCCESS && ns) {
+      const cudaError_t e = cudaEventSynchronize(b->ev_c);
+      if (e != cudaSuccess) pre = msp__cuda_status(e, "cudaEventSynchronize", __FILE__, __LINE__);
+    }
     MSP_TRY(host_exchange(m, es));
-    if (nh)
+    if (pre == MSP_SUCCESS && nh)
       MSP_CUDA_TRY(
           cudaMemcpyAsync(xh->d_data, b->h_rbuf, (size_t)nh * es, cudaMemcpyHostToDevice, C));
   }
+  if (pre != MSP_SUCCESS) return pre;
   // the halo columns once the halo is in (and the send buffer free again for the next product)
   MSP_CUDA_TRY(cudaEventRecord(b->th[k], comm ? C : S));
   if (comm) MSP_CUDA_TRY(cudaStreamWaitEvent(S, b->th[k], 0));

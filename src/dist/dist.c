@@ -28,7 +28,19 @@ msp_status msp__dist_mpi_fail(const char *fn, const char *call) {
   return msp__error(MSP_ERR_INTERNAL, "%s: %s failed", fn, call);
 }
 
+msp_status msp__dist_defer(msp_dist d, msp_status st) {
+  if (st == MSP_SUCCESS || !d->split) return st;
+  if (d->pending == MSP_SUCCESS) {
+    d->pending = st;
+    snprintf(d->pending_msg, sizeof d->pending_msg, "%s", msp_last_error());
+  }
+  return MSP_SUCCESS;
+}
+
 msp_status msp__dist_agree(msp_dist d, msp_status st) {
+  if (st == MSP_SUCCESS && d->pending != MSP_SUCCESS)
+    st = msp__error(d->pending, "%s", d->pending_msg); // kept from an earlier step
+  d->pending = MSP_SUCCESS;
   struct {
     int failed, rank;
   } mine = {st != MSP_SUCCESS, d->rank}, first;
@@ -49,6 +61,34 @@ msp_status msp__dist_agree(msp_dist d, msp_status st) {
 // ---- context ------------------------------------------------------------------------------------
 static void dist_matrix_free(msp_matrix A);
 
+// The vector and basis operations of split contexts: a failure is kept for the next collective
+// call (msp__dist_defer), so the solver goes on to it on every rank.
+static msp_status defer_axpby(msp_context ctx, double a, msp_vector x, double b, msp_vector y) {
+  msp_dist d = msp__dist_of(ctx);
+  return msp__dist_defer(d, d->base->axpby(ctx, a, x, b, y));
+}
+static msp_status defer_scale(msp_context ctx, double a, msp_vector x) {
+  msp_dist d = msp__dist_of(ctx);
+  return msp__dist_defer(d, d->base->scale(ctx, a, x));
+}
+static msp_status defer_copy(msp_context ctx, msp_vector x, msp_vector y) {
+  msp_dist d = msp__dist_of(ctx);
+  return msp__dist_defer(d, d->base->copy(ctx, x, y));
+}
+static msp_status defer_fill(msp_context ctx, msp_vector x, double value) {
+  msp_dist d = msp__dist_of(ctx);
+  return msp__dist_defer(d, d->base->fill(ctx, x, value));
+}
+static msp_status defer_pmul(msp_context ctx, msp_vector dv, msp_vector x, msp_vector z) {
+  msp_dist d = msp__dist_of(ctx);
+  return msp__dist_defer(d, d->base->pmul(ctx, dv, x, z));
+}
+static msp_status defer_combine(msp_context ctx, const msp__basis *V, int k1, const double *y,
+                                msp_vector z) {
+  msp_dist d = msp__dist_of(ctx);
+  return msp__dist_defer(d, d->base->basis_combine(ctx, V, k1, y, z));
+}
+
 msp_status msp__dist_set_exact(msp_dist d, int exact) {
   if (exact && d->base->kind != MSP_BACKEND_CPU)
     return msp__error(MSP_ERR_NOT_SUPPORTED,
@@ -56,6 +96,12 @@ msp_status msp__dist_set_exact(msp_dist d, int exact) {
                       d->base->name);
   d->exact = exact != 0;
   d->split = !d->exact;
+  d->table.axpby = d->split ? defer_axpby : d->base->axpby;
+  d->table.scale = d->split ? defer_scale : d->base->scale;
+  d->table.copy = d->split ? defer_copy : d->base->copy;
+  d->table.fill = d->split ? defer_fill : d->base->fill;
+  d->table.pmul = d->split ? defer_pmul : d->base->pmul;
+  d->table.basis_combine = d->split ? defer_combine : d->base->basis_combine;
   if (d->exact) {
     d->table.dot = msp__dist_dot;
     d->table.nrm1 = msp__dist_nrm1;

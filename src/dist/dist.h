@@ -102,6 +102,11 @@ struct msp_dist_s {
   int nccl_ok;                  // 1 when NCCL's communicator exists (every rank alike)
   const msp__dist_devops *dops; // CUDA ranks: the device transport; NULL otherwise
   void *dev;                    // its state (device.cu)
+  // Split contexts: a failure of this rank's own part of a step (a device error in a product or
+  // a vector operation) is kept here and returned by every rank at the next reduction or
+  // agreement, so that no rank is left waiting in a collective call the failing one skipped.
+  msp_status pending;
+  char pending_msg[512];
 };
 
 // A rank's share of a distributed matrix (the handle's A->dev).
@@ -217,8 +222,6 @@ msp_status msp__dist_basis_project(msp_context, const msp__basis *, int, int, ms
 msp_status msp__dist_basis_subtract(msp_context, const msp__basis *, int, int, const double *,
                                     msp_vector, double *, double *);
 msp_status msp__dist_basis_store(msp_context, msp__basis *, int, msp_vector);
-msp_status msp__dist_basis_dcgs2_project(msp_context, const msp__basis *, int, msp_vector,
-                                         double *);
 void msp__dist_reduce_free(msp_dist d);
 // The same slots for ranks that reduce on their own backend (exact 0): the backend's result per
 // rank, the ranks' values gathered and added in rank order.
@@ -230,11 +233,13 @@ msp_status msp__dist_sum_basis_project(msp_context, const msp__basis *, int, int
 msp_status msp__dist_sum_basis_subtract(msp_context, const msp__basis *, int, int, const double *,
                                         msp_vector, double *, double *);
 msp_status msp__dist_sum_basis_store(msp_context, msp__basis *, int, msp_vector);
-msp_status msp__dist_sum_basis_dcgs2_project(msp_context, const msp__basis *, int, msp_vector,
-                                             double *);
 // v[k] = the sum over the ranks, in rank order, of their v[k] (k < m): the same bits on every
-// rank. Collective.
-msp_status msp__dist_sum_ranks(msp_dist d, double *v, int m);
+// rank. lst: this rank's status of the step that made v (or a kept failure): any rank's failure
+// is returned by every rank (the first failing rank's status). Collective.
+msp_status msp__dist_sum_ranks(msp_dist d, double *v, int m, msp_status lst);
+// Keep a failure of this rank's own part of a step for the next collective call (split contexts:
+// returns MSP_SUCCESS then); st itself otherwise. Not collective.
+msp_status msp__dist_defer(msp_dist d, msp_status st);
 // The partials buffer for nchunks chunks of m values ([chunk][value], d->part), and their sums
 // over every rank's chunks in the CPU backend's trees (see msp__dist_tree_sum; group 0: one
 // tree): (*out)[0..m), valid until the next reduction. Collective.

@@ -292,8 +292,7 @@ msp_status msp__dist_pr_step(msp_context ctx, const msp__prgraph *g, const msp__
     // device ranks: the backend's update in its values form, the ranks' sums added in rank order
     msp__pr_step b = *a;
     b.y = y;
-    MSP_TRY(d->base->pr_step(ctx, &w->lg, &b, sums));
-    MSP_TRY(msp__dist_sum_ranks(d, sums, 3));
+    MSP_TRY(msp__dist_sum_ranks(d, sums, 3, d->base->pr_step(ctx, &w->lg, &b, sums)));
     goto exit;
   }
   upd_args A;

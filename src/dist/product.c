@@ -13,7 +13,8 @@ msp_status msp__dist_spmv(msp_context ctx, double alpha, const msp_matrix A, msp
                           double beta, msp_vector y) {
   msp_dist d = msp__dist_of(ctx);
   msp__dist_mat *m = msp__dist_mat_of(A);
-  if (!m) return d->base->spmv[A->format](ctx, alpha, A, x, beta, y); // a local matrix
+  if (!m) // a local matrix
+    return msp__dist_defer(d, d->base->spmv[A->format](ctx, alpha, A, x, beta, y));
   return msp__dist_mat_spmv(ctx, m, alpha, x, beta, y);
 }
 
@@ -83,10 +84,9 @@ msp_status msp__dist_mat_spmv(msp_context ctx, msp__dist_mat *m, double alpha, m
                               double beta, msp_vector y) {
   msp_status st = MSP_SUCCESS;
   msp_dist d = m->d;
-  if (m->split) {
-    if (d->dops) return d->dops->spmv(ctx, m, alpha, x, beta, y);
-    return split_spmv_host(ctx, m, alpha, x, beta, y);
-  }
+  if (m->split)
+    return msp__dist_defer(d, d->dops ? d->dops->spmv(ctx, m, alpha, x, beta, y)
+                                      : split_spmv_host(ctx, m, alpha, x, beta, y));
   const msp__backend *base = d->base;
   const double t0 = MPI_Wtime();
   double *xe = (double *)m->xext->h_data;

@@ -8,6 +8,7 @@
 #include "partials.h"
 
 #include <math.h>
+#include <stdio.h>
 
 static msp_status grow(double **p, size_t *cap, size_t need, const char *what) {
   if (need <= *cap) return MSP_SUCCESS;
@@ -123,17 +124,16 @@ exit:
   return st;
 }
 
-// The largest magnitude over every rank's local one (exact in any order, NaN when any is NaN).
-static msp_status max_reduce(msp_dist d, double local, double *r) {
+static msp_status gather_ranks(msp_dist d, const double *v, int m, msp_status lst);
+
+// The largest magnitude over every rank's local one (exact in any order, NaN when any is NaN);
+// lst as msp__dist_sum_ranks's.
+static msp_status max_reduce(msp_dist d, double local, double *r, msp_status lst) {
   msp_status st = MSP_SUCCESS;
-  MSP_TRY(grow(&d->vals, &d->vals_cap, 1, "distributed reduction partials"));
-  d->vals[0] = local;
-  for (int q = 0; q < d->size; q++)
-    d->chunks[q] = 1;
-  MSP_TRY(gather_vals(d, d->chunks, 1));
+  MSP_TRY(gather_ranks(d, &local, 1, lst));
   double m = 0.0;
   for (int q = 0; q < d->size; q++)
-    m = msp_absmax_step(m, d->all[q]);
+    m = msp_absmax_step(m, d->all[2 * q]);
   *r = m;
 exit:
   return st;
@@ -151,7 +151,7 @@ static msp_status reduce(msp_context ctx, int op, msp_vector x, msp_vector y, do
   if (op == MSP__RED_MAX) {
     for (int64_t c = 0; c < nchunks; c++)
       t = msp_absmax_step(t, part[c]);
-    MSP_TRY(max_reduce(d, t, &t));
+    MSP_TRY(max_reduce(d, t, &t, MSP_SUCCESS));
   } else {
     double *res = NULL;
     MSP_TRY(msp__dist_tree_reduce(d, nchunks, 1, MSP__RED_GROUP, 1, &res));
@@ -224,25 +224,6 @@ exit:
   return st;
 }
 
-// DCGS2's one reduction of an iteration (the 2 j + 2 dot products, j + 1 without w), summed as
-// the CPU backend's msp__cpu_basis_dcgs2_project does: the chunk partials of each value pairwise
-// over all chunks. Its second pass (basis_dcgs2_update) is row by row and stays the rank's own.
-msp_status msp__dist_basis_dcgs2_project(msp_context ctx, const msp__basis *V, int j, msp_vector w,
-                                         double *r) {
-  msp_status st = MSP_SUCCESS;
-  msp_dist d = msp__dist_of(ctx);
-  const int m = w ? 2 * j + 2 : j + 1;
-  const int64_t nchunks = (V->n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
-  double *part = NULL, *res = NULL;
-  MSP_TRY(msp__dist_partials(d, nchunks, m, &part));
-  msp__cpu_basis_dcgs2_partials(V, j, w ? (const double *)w->h_data : NULL, part, 1, m);
-  MSP_TRY(msp__dist_tree_reduce(d, nchunks, m, 0, 0, &res));
-  for (int k = 0; k < m; k++)
-    r[k] = res[k];
-exit:
-  return st;
-}
-
 // ---- the store of a basis column: fixed point takes the column's scale from max |w| over every
 // rank (basis.c's store_kernel over the whole vector), the other precisions store value by value
 msp_status msp__dist_basis_store(msp_context ctx, msp__basis *V, int j, msp_vector w) {
@@ -253,7 +234,7 @@ msp_status msp__dist_basis_store(msp_context ctx, msp__basis *V, int j, msp_vect
   double m = 0.0;
   for (int64_t i = 0; i < V->n; i++)
     m = msp_absmax_step(m, wv[i]);
-  MSP_TRY(max_reduce(d, m, &m));
+  MSP_TRY(max_reduce(d, m, &m, MSP_SUCCESS));
   V->scales[j] = msp_fx_block_scale(V->prec, m);
   msp__cpu_basis_store_scaled(V, j, w);
 exit:
@@ -264,25 +245,43 @@ exit:
 // part, the ranks' values gathered (every rank gets all) and added in rank order, so every rank
 // holds the same bits, the same for the same number of ranks; within rounding of one process.
 
-// Every rank's m values (v) into d->all ([rank][value]).
-static msp_status gather_ranks(msp_dist d, const double *v, int m) {
+// Every rank's m values (v) and its status (lst, or a failure kept from an earlier step) into
+// d->all ([rank][m values, status]); a failure on any rank is returned by every rank: the first
+// failing rank's status, its message there, "rank r: ..." on the others.
+static msp_status gather_ranks(msp_dist d, const double *v, int m, msp_status lst) {
   msp_status st = MSP_SUCCESS;
-  MSP_TRY(grow(&d->vals, &d->vals_cap, (size_t)(m > 0 ? m : 1), "distributed reduction partials"));
-  memcpy(d->vals, v, (size_t)m * sizeof(double));
+  if (lst == MSP_SUCCESS && d->pending != MSP_SUCCESS)
+    lst = msp__error(d->pending, "%s", d->pending_msg);
+  d->pending = MSP_SUCCESS;
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s", lst != MSP_SUCCESS ? msp_last_error() : "");
+  MSP_TRY(grow(&d->vals, &d->vals_cap, (size_t)m + 1, "distributed reduction partials"));
+  if (lst == MSP_SUCCESS)
+    memcpy(d->vals, v, (size_t)m * sizeof(double));
+  else
+    memset(d->vals, 0, (size_t)m * sizeof(double));
+  d->vals[m] = (double)lst;
   for (int q = 0; q < d->size; q++)
     d->chunks[q] = 1;
-  MSP_TRY(gather_vals(d, d->chunks, m));
+  MSP_TRY(gather_vals(d, d->chunks, m + 1));
+  for (int q = 0; q < d->size; q++) {
+    const int code = (int)d->all[(size_t)q * (size_t)(m + 1) + (size_t)m];
+    if (code == 0) continue;
+    if (q == d->rank) return msp__error((msp_status)code, "%s", msg);
+    return msp__error((msp_status)code, "rank %d: %s (the step failed there)", q,
+                      msp_status_string((msp_status)code));
+  }
 exit:
   return st;
 }
 
-msp_status msp__dist_sum_ranks(msp_dist d, double *v, int m) {
+msp_status msp__dist_sum_ranks(msp_dist d, double *v, int m, msp_status lst) {
   msp_status st = MSP_SUCCESS;
-  MSP_TRY(gather_ranks(d, v, m));
+  MSP_TRY(gather_ranks(d, v, m, lst));
   for (int k = 0; k < m; k++) {
     double t = d->all[k];
     for (int q = 1; q < d->size; q++)
-      t += d->all[(size_t)q * (size_t)m + (size_t)k];
+      t += d->all[(size_t)q * (size_t)(m + 1) + (size_t)k];
     v[k] = t;
   }
 exit:
@@ -292,8 +291,7 @@ exit:
 msp_status msp__dist_sum_dot(msp_context ctx, msp_vector x, msp_vector y, double *r) {
   msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
-  MSP_TRY(d->base->dot(ctx, x, y, r));
-  MSP_TRY(msp__dist_sum_ranks(d, r, 1));
+  MSP_TRY(msp__dist_sum_ranks(d, r, 1, d->base->dot(ctx, x, y, r)));
 exit:
   return st;
 }
@@ -301,8 +299,7 @@ exit:
 msp_status msp__dist_sum_nrm1(msp_context ctx, msp_vector x, double *r) {
   msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
-  MSP_TRY(d->base->nrm1(ctx, x, r));
-  MSP_TRY(msp__dist_sum_ranks(d, r, 1));
+  MSP_TRY(msp__dist_sum_ranks(d, r, 1, d->base->nrm1(ctx, x, r)));
 exit:
   return st;
 }
@@ -312,18 +309,17 @@ msp_status msp__dist_sum_nrm2(msp_context ctx, msp_vector x, double *r) {
   msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
   double local = 0.0;
-  MSP_TRY(d->base->nrm2(ctx, x, &local));
-  MSP_TRY(gather_ranks(d, &local, 1));
+  MSP_TRY(gather_ranks(d, &local, 1, d->base->nrm2(ctx, x, &local)));
   double m = 0.0;
   for (int q = 0; q < d->size; q++)
-    m = msp_absmax_step(m, d->all[q]);
+    m = msp_absmax_step(m, d->all[2 * q]);
   if (m == 0.0 || !isfinite(m)) {
     *r = m;
     goto exit;
   }
   double s = 0.0;
   for (int q = 0; q < d->size; q++) {
-    const double v = d->all[q] / m;
+    const double v = d->all[2 * q] / m;
     s += v * v;
   }
   *r = m * sqrt(s);
@@ -331,15 +327,16 @@ exit:
   return st;
 }
 
-// h (cnt values) and *ww (when asked) summed over the ranks in one gather.
-static msp_status sum_projection(msp_dist d, double *h, int cnt, double *ww) {
+// h (cnt values) and *ww (when asked) summed over the ranks in one gather; lst as
+// msp__dist_sum_ranks's.
+static msp_status sum_projection_st(msp_dist d, double *h, int cnt, double *ww, msp_status lst) {
   msp_status st = MSP_SUCCESS;
   const int m = cnt + (ww != NULL);
   if (m == 0) return MSP_SUCCESS;
   MSP_TRY(grow(&d->col, &d->col_cap, (size_t)m, "distributed reduction partials"));
   if (cnt) memcpy(d->col, h, (size_t)cnt * sizeof(double));
   if (ww) d->col[cnt] = *ww;
-  MSP_TRY(msp__dist_sum_ranks(d, d->col, m));
+  MSP_TRY(msp__dist_sum_ranks(d, d->col, m, lst));
   if (cnt) memcpy(h, d->col, (size_t)cnt * sizeof(double));
   if (ww) *ww = d->col[cnt];
 exit:
@@ -350,8 +347,8 @@ msp_status msp__dist_sum_basis_project(msp_context ctx, const msp__basis *V, int
                                        msp_vector w, double *h, double *ww) {
   msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
-  MSP_TRY(d->base->basis_project(ctx, V, j0, j1, w, h, ww));
-  MSP_TRY(sum_projection(d, h, j1 > j0 ? j1 - j0 : 0, ww));
+  MSP_TRY(sum_projection_st(d, h, j1 > j0 ? j1 - j0 : 0, ww,
+                            d->base->basis_project(ctx, V, j0, j1, w, h, ww)));
 exit:
   return st;
 }
@@ -360,18 +357,11 @@ msp_status msp__dist_sum_basis_subtract(msp_context ctx, const msp__basis *V, in
                                         const double *h, msp_vector w, double *u, double *ww) {
   msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
-  MSP_TRY(d->base->basis_subtract(ctx, V, j0, j1, h, w, u, ww));
-  if (u || ww) MSP_TRY(sum_projection(d, u, u && j1 > j0 ? j1 - j0 : 0, ww));
-exit:
-  return st;
-}
-
-msp_status msp__dist_sum_basis_dcgs2_project(msp_context ctx, const msp__basis *V, int j,
-                                             msp_vector w, double *r) {
-  msp_status st = MSP_SUCCESS;
-  msp_dist d = msp__dist_of(ctx);
-  MSP_TRY(d->base->basis_dcgs2_project(ctx, V, j, w, r));
-  MSP_TRY(sum_projection(d, r, w ? 2 * j + 2 : j + 1, NULL));
+  const msp_status lst = d->base->basis_subtract(ctx, V, j0, j1, h, w, u, ww);
+  if (u || ww)
+    MSP_TRY(sum_projection_st(d, u, u && j1 > j0 ? j1 - j0 : 0, ww, lst));
+  else
+    MSP_TRY(msp__dist_defer(d, lst));
 exit:
   return st;
 }
@@ -383,19 +373,20 @@ exit:
 msp_status msp__dist_sum_basis_store(msp_context ctx, msp__basis *V, int j, msp_vector w) {
   msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
-  if (!msp_prec_is_fixed(V->prec)) return d->base->basis_store(ctx, V, j, w);
+  if (!msp_prec_is_fixed(V->prec)) return msp__dist_defer(d, d->base->basis_store(ctx, V, j, w));
   double m = 0.0;
+  msp_status lst = MSP_SUCCESS;
   if (d->dops) {
-    MSP_TRY(d->dops->absmax(ctx, w, &m));
+    lst = d->dops->absmax(ctx, w, &m);
   } else {
     const double *wv = (const double *)w->h_data;
     for (int64_t i = 0; i < V->n; i++)
       m = msp_absmax_step(m, wv[i]);
   }
-  MSP_TRY(max_reduce(d, m, &m));
+  MSP_TRY(max_reduce(d, m, &m, lst));
   const double scale = msp_fx_block_scale(V->prec, m);
   if (d->dops) {
-    MSP_TRY(d->dops->basis_store_scaled(ctx, V, j, w, scale));
+    MSP_TRY(msp__dist_defer(d, d->dops->basis_store_scaled(ctx, V, j, w, scale)));
   } else {
     V->scales[j] = scale;
     msp__cpu_basis_store_scaled(V, j, w);
