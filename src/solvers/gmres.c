@@ -23,6 +23,7 @@
 // once: from there the iteration is that of the f64 basis alone, and `auto` converges wherever
 // f64 does (within max_iters, which counts the iterations before the restart too).
 #define STAGNATION 0.9
+#define GAP 10.0
 
 msp_solver_options msp_solver_options_default(void) {
   msp_solver_options o;
@@ -58,7 +59,8 @@ typedef struct {
   double *rr, *c;  // DCGS2: the fused projection (2 m + 2) and the coefficients (m + 1)
   msp__basis *V;
   msp__precond P;
-  double bytes; // basis bytes moved
+  double bytes;    // basis bytes moved
+  double last_res; // the recurrence's residual norm at the last iteration of the cycle
 } gmres_state;
 
 // ---- backend basis operations (vectors made current on the backend's side first) -------------
@@ -355,6 +357,7 @@ static msp_status cycle_dcgs2(gmres_state *s, msp_solver_report *R, double beta,
       hu[j] = rjj;
       memcpy(s->h, hu, (size_t)j * sizeof(double));
       const double res = rotate(s, j - 1, rjj);
+      s->last_res = res;
       R->iterations++;
       R->iterations_by_precision[prec]++;
       *kout = j;
@@ -524,6 +527,7 @@ static msp_status gmres_run(msp_context ctx, const msp_matrix A, msp_vector b, m
       double hnext = 0.0;
       MSP_TRY(orthogonalize(&S, j, &hnext));
       const double res = rotate(&S, j, hnext);
+      S.last_res = res;
       R.iterations++;
       R.iterations_by_precision[prec]++;
       k = j + 1;
@@ -551,7 +555,10 @@ static msp_status gmres_run(msp_context ctx, const msp_matrix A, msp_vector b, m
       st = nonfinite(R.iterations);
       goto exit;
     }
-    if (S.o.basis_auto && !R.stopped && beta > STAGNATION * before && beta > tol) {
+    // (or a reduced basis left the explicit residual GAP times above what its recurrence
+    // reached: the basis's rounding, not the Krylov space, limits the cycles from here)
+    if (S.o.basis_auto && !R.stopped && beta > tol &&
+        (beta > STAGNATION * before || (prec != MSP_PRECISION_F64 && beta > GAP * S.last_res))) {
       if (prec != MSP_PRECISION_F64) {
         prec = MSP_PRECISION_F64;
         MSP_TRY(basis_make(&S, prec));
