@@ -132,7 +132,7 @@ static double store_load(msp_precision p, double v, int *over) {
   a.n = 1;
   a.prec = p;
   a.read_segments = msp__prec_segments(p);
-  *over = msp_acc_store_sat_p(p, &a, 0, v);
+  *over = msp_acc_store_sat_p(p, &a, 0, v) == MSP_STORE_OVERFLOW; // a flush is no overflow
   return msp_acc_load_p(p, &a, 0);
 }
 
