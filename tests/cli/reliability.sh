@@ -13,7 +13,7 @@ cases=0
 ok() { cases=$((cases + 1)); }
 bad() { cases=$((cases + 1)); fails=$((fails + 1)); echo "FAIL $*"; }
 cd "$tmp" || exit 1
-host=$(hostname 2>/dev/null | tr -c 'A-Za-z0-9.\n-' '_' | cut -c1-64)
+host=$(uname -n 2>/dev/null | tr -c 'A-Za-z0-9.\n-' '_' | cut -c1-64)
 [ -n "$host" ] || host=host
 
 # 1. --history at a path of 4095 bytes (the system's limit) whose write fails (no room: a file
