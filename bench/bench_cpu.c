@@ -576,8 +576,11 @@ int main(int argc, char **argv) {
          sysconf(_SC_NPROCESSORS_ONLN));
 
   msp_context ctx = NULL;
-  if (msp_context_create(MSP_BACKEND_CPU, 0, &ctx) != MSP_SUCCESS) {
+  // Exactly --threads threads, like the peers (the library's default would give way to load).
+  if (msp_context_create(MSP_BACKEND_CPU, 0, &ctx) != MSP_SUCCESS ||
+      msp_context_set_threads(ctx, threads) != MSP_SUCCESS) {
     fprintf(stderr, "%s\n", msp_last_error());
+    msp_context_destroy(&ctx);
     free(specs);
     return 1;
   }
