@@ -136,6 +136,14 @@ __global__ void __launch_bounds__(EW_THREADS) store_scaled(const bview V, int j,
   }
 }
 
+// PageRank's q = p ./ outdeg from the stored p (every segment: the value the update computed).
+__global__ void pr_q_kernel(int64_t n, const int32_t *__restrict__ deg, msp_acc pn, msp_acc qn) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const double x = msp_acc_load(&pn, i);
+  msp_acc_store(&qn, i, deg[i] ? x / (double)deg[i] : 0.0);
+}
+
 // ---- the context --------------------------------------------------------------------------------
 static void dev_fini(msp_dist d) {
   dev_ctx *c = (dev_ctx *)d->dev;
@@ -298,6 +306,45 @@ static msp_status host_exchange(msp__dist_mat *m, size_t es) {
   return bad ? msp__dist_mpi_fail("msp_spmv", "the halo's MPI exchange") : MSP_SUCCESS;
 }
 
+// A product's steps before the exchange: the ring slot, the gather into the send buffer, the
+// event the communication stream waits for, and (host transport) the copy down.
+static msp_status dev_before(msp__dist_mat *m, dev_mat *b, msp_vector x, cudaStream_t S,
+                             cudaStream_t C, int k, msp_precision hp, size_t es, int comm,
+                             int nccl) {
+  msp_dist d = m->d;
+  const int64_t ns = m->soff[m->nsend];
+  msp_status st = MSP_SUCCESS;
+  MSP_CUDA_TRY(cudaSetDevice(d->device));
+  MSP_TRY(settle(m, k));
+  MSP_CUDA_TRY(cudaEventRecord(b->t0[k], S));
+  if (ns) {
+    const unsigned g = msp__cuda_blocks(ns, 256);
+    if (hp != x->prec)
+      gather_decode<<<g, 256, 0, S>>>(msp__vector_acc(x, 1), b->d_sidx, ns, (double *)b->d_sbuf);
+    else if (es == 8)
+      gather_raw<<<g, 256, 0, S>>>((const unsigned long long *)x->d_data, b->d_sidx, ns,
+                                   (unsigned long long *)b->d_sbuf);
+    else if (es == 4)
+      gather_raw<<<g, 256, 0, S>>>((const unsigned *)x->d_data, b->d_sidx, ns,
+                                   (unsigned *)b->d_sbuf);
+    else
+      gather_raw<<<g, 256, 0, S>>>((const unsigned short *)x->d_data, b->d_sidx, ns,
+                                   (unsigned short *)b->d_sbuf);
+    MSP_CUDA_CHECK_LAUNCH("gather");
+  }
+  if (comm) {
+    MSP_CUDA_TRY(cudaEventRecord(b->ev_x, S));
+    MSP_CUDA_TRY(cudaStreamWaitEvent(C, b->ev_x, 0));
+    if (!nccl && ns) {
+      MSP_CUDA_TRY(
+          cudaMemcpyAsync(b->h_sbuf, b->d_sbuf, (size_t)ns * es, cudaMemcpyDeviceToHost, C));
+      MSP_CUDA_TRY(cudaEventRecord(b->ev_c, C));
+    }
+  }
+exit:
+  return st;
+}
+
 static msp_status dev_spmv(msp_context ctx, msp__dist_mat *m, double alpha, msp_vector x,
                            double beta, msp_vector y) {
   msp_status st = MSP_SUCCESS;
@@ -314,41 +361,9 @@ static msp_status dev_spmv(msp_context ctx, msp__dist_mat *m, double alpha, msp_
   const int k = (int)(b->seq % RING);
   const int direct = y->prec == MSP_PRECISION_F64;
   msp_vector t = direct ? y : m->yt;
-  // This rank's steps before and beside the exchange. A failure there still takes part in the
+  // This rank's steps before and beside the exchange: a failure there still takes part in the
   // exchange (the neighbours wait for it) and is returned after it.
-  auto before = [&]() -> msp_status {
-    msp_status st = MSP_SUCCESS;
-    MSP_CUDA_TRY(cudaSetDevice(d->device));
-    MSP_TRY(settle(m, k));
-    MSP_CUDA_TRY(cudaEventRecord(b->t0[k], S));
-    if (ns) {
-      const unsigned g = msp__cuda_blocks(ns, 256);
-      if (hp != x->prec)
-        gather_decode<<<g, 256, 0, S>>>(msp__vector_acc(x, 1), b->d_sidx, ns, (double *)b->d_sbuf);
-      else if (es == 8)
-        gather_raw<<<g, 256, 0, S>>>((const unsigned long long *)x->d_data, b->d_sidx, ns,
-                                     (unsigned long long *)b->d_sbuf);
-      else if (es == 4)
-        gather_raw<<<g, 256, 0, S>>>((const unsigned *)x->d_data, b->d_sidx, ns,
-                                     (unsigned *)b->d_sbuf);
-      else
-        gather_raw<<<g, 256, 0, S>>>((const unsigned short *)x->d_data, b->d_sidx, ns,
-                                     (unsigned short *)b->d_sbuf);
-      MSP_CUDA_CHECK_LAUNCH("gather");
-    }
-    if (comm) {
-      MSP_CUDA_TRY(cudaEventRecord(b->ev_x, S));
-      MSP_CUDA_TRY(cudaStreamWaitEvent(C, b->ev_x, 0));
-      if (!nccl && ns) {
-        MSP_CUDA_TRY(
-            cudaMemcpyAsync(b->h_sbuf, b->d_sbuf, (size_t)ns * es, cudaMemcpyDeviceToHost, C));
-        MSP_CUDA_TRY(cudaEventRecord(b->ev_c, C));
-      }
-    }
-  exit:
-    return st;
-  };
-  msp_status pre = before();
+  msp_status pre = dev_before(m, b, x, S, C, k, hp, es, comm, nccl);
   if (comm && nccl) {
 #ifdef MSP_HAVE_NCCL
     NCCL_TRY(ncclGroupStart());
@@ -439,6 +454,36 @@ exit:
   return st;
 }
 
+// ---- PageRank's q on the device ----------------------------------------------------------------
+static msp_status dev_pr_degrees(msp_context ctx, int64_t n, const int32_t *outdeg, void **dev) {
+  msp_status st = MSP_SUCCESS;
+  int32_t *d_deg = NULL;
+  *dev = NULL;
+  MSP_CUDA_TRY(cudaSetDevice(ctx->device));
+  MSP_CUDA_TRY(cudaMalloc((void **)&d_deg, (size_t)(n > 0 ? n : 1) * sizeof(int32_t)));
+  if (n)
+    MSP_CUDA_TRY(cudaMemcpy(d_deg, outdeg, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice));
+  *dev = d_deg;
+  d_deg = NULL;
+exit:
+  cudaFree(d_deg);
+  return st;
+}
+
+static msp_status dev_pr_q(msp_context ctx, const void *dev, msp_vector pn, msp_vector qn) {
+  msp_status st = MSP_SUCCESS;
+  if (pn->n == 0) return MSP_SUCCESS;
+  pr_q_kernel<<<msp__cuda_blocks(pn->n, 256), 256, 0, msp__cuda(ctx)->stream>>>(
+      pn->n, (const int32_t *)dev, msp__vector_store_acc(pn, 1), msp__vector_store_acc(qn, 1));
+  MSP_CUDA_CHECK_LAUNCH("pr_q_kernel");
+exit:
+  return st;
+}
+
+static void dev_pr_degrees_free(void *dev) {
+  cudaFree(dev);
+}
+
 static msp__dist_devops make_ops(void) {
   msp__dist_devops o;
   memset(&o, 0, sizeof o);
@@ -454,6 +499,9 @@ static msp__dist_devops make_ops(void) {
   o.flush = dev_flush;
   o.absmax = dev_absmax;
   o.basis_store_scaled = dev_basis_store_scaled;
+  o.pr_degrees = dev_pr_degrees;
+  o.pr_q = dev_pr_q;
+  o.pr_degrees_free = dev_pr_degrees_free;
   return o;
 }
 

@@ -50,6 +50,12 @@ typedef struct {
   msp_status (*absmax)(msp_context ctx, msp_vector w, double *m);
   msp_status (*basis_store_scaled)(msp_context ctx, msp__basis *V, int j, msp_vector w,
                                    double scale);
+  // PageRank's q = p ./ outdeg (the backend's update in its values form writes p only): the n
+  // out-degrees uploaded once (*dev, freed by pr_degrees_free); qn_i = pn_i / outdeg_i (0 when
+  // dangling), pn read with all its segments (the value the update stored).
+  msp_status (*pr_degrees)(msp_context ctx, int64_t n, const int32_t *outdeg, void **dev);
+  msp_status (*pr_q)(msp_context ctx, const void *dev, msp_vector pn, msp_vector qn);
+  void (*pr_degrees_free)(void *dev);
 } msp__dist_devops;
 #define MSP__DIST_NCCL_ID 128
 const msp__dist_devops *msp__dist_devops_cuda(void); // NULL without CUDA

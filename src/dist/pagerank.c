@@ -27,6 +27,7 @@ typedef struct {
   // pr_step runs the update on the device in its values form with y = alpha G^T q.
   msp__prgraph lg;
   int have_lg;
+  void *ddeg; // the out-degrees on the device, for q = p ./ outdeg (the values form writes p only)
 } dist_pr;
 
 msp_status msp__dist_host_fold(msp_context ctx, double *state, int n, int phase) {
@@ -59,6 +60,7 @@ void msp__dist_pr_free(msp_context ctx, msp__prgraph *g) {
   if (!g || !g->dev) return;
   dist_pr *w = (dist_pr *)g->dev;
   if (w->have_lg) msp__dist_of(ctx)->base->pr_free(ctx, &w->lg);
+  if (w->ddeg) msp__dist_of(ctx)->dops->pr_degrees_free(w->ddeg);
   msp__free(w->lg.rowptr);
   msp__free(w->lg.colind);
   msp__dist_mat_free(w->gt);
@@ -230,6 +232,7 @@ msp_status msp__dist_pr_transpose(msp_context ctx, const msp_matrix G, const int
     if (lst == MSP_SUCCESS) lst = MSP_ALLOC_ZERO(w->lg.colind, 1, "PageRank: rank graph");
     if (lst == MSP_SUCCESS) lst = d->base->pr_upload(ctx, &w->lg);
     w->have_lg = lst == MSP_SUCCESS;
+    if (lst == MSP_SUCCESS) lst = d->dops->pr_degrees(ctx, m->rows, g->outdeg, &w->ddeg);
     MSP_TRY(msp__dist_agree(d, lst));
   }
   g->nnz = ne;
@@ -238,6 +241,7 @@ msp_status msp__dist_pr_transpose(msp_context ctx, const msp_matrix G, const int
 exit:
   if (w) {
     if (w->have_lg) d->base->pr_free(ctx, &w->lg);
+    if (w->ddeg) d->dops->pr_degrees_free(w->ddeg);
     msp__free(w->lg.rowptr);
     msp__free(w->lg.colind);
     msp__dist_mat_free(w->gt);
@@ -292,7 +296,9 @@ msp_status msp__dist_pr_step(msp_context ctx, const msp__prgraph *g, const msp__
     // device ranks: the backend's update in its values form, the ranks' sums added in rank order
     msp__pr_step b = *a;
     b.y = y;
-    MSP_TRY(msp__dist_sum_ranks(d, sums, 3, d->base->pr_step(ctx, &w->lg, &b, sums)));
+    msp_status lst = d->base->pr_step(ctx, &w->lg, &b, sums);
+    if (lst == MSP_SUCCESS && a->qn) lst = d->dops->pr_q(ctx, w->ddeg, a->pn, a->qn);
+    MSP_TRY(msp__dist_sum_ranks(d, sums, 3, lst));
     goto exit;
   }
   upd_args A;
