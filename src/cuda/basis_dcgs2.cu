@@ -3,17 +3,19 @@
 // corrected and leaves w orthogonalised once as column j + 1; fp64 arithmetic over the stored
 // values (the design of the basis: basis.cu).
 //
-// Pass 1 (dcgs2_partials): block b owns 256 R rows, R per thread so that a thread reads 8 to 16
-// bytes of every column (f64 2 rows, the others 4); the thread keeps its rows
-// of v_j and w in registers and, for a group of 16 columns, its 32 products (16 columns x 2
-// vectors). The warp then adds them with one transposed butterfly: 31 shuffles leave lane l with
-// the warp's sum of value l (a tree per value would take 5 shuffles each, 160, and the
-// shuffles, not DRAM, then bound the narrow formats). Warp sums are added in warp order into one
-// partial per value and block; a second kernel adds each value's partials in a fixed order,
-// and the host gets all 2 j + 2 values with one copy: the iteration's only synchronisation.
-// The row ranges depend on n and the format only: the same bits on every run and every GPU.
+// Pass 1 (dcgs2_partials): block b owns 256 R rows, R per thread (f64 2 rows, the others 4); the
+// thread keeps its rows of v_j and w in registers and, for a group of 8 columns, its 16 products
+// (8 columns x 2 vectors). The warp adds them with one transposed butterfly: 16 shuffles leave
+// each lane pair with the warp's sum of one value (a tree per value takes 5 shuffles each). The
+// warp sums of 4 groups are staged in shared memory between two barriers and added in warp order
+// into one partial per value and block; a second kernel adds each value's partials in a fixed
+// order, and the host gets all 2 j + 2 values with one copy: the iteration's only
+// synchronisation. The kernel is kept to few registers so that 3 or 4 blocks share an SM: with
+// 2, a block in its reduction left the SM's memory pipe idle. The row ranges depend on n and the
+// format only: the same bits on every run and every GPU.
 //
-// Pass 2 (dcgs2_update): the same row blocks, each thread its R rows of column j and w; every
+// Pass 2 (dcgs2_update): blocks of 256 R rows (R as in pass 1), each thread its R rows of column j
+// and w; every
 // column k < j is read once for both updates (column j's correction with s, w's projection with
 // c), in order of k, an FMA each; the coefficients come through one asynchronous copy to the
 // device (no synchronisation) and shared memory. Column j is rewritten (fixed point: with the
@@ -21,7 +23,8 @@
 // by r_jj, goes to column j + 1 as stored.
 #include "basis.cuh"
 
-#define DG 16 // columns per group of pass 1: 2 DG = 32 values, one per lane after the butterfly
+#define DG 8 // columns per group of pass 1: 2 DG = 16 values, one per lane pair after the butterfly
+#define DSUPER 4 // groups whose warp sums are staged in shared memory between two barriers
 #define DTHREADS 256
 
 // Bytes per value from MSP_PRECISION_LIST, at compile time.
@@ -30,29 +33,31 @@ static constexpr int dbytes(msp_precision p) {
   return MSP_PRECISION_LIST(MSP_DCGS2_BYTES_) 8;
 #undef MSP_DCGS2_BYTES_
 }
-// Rows per thread: 16 bytes of each column (8 of a 16-bit one: 8 rows would need more registers
-// than two blocks per SM leave).
+// Rows per thread: 16 bytes of each column (8 of a 16-bit one).
 template <msp_precision P> struct drows { static constexpr int R = dbytes(P) >= 8 ? 2 : 4; };
+// Rows per thread of pass 2: as pass 1's (8 rows of a 16-bit column ran slower than 4).
+template <msp_precision P> struct urows { static constexpr int R = drows<P>::R; };
 
-// One step of the transposed butterfly over LEN values: the lane keeps the half that its bit
-// LEN / 2 selects, plus its partner's copy of that half (after the steps 32 .. 2, lane l holds
-// the warp's sum of value l).
-template <int LEN> __device__ __forceinline__ void butterfly(double (&p)[2 * DG], int lane) {
+// One step of the transposed butterfly over LEN values across the lanes that differ in bit OFF:
+// the lane keeps the half that its bit OFF selects, plus its partner's copy of that half.
+template <int LEN, int OFF>
+__device__ __forceinline__ void butterfly(double (&p)[2 * DG], int lane) {
   constexpr int H = LEN / 2;
-  const bool up = (lane & H) != 0;
+  const bool up = (lane & OFF) != 0;
 #pragma unroll
   for (int i = 0; i < H; i++) {
     const double send = up ? p[i] : p[i + H];
     const double keep = up ? p[i + H] : p[i];
-    p[i] = keep + __shfl_xor_sync(0xffffffffu, send, H);
+    p[i] = keep + __shfl_xor_sync(0xffffffffu, send, OFF);
   }
 }
 
 template <msp_precision P, int R>
-__global__ void __launch_bounds__(DTHREADS, 2) // two blocks per SM: one runs while one waits
+__global__ void __launch_bounds__(DTHREADS,
+                                  R == 2 ? 4 : 3) // few registers: many warps hide latency
     dcgs2_partials(const bview V, int j, const double *__restrict__ w, int64_t nb,
                    double *__restrict__ part) {
-  __shared__ double sh[DTHREADS / 32][32];
+  __shared__ double sh[DSUPER][DTHREADS / 32][2 * DG];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t base = (int64_t)blockIdx.x * (DTHREADS * R) + threadIdx.x;
   double q[R], wv[R];
@@ -65,41 +70,49 @@ __global__ void __launch_bounds__(DTHREADS, 2) // two blocks per SM: one runs wh
       wv[r] = w && i < V.n ? w[i] : 0.0;
     }
   }
-  for (int g0 = 0; g0 <= j; g0 += DG) {
-    const int gn = j + 1 - g0 < DG ? j + 1 - g0 : DG;
-    double p[2 * DG];
+  for (int s0 = 0; s0 <= j; s0 += DSUPER * DG) {
+    for (int g = 0; g < DSUPER; g++) {
+      const int g0 = s0 + g * DG;
+      const int gn = j + 1 - g0 < DG ? j + 1 - g0 : DG; // may be <= 0: zeros
+      double p[2 * DG];
 #pragma unroll
-    for (int c = 0; c < DG; c++) {
-      p[2 * c] = 0.0;
-      p[2 * c + 1] = 0.0;
-      if (c < gn) {
-        const loader<P> v = col<P>(V, g0 + c);
+      for (int c = 0; c < DG; c++) {
+        p[2 * c] = 0.0;
+        p[2 * c + 1] = 0.0;
+        if (c < gn) {
+          const loader<P> v = col<P>(V, g0 + c);
 #pragma unroll
-        for (int r = 0; r < R; r++) {
-          const int64_t i = base + (int64_t)r * DTHREADS;
-          if (i < V.n) {
-            const double x = v.stream(i);
-            p[2 * c] += x * q[r];
-            p[2 * c + 1] += x * wv[r];
+          for (int r = 0; r < R; r++) {
+            const int64_t i = base + (int64_t)r * DTHREADS;
+            if (i < V.n) {
+              const double x = v.stream(i);
+              p[2 * c] += x * q[r];
+              p[2 * c + 1] += x * wv[r];
+            }
           }
         }
       }
+      // 16 values over 32 lanes: four halving steps leave lanes 2 v and 2 v + 1 with halves of
+      // value v, which one more exchange adds (the same sum on both)
+      butterfly<16, 16>(p, lane);
+      butterfly<8, 8>(p, lane);
+      butterfly<4, 4>(p, lane);
+      butterfly<2, 2>(p, lane);
+      p[0] += __shfl_xor_sync(0xffffffffu, p[0], 1);
+      if (!(lane & 1)) sh[g][warp][lane >> 1] = p[0]; // value v: column g0 + v / 2, w if v odd
     }
-    butterfly<32>(p, lane);
-    butterfly<16>(p, lane);
-    butterfly<8>(p, lane);
-    butterfly<4>(p, lane);
-    butterfly<2>(p, lane);
-    sh[warp][lane] = p[0]; // value `lane`: column g0 + lane / 2, with w when lane is odd
     __syncthreads();
-    if ((int)threadIdx.x < 2 * gn) {
-      double t = 0.0;
+    if ((int)threadIdx.x < DSUPER * 2 * DG) {
+      const int g = (int)threadIdx.x / (2 * DG), v = (int)threadIdx.x % (2 * DG);
+      const int c = s0 + g * DG + v / 2;
+      if (c <= j) {
+        double t = 0.0;
 #pragma unroll
-      for (int wp = 0; wp < DTHREADS / 32; wp++)
-        t += sh[wp][threadIdx.x];
-      const int c = g0 + (int)threadIdx.x / 2;
-      const int slot = (threadIdx.x & 1) ? j + 1 + c : c;
-      if (w || !(threadIdx.x & 1)) part[(int64_t)slot * nb + blockIdx.x] = t;
+        for (int wp = 0; wp < DTHREADS / 32; wp++)
+          t += sh[g][wp][v];
+        const int slot = (v & 1) ? j + 1 + c : c;
+        if (w || !(v & 1)) part[(int64_t)slot * nb + blockIdx.x] = t;
+      }
     }
     __syncthreads();
   }
@@ -245,7 +258,7 @@ extern "C" msp_status msp__cuda_basis_dcgs2_update(msp_context ctx, msp__basis *
   MSP_TRY(msp__prec_dispatch(V->prec, [&](auto pc) -> msp_status {
     msp_status st = MSP_SUCCESS;
     constexpr msp_precision P = decltype(pc)::value;
-    constexpr int R = drows<P>::R;
+    constexpr int R = urows<P>::R;
     const int64_t nb = (V->n + DTHREADS * R - 1) / (DTHREADS * R);
     dcgs2_update<P, R><<<(unsigned)nb, DTHREADS, (size_t)(2 * j + 1) * sizeof(double), s>>>(
         b, j, d_coef, rjj, (double *)w->d_data, store != 0, fixed ? d_scale : NULL);
