@@ -2,7 +2,8 @@
 """The GMRES targets beside their figures, from one job's CSVs (markdown on stdout).
 
 usage: bench-targets-gmres.py OURS.csv CUPY.csv [BASIS.csv] [--cpu CPU.csv]
-           [--results DIR --card CARD --date DATE --command COMMAND]
+           [--results DIR --card CARD --date DATE --command COMMAND [--cgs OURS_CGS.csv]
+           [--cpu-host CPU2.csv]]
 
 OURS.csv: mixsparse-bench-solve (--orthos dcgs2), CUPY.csv: bench/gmres_cupy.py on the same
 systems in the same job, BASIS.csv: mixsparse-bench-basis; CPU.csv: scripts/bench-cpu-gmres.sh (the fastest of its runs
@@ -11,7 +12,8 @@ its set-up (as CuPy's, whose timer starts after its operator is made). Each targ
 solver's issue gets a row per case: the figure, the target and met / missed.
 --results DIR: instead of markdown, docs/results-style CSVs (comment lines title, card, date,
 command, what; then the table) for scripts/perf-doc.py: DIR/gmres_cupy.csv (per system, restart
-and basis: ours against CuPy) and DIR/gmres_targets.csv (the targets).
+and basis: ours against CuPy) DIR/gmres_targets.csv (the targets) and, with --cgs (mixsparse-bench-solve --orthos cgs on some of
+the same systems in the same job), DIR/gmres_ortho.csv.
 """
 import csv
 import sys
@@ -26,9 +28,30 @@ def solve_time(r):
     return float(r["time_s"]) - float(r.get("setup_s") or 0.0)
 
 
+def cpu_rows(path, add):
+    """The CPU targets from a scripts/bench-cpu-gmres.sh CSV: the fastest run of each."""
+    best = {}
+    with open(path) as f:
+        for line in csv.reader(f):
+            who, system = line[0], line[1]
+            ms = float(line[15] if who.startswith("ours") else line[13])
+            k = (system, who)
+            best[k] = min(best.get(k, ms), ms)
+    for system in sorted({k[0] for k in best}):
+        name = system.split("/")[-1].replace(".mtx.gz", "").replace("gen:", "")
+        s1, o1 = best.get((system, "scipy1")), best.get((system, "ours1"))
+        o2 = best.get((system, "ours2"))
+        if s1 and o1:
+            add("CPU 1 thread: ms/iteration <= SciPy's", name,
+                "%.4f vs %.4f ms (%.2fx)" % (o1, s1, s1 / o1), o1 <= s1)
+        if s1 and o2:
+            add("CPU 2 threads: >= 1.6x SciPy (1 thread)", name,
+                "%.4f vs %.4f ms (%.2fx)" % (o2, s1, s1 / o2), s1 / o2 >= 1.6)
+
+
 def main(argv):
     opt = {}
-    for name in ("--cpu", "--results", "--card", "--date", "--command"):
+    for name in ("--cpu", "--results", "--card", "--date", "--command", "--cgs", "--cpu-host"):
         if name in argv:
             i = argv.index(name)
             opt[name] = argv[i + 1]
@@ -93,23 +116,7 @@ def main(argv):
                 "%s %s (n %s, %s columns)" % (b["pass"], b["precision"], b["n"], b["columns"]),
                 "%s GB/s, %s%%" % (b["gb_per_s"], b["pct_bw"]), float(b["pct_bw"]) >= want)
     if cpu:
-        best = {}
-        with open(cpu) as f:
-            for line in csv.reader(f):
-                who, system = line[0], line[1]
-                ms = float(line[15] if who.startswith("ours") else line[13])
-                k = (system, who)
-                best[k] = min(best.get(k, ms), ms)
-        for system in sorted({k[0] for k in best}):
-            name = system.split("/")[-1].replace(".mtx.gz", "").replace("gen:", "")
-            s1, o1 = best.get((system, "scipy1")), best.get((system, "ours1"))
-            s2, o2 = best.get((system, "scipy2")), best.get((system, "ours2"))
-            if s1 and o1:
-                add("CPU 1 thread: ms/iteration <= SciPy's", name,
-                    "%.4f vs %.4f ms (%.2fx)" % (o1, s1, s1 / o1), o1 <= s1)
-            if s1 and o2:
-                add("CPU 2 threads: >= 1.6x SciPy (1 thread)", name,
-                    "%.4f vs %.4f ms (%.2fx)" % (o2, s1, s1 / o2), s1 / o2 >= 1.6)
+        cpu_rows(cpu, add)
     if "--results" in opt:
         head = "# card: %s\n# date: %s\n# command: %s\n" % (opt.get("--card", "?"),
                                                          opt.get("--date", "?"),
@@ -120,8 +127,7 @@ def main(argv):
                     "(the default), per Krylov basis precision, against CuPy's gmres (fp64, "
                     "classical Gram-Schmidt) on the same CSR in the same job. Time after the "
                     "set-up (as CuPy's); ms/it = time / iterations (CuPy runs every cycle to its "
-                    "end); MB/it and %% bw by the byte model (SpMV and basis bytes) against the "
-                    "read bandwidth of the job's mixsparse-bench-basis.\n")
+                    "end); MB/it by the byte model (SpMV and basis bytes per iteration).\n")
             w = csv.writer(f, lineterminator="\n")
             w.writerow(["system", "n", "m", "basis", "iterations", "time (s)", "ms/it", "MB/it",
                         "CuPy iterations", "CuPy time (s)", "CuPy ms/it", "CuPy / ours time",
@@ -145,6 +151,39 @@ def main(argv):
                 else:
                     row += ["-"] * 5
                 w.writerow(row)
+        if "--cgs" in opt:  # the same systems with --orthos cgs, same job
+            with open(opt["--results"] + "/gmres_ortho.csv", "w", newline="") as f:
+                f.write("# title: GMRES: DCGS2 against the re-orthogonalising CGS\n" + head)
+                f.write("# what: The same solves with the orthogonalisation of before (classical "
+                        "Gram-Schmidt re-orthogonalised while a pass loses more than a factor "
+                        "sqrt(2): three reads of the basis per iteration on these systems) and "
+                        "with DCGS2 (two reads, one reduction), same job.\n")
+                w = csv.writer(f, lineterminator="\n")
+                w.writerow(["system", "m", "basis", "cgs iterations", "cgs ms/it", "cgs MB/it",
+                            "dcgs2 iterations", "dcgs2 ms/it", "dcgs2 MB/it", "cgs / dcgs2 time"])
+                for r in load(opt["--cgs"]):
+                    d = by.get((r["system"], int(r["restart"]), r["precond"], r["basis"]))
+                    if not d:
+                        continue
+                    w.writerow([r["system"].replace("gen:", ""), r["restart"], r["basis"],
+                                r["iterations"], r["ms_per_iter"],
+                                "%.1f" % (float(r["bytes_per_iter"]) / 1e6), d["iterations"],
+                                d["ms_per_iter"], "%.1f" % (float(d["bytes_per_iter"]) / 1e6),
+                                "%.2fx" % (solve_time(r) / solve_time(d))])
+        if "--cpu-host" in opt:  # the same CPU measurement on another host (named in --card)
+            host = []
+            cpu_rows(opt["--cpu-host"], lambda *r: host.append((r[0], r[1], r[2],
+                                                               "met" if r[3] else "missed")))
+            with open(opt["--results"] + "/gmres_cpu_host.csv", "w", newline="") as f:
+                f.write("# title: GMRES on the CPU against SciPy, the GPU job's host\n" + head)
+                f.write("# what: scripts/bench-cpu-gmres.sh with one run on the idle CPU host of "
+                        "the GPU job (64 vCPUs, SciPy 1.18.1 and NumPy 2.5.2 of its Python), "
+                        "where 2 threads can be measured: ours (DCGS2) and SciPy's gmres, same "
+                        "systems, restart and tolerance.\n")
+                w = csv.writer(f, lineterminator="\n")
+                w.writerow(["target", "case", "figure", "met"])
+                for r in host:
+                    w.writerow(list(r))
         with open(opt["--results"] + "/gmres_targets.csv", "w", newline="") as f:
             f.write("# title: GMRES against CuPy: the targets\n" + head)
             f.write("# what: Each target of the solver beside its figure from the same job (the "
