@@ -572,7 +572,8 @@ typedef struct {
   msp_precision basis_precision; // storage of the Krylov basis (f64; any of MSP_PRECISION_LIST;
                                  // CPMS stores and reads all segments)
   int basis_auto;                // 1: ignore basis_precision; start with an f32 basis and move to
-                                 // f64 at a restart where the explicit residual stagnates; an
+                                 // f64 at a restart where the explicit residual stagnates
+                                 // or stays far above the recurrence's (msp_gmres); an
                                  // f64 cycle that then stagnates starts over from the initial
                                  // guess, once, so auto converges wherever f64 does (msp_gmres)
   msp_precond precond;           // right preconditioner (NONE)
@@ -617,7 +618,8 @@ typedef struct {
 // rep->converged = 0 with MSP_SUCCESS. Auto basis: the first cycle stores the basis in f32 (the
 // paper's 32-bit formats cost no extra iterations on its 49 problems, 16-bit ones 1.5-5x, so a
 // 16-bit start is never worth it); a cycle that leaves the explicit residual above 0.9 times its
-// value before it moves the next cycles to f64. rep (out) may be NULL.
+// value before it, or 10 times above the residual its recurrence reached (the basis's rounding
+// limits it), moves the next cycles to f64. rep (out) may be NULL.
 // MSP_ERR_INVALID_ARGUMENT (NULL or foreign arguments, bad options, A not square),
 // MSP_ERR_DIMENSION_MISMATCH, MSP_ERR_NOT_SUPPORTED (a backend without the basis operations),
 // MSP_ERR_INVALID_MATRIX (ILU(0) or Jacobi: a missing, zero or non-finite pivot, naming the
