@@ -12,6 +12,7 @@ import gzip
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 import scipy.io
@@ -26,7 +27,8 @@ DEFAULT = os.path.join(HERE, "..", "..", "..", "shared", "matrices", "add32.mtx.
 
 def read(path):
     f = gzip.open(path) if path.endswith(".gz") else open(path, "rb")
-    with f:
+    with f, warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # mmread's changing default type
         return sp.csr_matrix(scipy.io.mmread(f))
 
 
