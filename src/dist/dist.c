@@ -109,6 +109,7 @@ msp_status msp__dist_set_exact(msp_dist d, int exact) {
     d->table.basis_store = msp__dist_basis_store;
     d->table.basis_project = msp__dist_basis_project;
     d->table.basis_subtract = msp__dist_basis_subtract;
+    d->table.basis_dcgs2_project = msp__dist_basis_dcgs2_project;
   } else {
     d->table.dot = msp__dist_sum_dot;
     d->table.nrm1 = msp__dist_sum_nrm1;
@@ -116,6 +117,7 @@ msp_status msp__dist_set_exact(msp_dist d, int exact) {
     d->table.basis_store = msp__dist_sum_basis_store;
     d->table.basis_project = msp__dist_sum_basis_project;
     d->table.basis_subtract = msp__dist_sum_basis_subtract;
+    d->table.basis_dcgs2_project = msp__dist_sum_basis_dcgs2_project;
   }
   return MSP_SUCCESS;
 }

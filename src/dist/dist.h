@@ -228,6 +228,8 @@ msp_status msp__dist_basis_project(msp_context, const msp__basis *, int, int, ms
 msp_status msp__dist_basis_subtract(msp_context, const msp__basis *, int, int, const double *,
                                     msp_vector, double *, double *);
 msp_status msp__dist_basis_store(msp_context, msp__basis *, int, msp_vector);
+msp_status msp__dist_basis_dcgs2_project(msp_context, const msp__basis *, int, msp_vector,
+                                         double *);
 void msp__dist_reduce_free(msp_dist d);
 // The same slots for ranks that reduce on their own backend (exact 0): the backend's result per
 // rank, the ranks' values gathered and added in rank order.
@@ -239,6 +241,8 @@ msp_status msp__dist_sum_basis_project(msp_context, const msp__basis *, int, int
 msp_status msp__dist_sum_basis_subtract(msp_context, const msp__basis *, int, int, const double *,
                                         msp_vector, double *, double *);
 msp_status msp__dist_sum_basis_store(msp_context, msp__basis *, int, msp_vector);
+msp_status msp__dist_sum_basis_dcgs2_project(msp_context, const msp__basis *, int, msp_vector,
+                                             double *);
 // v[k] = the sum over the ranks, in rank order, of their v[k] (k < m): the same bits on every
 // rank. lst: this rank's status of the step that made v (or a kept failure): any rank's failure
 // is returned by every rank (the first failing rank's status). Collective.

@@ -224,6 +224,25 @@ exit:
   return st;
 }
 
+// DCGS2's one reduction of an iteration (the 2 j + 2 dot products, j + 1 without w), summed as
+// the CPU backend's msp__cpu_basis_dcgs2_project does: the chunk partials of each value pairwise
+// over all chunks. Its second pass (basis_dcgs2_update) is row by row and stays the rank's own.
+msp_status msp__dist_basis_dcgs2_project(msp_context ctx, const msp__basis *V, int j, msp_vector w,
+                                         double *r) {
+  msp_status st = MSP_SUCCESS;
+  msp_dist d = msp__dist_of(ctx);
+  const int m = w ? 2 * j + 2 : j + 1;
+  const int64_t nchunks = (V->n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
+  double *part = NULL, *res = NULL;
+  MSP_TRY(msp__dist_partials(d, nchunks, m, &part));
+  msp__cpu_basis_dcgs2_partials(V, j, w ? (const double *)w->h_data : NULL, part, 1, m);
+  MSP_TRY(msp__dist_tree_reduce(d, nchunks, m, 0, 0, &res));
+  for (int k = 0; k < m; k++)
+    r[k] = res[k];
+exit:
+  return st;
+}
+
 // ---- the store of a basis column: fixed point takes the column's scale from max |w| over every
 // rank (basis.c's store_kernel over the whole vector), the other precisions store value by value
 msp_status msp__dist_basis_store(msp_context ctx, msp__basis *V, int j, msp_vector w) {
@@ -362,6 +381,16 @@ msp_status msp__dist_sum_basis_subtract(msp_context ctx, const msp__basis *V, in
     MSP_TRY(sum_projection_st(d, u, u && j1 > j0 ? j1 - j0 : 0, ww, lst));
   else
     MSP_TRY(msp__dist_defer(d, lst));
+exit:
+  return st;
+}
+
+msp_status msp__dist_sum_basis_dcgs2_project(msp_context ctx, const msp__basis *V, int j,
+                                             msp_vector w, double *r) {
+  msp_status st = MSP_SUCCESS;
+  msp_dist d = msp__dist_of(ctx);
+  MSP_TRY(sum_projection_st(d, r, w ? 2 * j + 2 : j + 1, NULL,
+                            d->base->basis_dcgs2_project(ctx, V, j, w, r)));
 exit:
   return st;
 }
