@@ -134,8 +134,8 @@ __global__ void dcgs2_scale(const double *__restrict__ scales, const double *__r
                             double rjj, msp_precision p, double *__restrict__ out) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   double bound = scales[j];
-  for (int k = 0; k < j; k++)
-    bound += fabs(s[k]) * scales[k];
+  for (int k = 0; k < j; k++) // each product rounded, as the CPU's (no contraction): its bits
+    bound = __dadd_rn(bound, __dmul_rn(fabs(s[k]), scales[k]));
   *out = msp_fx_block_scale(p, bound * msp_prec_qmax(p) / rjj);
 }
 
