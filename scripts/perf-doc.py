@@ -185,6 +185,12 @@ CHARTS = {"spmv": chart_spmv, "bdmp": chart_bdmp, "pagerank": chart_pagerank, "c
           "threads": chart_threads, "history": chart_history}
 
 
+# tables longer than this are linked rather than written out
+LONG_TABLE = 60
+# CSVs whose tables another page generates
+OTHER_PAGES = {"distributed-scaling": ": the scaling table of [distributed.md](distributed.md)"}
+
+
 def main():
     plots = "--no-plots" not in sys.argv[1:]
     plt = None
@@ -201,10 +207,16 @@ def main():
              for p in sorted(glob.glob(os.path.join(RESULTS, "*.csv")))]
     names = [n for n in ORDER if n in names] + [n for n in names if n not in ORDER]
     out = [INTRO]
+    others = []
     os.makedirs(IMG, exist_ok=True)
     for n in names:
         meta, rows = read(os.path.join(RESULTS, n + ".csv"))
         if not rows:
+            continue
+        if not meta:
+            # a CSV without the header lines is another page's data (its card, date and command
+            # are per row): listed, not shown
+            others.append(n)
             continue
         out.append("## %s\n" % meta.get("title", n))
         text = os.path.join(RESULTS, n + ".md")
@@ -220,7 +232,16 @@ def main():
             plt.close("all")
         if os.path.exists(png):
             out.append("![%s](img/%s.png)\n" % (meta.get("title", n), n))
-        out.append(md_table(rows) + "\n")
+        if len(rows) > LONG_TABLE:
+            # a long series is read from its chart and its CSV, not from a page of rows
+            out.append("%d rows: see the chart and [results/%s.csv](results/%s.csv).\n"
+                       % (len(rows) - 1, n, n))
+        else:
+            out.append(md_table(rows) + "\n")
+    if others:
+        out.append("## Other data\n")
+        out.append("\n".join("- [results/%s.csv](results/%s.csv)%s" % (n, n, OTHER_PAGES.get(n, ""))
+                              for n in others) + "\n")
     with open(OUT, "w") as f:
         f.write("\n".join(out))
     print("perf-doc.py: wrote %s (%d sections)" % (os.path.relpath(OUT, ROOT), len(names)))
