@@ -190,8 +190,8 @@ msp_backend msp_context_backend(const msp_context ctx);
 msp_status msp_context_synchronize(msp_context ctx);
 // Host threads (OpenMP) of the operations on ctx: products, vector operations, conversion,
 // reading and generating matrices, GMRES and PageRank. threads > 0 uses that many for every
-// call on ctx. 0 (the default) uses the count the program chose (OMP_NUM_THREADS, or
-// omp_set_num_threads to other than one thread per CPU); without one, at each call, as many
+// call on ctx. 0 (the default) uses the count the program gave OpenMP (OMP_NUM_THREADS or
+// omp_set_num_threads) when it is not one thread per CPU; otherwise, at each call, as many
 // threads as the machine has CPUs free of other running programs (at least 1, at most one per
 // CPU the process may run on), since threads that wait for a descheduled one lose far more than
 // they gain. The calling thread's OpenMP setting is put back when a call returns. Results are the

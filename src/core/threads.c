@@ -6,8 +6,6 @@
 #include <omp.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,24 +58,25 @@ static int running_now(void) {
   return running;
 }
 
-// Workers of an OpenMP runtime that spins while waiting are still running for a moment after a
-// parallel region; with the passive policy they sleep at once and are not counted.
+// Workers of a team that just finished may still be running for a moment (a spinning OpenMP
+// runtime waits before it sleeps), so they are not counted as competition for that long; the
+// window is the order of an OpenMP runtime's default spin before sleeping. With the passive
+// policy they sleep at once: counting them for the window then only lets the next call take
+// its previous team again.
+#define SPIN_WINDOW_NS 1000000LL
+static _Atomic long long team_left_ns = -SPIN_WINDOW_NS;
+
 static int spinning_workers(void) {
-  static atomic_int passive = -1;
-  int p = atomic_load(&passive);
-  if (p < 0) {
-    const char *w = getenv("OMP_WAIT_POLICY");
-    p = w && (strcmp(w, "passive") == 0 || strcmp(w, "PASSIVE") == 0);
-    atomic_store(&passive, p);
-  }
-  return p ? 1 : atomic_load(&last_team);
+  if (now_ns() - atomic_load(&team_left_ns) >= SPIN_WINDOW_NS) return 1;
+  return atomic_load(&last_team);
 }
 
-// A count the program chose (OMP_NUM_THREADS, or omp_set_num_threads to other than one thread
-// per CPU) is kept; OpenMP's own default gives way to competing programs.
+// A count the program chose (omp_set_num_threads, or OMP_NUM_THREADS as the runtime read it, to
+// other than one thread per CPU) is kept; OpenMP's own default gives way to competing programs.
+// An exact count for every call is msp_context_set_threads's.
 static int default_threads(void) {
   const int max = omp_get_max_threads();
-  if (max <= 1 || max != omp_get_num_procs() || getenv("OMP_NUM_THREADS")) return max;
+  if (max <= 1 || max != omp_get_num_procs()) return max;
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   if (online < 1) online = max;
   return msp__threads_free(max, (int)online, running_now(), spinning_workers());
@@ -101,5 +100,6 @@ int msp__threads_enter(const msp_context ctx) {
 }
 
 void msp__threads_leave(int prev) {
+  atomic_store(&team_left_ns, now_ns());
   if (prev > 0) omp_set_num_threads(prev);
 }
