@@ -15,18 +15,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-// Cases that read freed handles on purpose are skipped under AddressSanitizer.
-#if defined(__SANITIZE_ADDRESS__)
-#define MSP_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define MSP_TEST_ASAN 1
-#endif
-#endif
-#ifndef MSP_TEST_ASAN
-#define MSP_TEST_ASAN 0
-#endif
-
 static char tmpdir[512];
 
 static int contains(const char *s, const char *part) {

@@ -16,19 +16,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-// A double destroy reads the freed handle on purpose (that is what the magic number is for);
-// AddressSanitizer rightly reports that read, so those cases are skipped under it.
-#if defined(__SANITIZE_ADDRESS__)
-#define MSP_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define MSP_TEST_ASAN 1
-#endif
-#endif
-#ifndef MSP_TEST_ASAN
-#define MSP_TEST_ASAN 0
-#endif
-
 static char tmpdir[256];
 
 static const char *tmp_path(const char *name) {

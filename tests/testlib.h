@@ -122,4 +122,17 @@ int test_for_each_matrix(int64_t max_nnz, test_matrix_fn fn, void *user);
 // env MSP_TEST_MAX_MATRICES overrides count.
 int test_for_each_matrix_sample(int64_t max_nnz, int count, test_matrix_fn fn, void *user);
 
+// 1 under AddressSanitizer: cases that read a freed handle on purpose (what the magic number is
+// for) are skipped there, since the sanitizer rightly reports that read.
+#if defined(__SANITIZE_ADDRESS__)
+#define MSP_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MSP_TEST_ASAN 1
+#endif
+#endif
+#ifndef MSP_TEST_ASAN
+#define MSP_TEST_ASAN 0
+#endif
+
 #endif
