@@ -163,6 +163,8 @@ static inline msp_precision msp__dist_halo_prec(msp_precision p) {
 msp_status msp__dist_build(msp_dist d, const int64_t *rp, const int32_t *ci, const double *val,
                            const msp_convert_options *opts, msp__dist_mat *m);
 void msp__dist_mat_free(msp__dist_mat *m); // NULL accepted
+// The table's matrix_free for a handle of a distributed context (dist_matrix.c).
+void msp__dist_matrix_free(msp_matrix A);
 // y = alpha M x + beta y for this rank's rows of m (x, y this rank's parts, current on the
 // backend's side; on a device backend x and the parts' results are staged through the host).
 msp_status msp__dist_mat_spmv(msp_context ctx, msp__dist_mat *m, double alpha, msp_vector x,
