@@ -194,9 +194,9 @@ msp_status msp_context_synchronize(msp_context ctx);
 // omp_set_num_threads) when it is not one thread per CPU; otherwise, at each call, as many
 // threads as the machine has CPUs free of other running programs (at least 1, at most one per
 // CPU the process may run on), since threads that wait for a descheduled one lose far more than
-// they gain. The calling thread's OpenMP setting is put back when a call returns. Results are the
-// same bits for any count. MSP_ERR_INVALID_ARGUMENT for a negative count or a destroyed or foreign
-// handle.
+// they gain; a small product takes no more than one thread per 8192 nonzeros. The calling thread's
+// OpenMP setting is put back when a call returns. Results are the same bits for any count.
+// MSP_ERR_INVALID_ARGUMENT for a negative count or a destroyed or foreign handle.
 msp_status msp_context_set_threads(msp_context ctx, int threads);
 // The number of host threads the next operation on ctx will use (0 for an invalid handle).
 int msp_context_threads(const msp_context ctx);
@@ -508,6 +508,13 @@ msp_status msp_vector_set_device(msp_vector v, const void *d_src);
 // y = alpha * A * x + beta * y. When beta == 0, y is not read (NaN in y does not propagate).
 msp_status msp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vector x, double beta,
                     msp_vector y);
+// The same product on the caller's f64 arrays: x of A's columns, y of its rows (y not read when
+// beta == 0; x and y must not overlap). On the CPU backend the arrays are used in place, with no
+// copy and no allocation (the cheapest call for small matrices); on CUDA they are host arrays
+// copied through vectors made for the call. Errors as msp_spmv, and MSP_ERR_INVALID_ARGUMENT for
+// a NULL array of nonzero length or overlapping x and y.
+msp_status msp_spmv_host(msp_context ctx, double alpha, const msp_matrix A, const double *x,
+                         double beta, double *y);
 // Vector operations (deterministic: fixed partition and summation order).
 msp_status msp_dot(msp_context ctx, msp_vector x, msp_vector y, double *result);
 msp_status msp_nrm2(msp_context ctx, msp_vector x, double *result);

@@ -1,9 +1,11 @@
 // test_threads.c: the thread count of a context (msp_context_set_threads): argument checks, the
 // count reported, the caller's OpenMP setting left as it was, the same bits for any count, and
-// the default's share of a loaded machine (msp__threads_free).
+// the default's share of a loaded machine (msp__threads_free) and of a small product, and the
+// product on the caller's arrays (msp_spmv_host).
 #include "internal.h"
 #include "testlib.h"
 
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,20 @@ static void run(msp_context ctx, msp_matrix A, msp_matrix S, int threads, double
   CHECK_OK(msp_vector_fill(x, 0.25));
   CHECK_OK(msp_spmv(ctx, 1.0, A, x, 0.0, v));
   CHECK_OK(msp_vector_get(v, y));
+  {
+    // The product on the caller's arrays gives the same bits as through vectors.
+    double *xh = malloc(N * sizeof *xh), *yh = malloc(N * sizeof *yh);
+    if (xh && yh) {
+      for (int i = 0; i < N; i++)
+        xh[i] = 0.25;
+      CHECK_OK(msp_spmv_host(ctx, 1.0, A, xh, 0.0, yh));
+      CHECK(memcmp(yh, y, N * sizeof *y) == 0,
+            "msp_spmv_host with %d threads differs from msp_spmv", threads);
+      CHECK_OK(msp_spmv_host(ctx, 2.0, A, xh, -1.0, yh)); // beta reads y in place: 2y - y = y
+      CHECK(memcmp(yh, y, N * sizeof *y) == 0, "msp_spmv_host with beta -1 is not 2Ax - Ax");
+    }
+    free(xh), free(yh);
+  }
   CHECK_OK(msp_nrm2(ctx, v, &red[0]));
   CHECK_OK(msp_dot(ctx, x, v, &red[1]));
   CHECK(omp_get_max_threads() == caller, "the caller's OpenMP count changed from %d to %d", caller,
@@ -88,10 +104,50 @@ int main(void) {
           cases[k].online, cases[k].running, cases[k].own, got, cases[k].want);
   }
 
+  // A small operation's default team: one thread per MSP__THREAD_GRAIN units of work; a count
+  // the context set is kept whatever the work.
+  if (!omp_in_parallel()) {
+    const int caller = omp_get_max_threads();
+    int prev = msp__threads_enter_work(ctx, 100);
+    CHECK(omp_get_max_threads() == 1, "a product of 100 nonzeros gets %d threads",
+          omp_get_max_threads());
+    msp__threads_leave(prev);
+    CHECK(omp_get_max_threads() == caller, "the caller's count was not put back");
+    prev = msp__threads_enter_work(ctx, 2 * MSP__THREAD_GRAIN);
+    CHECK(omp_get_max_threads() <= 2, "a product of 2 grains gets %d threads",
+          omp_get_max_threads());
+    msp__threads_leave(prev);
+    CHECK_OK(msp_context_set_threads(ctx, 3));
+    prev = msp__threads_enter_work(ctx, 100);
+    CHECK(omp_get_max_threads() == 3, "a set count of 3 became %d for a small product",
+          omp_get_max_threads());
+    msp__threads_leave(prev);
+    CHECK_OK(msp_context_set_threads(ctx, 0));
+  }
+
   // The same bits for any count, the default included.
   CHECK_OK(msp_matrix_generate(ctx, "random:200003:9:5", &A));
   CHECK_OK(msp_matrix_generate(ctx, "convdiff3d:12", &S));
   if (!A || !S) goto exit;
+
+  // msp_spmv_host's arguments: NULL arrays, overlapping x and y, a foreign matrix.
+  {
+    double *buf = calloc(2 * N, sizeof *buf);
+    if (buf) {
+      CHECK_STATUS(msp_spmv_host(ctx, 1.0, A, NULL, 0.0, buf), MSP_ERR_INVALID_ARGUMENT);
+      CHECK(strstr(msp_last_error(), "x is NULL") != NULL, "message: %s", msp_last_error());
+      CHECK_STATUS(msp_spmv_host(ctx, 1.0, A, buf, 0.0, NULL), MSP_ERR_INVALID_ARGUMENT);
+      CHECK_STATUS(msp_spmv_host(ctx, 1.0, A, buf, 0.0, buf + N / 2), MSP_ERR_INVALID_ARGUMENT);
+      CHECK(strstr(msp_last_error(), "overlap") != NULL, "message: %s", msp_last_error());
+      CHECK_STATUS(msp_spmv_host(ctx, 1.0, NULL, buf, 0.0, buf + N), MSP_ERR_INVALID_ARGUMENT);
+      CHECK_STATUS(msp_spmv_host(NULL, 1.0, A, buf, 0.0, buf + N), MSP_ERR_INVALID_ARGUMENT);
+      CHECK_STATUS(msp_spmv_host(ctx, NAN, A, buf, 0.0, buf + N), MSP_ERR_INVALID_ARGUMENT);
+      CHECK_OK(msp_spmv_host(ctx, 1.0, A, buf, 0.0, buf + N)); // adjacent, not overlapping
+    } else {
+      CHECK(0, "out of memory");
+    }
+    free(buf);
+  }
   const int64_t ns = msp_matrix_rows(S);
   static const int counts[] = {1, 2, 3, 5, 0};
   double *y0 = malloc(N * sizeof *y0), *y = malloc(N * sizeof *y);

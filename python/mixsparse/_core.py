@@ -63,6 +63,7 @@ def _fast(name, argtypes):
 _c_vector_set = _fast("msp_vector_set", [_VP, _VP])
 _c_vector_get = _fast("msp_vector_get", [_VP, _VP])
 _c_spmv = _fast("msp_spmv", [_VP, ctypes.c_double, _VP, _VP, ctypes.c_double, _VP])
+_c_spmv_host = _fast("msp_spmv_host", [_VP, ctypes.c_double, _VP, _VP, ctypes.c_double, _VP])
 
 
 def check_dims(got, want, what):
@@ -250,6 +251,7 @@ class Matrix(_Handle):
         self._shape = None
         self._work = None  # (x, y, x handle, y handle): f64 Vectors reused by products
         self._lock = threading.Lock()  # guards _work: a second thread uses temporaries
+        self._on_host = None  # a CPU context: products use the caller's arrays in place
         self._transpose = None  # the transpose Matrix, or a weak reference to the original
         _context._adopt(self)
 
@@ -526,6 +528,14 @@ class Matrix(_Handle):
     def _matvec_f64(self, x, out):
         """out = A x for C-contiguous float64 numpy arrays of lengths cols and rows."""
         h = self._h.value or self._handle().value
+        on_host = self._on_host
+        if on_host is None:
+            on_host = self._on_host = self.context.backend == "cpu"
+        if on_host:  # no copy: the C product reads x and writes out where they are
+            st = _c_spmv_host(self.context._h.value, 1.0, h, x.ctypes.data, 0.0, out.ctypes.data)
+            if st:
+                raise make_error(st)
+            return out
         if not self._lock.acquire(False):  # another thread is using the work vectors
             return spmv(1.0, self, x, 0.0, out)
         try:

@@ -223,6 +223,7 @@ _PROTOTYPES = {
     "msp_vector_device_data": (S, [H, P(c_void_p)]),
     "msp_vector_set_device": (S, [H, c_void_p]),
     "msp_spmv": (S, [H, c_double, H, H, c_double, H]),
+    "msp_spmv_host": (S, [H, c_double, H, c_void_p, c_double, c_void_p]),
     "msp_dot": (S, [H, H, H, DP]),
     "msp_nrm2": (S, [H, H, DP]),
     "msp_nrm1": (S, [H, H, DP]),

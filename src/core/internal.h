@@ -39,6 +39,15 @@ void msp__clear_error(void);
     if (st != MSP_SUCCESS) goto exit;                                                              \
   } while (0)
 
+// The same with the default team capped by the operation's size (msp__threads_enter_work).
+#define MSP_TRY_THREADS_WORK(ctx, work, call)                                                      \
+  do {                                                                                             \
+    const int threads_prev_ = msp__threads_enter_work(ctx, work);                                  \
+    st = (call);                                                                                   \
+    msp__threads_leave(threads_prev_);                                                             \
+    if (st != MSP_SUCCESS) goto exit;                                                              \
+  } while (0)
+
 // Return an argument error (with the function name) when cond is false.
 #define MSP_CHECK_ARG(cond, ...)                                                                   \
   do {                                                                                             \
@@ -473,6 +482,10 @@ msp_status msp__bdmp_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind
 // Set the calling thread's OpenMP thread count to ctx's (when it has one) and return the count
 // to put back with msp__threads_leave (0: nothing to put back).
 int msp__threads_enter(const msp_context ctx);
+// The same for an operation of `work` units (nonzeros of a product; 0: unknown): the default team
+// is capped at one thread per MSP__THREAD_GRAIN units. A count the context set is kept as it is.
+#define MSP__THREAD_GRAIN 8192
+int msp__threads_enter_work(const msp_context ctx, int64_t work);
 void msp__threads_leave(int prev);
 // The default team: up to max threads, no more than the online CPUs that the machine's running
 // tasks leave free (running counts the caller and `own` threads of its last team, which may

@@ -2,6 +2,8 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 // An object is used only with the context that made it: the context counts it, and its data
 // lives where that context computes.
@@ -47,9 +49,61 @@ msp_status msp_spmv(msp_context ctx, double alpha, const msp_matrix A, msp_vecto
   MSP_TRY(msp__vector_current(x));
   // With beta == 0, y is write-only: its stale copy need not travel.
   if (beta != 0.0) MSP_TRY(msp__vector_current(y));
-  MSP_TRY_THREADS(ctx, f(ctx, alpha, A, x, beta, y));
+  MSP_TRY_THREADS_WORK(ctx, A->nnz, f(ctx, alpha, A, x, beta, y));
   msp__vector_written(y);
 exit:
+  return st;
+}
+
+// A host-backend vector over the caller's f64 array: the product reads and writes the array
+// in place, so no copy is made and nothing is allocated.
+static void borrow_host(struct msp_vector_s *v, msp_context ctx, int64_t n, const double *data) {
+  memset(v, 0, sizeof *v);
+  v->magic = MSP__MAGIC_VECTOR;
+  v->ctx = ctx;
+  v->n = n;
+  v->prec = MSP_PRECISION_F64;
+  v->bank_shift = MSP_CPMS_SEPARATE;
+  v->h_data = (void *)data;
+  v->sync = MSP__SYNC_HOST;
+}
+
+msp_status msp_spmv_host(msp_context ctx, double alpha, const msp_matrix A, const double *x,
+                         double beta, double *y) {
+  const char *fn = "msp_spmv_host";
+  msp_status st = MSP_SUCCESS;
+  msp_vector xv = NULL, yv = NULL;
+  CHECK_CTX();
+  st = msp__check_matrix(A, fn, "A");
+  if (st != MSP_SUCCESS) return st;
+  MSP_CHECK_ARG(A->ctx == ctx,
+                "%s: A belongs to another context (an object is used only with "
+                "the context that made it)",
+                fn);
+  MSP_CHECK_ARG(x || A->cols == 0, "%s: x is NULL (A has %lld columns)", fn, (long long)A->cols);
+  MSP_CHECK_ARG(y || A->rows == 0, "%s: y is NULL (A has %lld rows)", fn, (long long)A->rows);
+  if (x && y) {
+    const uintptr_t x0 = (uintptr_t)x, x1 = (uintptr_t)(x + A->cols);
+    const uintptr_t y0 = (uintptr_t)y, y1 = (uintptr_t)(y + A->rows);
+    MSP_CHECK_ARG(x1 <= y0 || y1 <= x0 || A->rows == 0 || A->cols == 0,
+                  "%s: x and y overlap (the product writes y while it reads x)", fn);
+  }
+  if (!ctx->backend->vector_to_device) {
+    struct msp_vector_s xs, ys;
+    borrow_host(&xs, ctx, A->cols, x);
+    borrow_host(&ys, ctx, A->rows, y);
+    return msp_spmv(ctx, alpha, A, &xs, beta, &ys);
+  }
+  // A device backend: through vectors of its own, copied both ways.
+  MSP_TRY(msp_vector_create(ctx, A->cols, &xv));
+  MSP_TRY(msp_vector_create(ctx, A->rows, &yv));
+  MSP_TRY(msp_vector_set(xv, x));
+  if (beta != 0.0) MSP_TRY(msp_vector_set(yv, y));
+  MSP_TRY(msp_spmv(ctx, alpha, A, xv, beta, yv));
+  MSP_TRY(msp_vector_get(yv, y));
+exit:
+  msp_vector_destroy(&xv);
+  msp_vector_destroy(&yv);
   return st;
 }
 

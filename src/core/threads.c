@@ -90,8 +90,18 @@ int msp_context_threads(const msp_context ctx) {
 // OpenMP's thread count is a setting of the calling thread: it is set for the operation and put
 // back afterwards, so the caller's own parallel regions keep theirs.
 int msp__threads_enter(const msp_context ctx) {
+  return msp__threads_enter_work(ctx, 0);
+}
+
+int msp__threads_enter_work(const msp_context ctx, int64_t work) {
   if (!ctx || ctx->magic != MSP__MAGIC_CONTEXT || omp_in_parallel()) return 0;
-  const int n = ctx->threads > 0 ? ctx->threads : default_threads();
+  int n = ctx->threads > 0 ? ctx->threads : default_threads();
+  // A default team no larger than the work can use: waking a worker costs more than the share
+  // of a small product it would take over.
+  if (ctx->threads <= 0 && work > 0) {
+    const int64_t useful = (work + MSP__THREAD_GRAIN - 1) / MSP__THREAD_GRAIN;
+    if (useful < n) n = (int)useful;
+  }
   atomic_store(&last_team, n);
   const int prev = omp_get_max_threads();
   if (prev == n) return 0;
