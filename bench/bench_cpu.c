@@ -399,7 +399,8 @@ static int bench_matrix(msp_context ctx, const char *spec, const char *dir, int 
     }
   }
 #endif
-  printf("  setup %.1f s\n", now_s() - t0);
+  printf("  setup %.1f s; timing %d candidates\n", now_s() - t0, nc);
+  fflush(stdout);
 
   // reference: our CSR (candidate 0)
   if (nc == 0 || c[0].kind != K_OURS || result_of(&p, &c[0]) != 0) goto done;
@@ -591,7 +592,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   for (int i = 0; i < nspec; i++) {
-    printf("\n%s\n", specs[i]);
+    printf("\nmatrix %d of %d: %s\n", i + 1, nspec, specs[i]);
     fflush(stdout);
     bench_matrix(ctx, specs[i], dir, threads, reps, tune, use_min, &res[i]);
   }

@@ -176,6 +176,7 @@ int main(int argc, char **argv) {
   double *hist = malloc(HIST * sizeof *hist), *htime = malloc(HIST * sizeof *htime);
   for (int g = 0; g < ng && hist && htime; g++) {
     msp_matrix G = NULL;
+    fprintf(stderr, "graph %d of %d: %s\n", g + 1, ng, graphs[g]); // progress, as the rows come
     msp_status st = strncmp(graphs[g], "gen:", 4) == 0 ? msp_matrix_generate(ctx, graphs[g] + 4, &G)
                                                        : msp_matrix_read_mtx(ctx, graphs[g], 0, &G);
     if (st != MSP_SUCCESS) {
@@ -196,6 +197,7 @@ int main(int argc, char **argv) {
       char name[64];
       snprintf(name, sizeof name, "%s%s%s", MODES[m].name, norders > 1 ? ":" : "",
                norders > 1 ? ORDER_NAMES[ord] : "");
+      fprintf(stderr, "  %s: %s\n", graphs[g], name);
       msp_vector p = NULL;
       msp_pagerank_options o = msp_pagerank_options_default();
       o.alpha = alpha;

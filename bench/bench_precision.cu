@@ -344,6 +344,8 @@ void run_ours_all(bench_state &S, const bench_matrix &M) {
         refuse_all("skipped: past the --budget time");
         continue;
       }
+      fprintf(stderr, "[%7.1f s]   %s: format %s, precision %s\n", now_s(), M.name.c_str(),
+              ftag.c_str(), msp_precision_name(base));
       msp_matrix B = nullptr;
       double setup_ms = upload_ms;
       const bool uploaded = f == MSP_FORMAT_CSR && base == MSP_PRECISION_F64;
@@ -419,6 +421,7 @@ void run_ours_all(bench_state &S, const bench_matrix &M) {
       if (vst == MSP_SUCCESS) vst = msp_vector_set(xd, M.x);
     }
     double b0 = now_s();
+    fprintf(stderr, "[%7.1f s]   %s: the BDMP rows\n", now_s(), M.name.c_str());
     if (vst == MSP_SUCCESS) run_bdmp(S, M, A, xd, yd);
     S.bdmp_spent += now_s() - b0;
     if (own) {

@@ -127,6 +127,7 @@ int main(int argc, char **argv) {
     msp_matrix A = NULL;
     msp_vector b = NULL, x = NULL;
     const char *spec = systems[s];
+    fprintf(stderr, "system %d of %d: %s\n", s + 1, ns, spec); // progress, as the rows come
     msp_status st = strncmp(spec, "gen:", 4) == 0 ? msp_matrix_generate(ctx, spec + 4, &A)
                                                   : msp_matrix_read_mtx(ctx, spec, 0, &A);
     if (st != MSP_SUCCESS) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """cli_monitor.py PROGRAM: `mixsparse solve --monitor` and `mixsparse pagerank --monitor` print
-their header before the iteration starts and one line per iteration as it runs: the lines are read
-here from a pipe while the program is still running (tolerances it cannot reach), then the
+their header before the iteration starts and one line per iteration as it runs, and `spmv` and
+`run` their header before the products: the lines are read here from a pipe while the program is
+still running (tolerances it cannot reach, repeat counts it cannot finish soon), then the
 program is stopped. A complete short run's lines agree with its --history file."""
 import os
 import subprocess
@@ -66,6 +67,19 @@ if len(lines) == 8:
         f = line.split()
         check(len(f) == 6 and f[0] == str(k + 1) and f[1] == "change" and f[3] == "read"
               and f[4] in ("16", "32", "48", "64") and (k > 0 or f[4] == "16"), "pagerank monitor line %d: %r" % (k + 1, line))
+
+# spmv and run: the header (matrix, backend, what was asked) before the products, which a
+# repeat count of 10^7 keeps going long after it
+lines = read_while_running(["spmv", "gen:stencil27:32", "--repeat", "1000000", "--backend", "cpu",
+                            "--precision", "f32"], 1, "spmv")
+if len(lines) == 1:
+    check(lines[0].startswith("gen:stencil27:32: 32768 x 32768,") and "backend cpu;" in lines[0]
+          and "precision f32" in lines[0] and "1000000 repeats" in lines[0], "spmv header: %r" % lines[0])
+lines = read_while_running(["run", "--repeat", "1000000", "--backend", "cpu"], 4, "run")
+if len(lines) == 4:
+    check(lines[0] == "mixsparse run" and lines[1].startswith("  matrix     gen:stencil27:64:")
+          and lines[2] == "  backend    cpu" and lines[3].startswith("  options    format auto,"),
+          "run header: %r" % lines)
 
 # A complete run: one line per iteration, the relative residual of each that of --history
 with tempfile.TemporaryDirectory() as tmp:

@@ -403,6 +403,28 @@ static const char *run_help =
     "  unless --x says otherwise. Every option means what it means for spmv (see 'mixsparse\n"
     "  spmv --help'), also the exit status 1 for a y with NaN or Inf entries.\n";
 
+// What was asked, for the header printed before the work: "format auto, precision f64, 100
+// repeats" (the kernel, vector precision and digits when given).
+static void describe_request(const options *o, char *buf, size_t size) {
+  size_t n = 0;
+  n += (size_t)snprintf(buf + n, size - n, "format %s", msp_format_name(o->format));
+  if (o->given & OPT_KERNEL && n < size)
+    n += (size_t)snprintf(buf + n, size - n, ", kernel %s", msp_kernel_name(o->kernel));
+  const int bdmp = o->format == MSP_FORMAT_BDMP_PBP || o->format == MSP_FORMAT_BDMP_TCKI;
+  if (n < size)
+    n += (size_t)snprintf(buf + n, size - n, ", precision %s",
+                          bdmp ? "f32 or f64 per tile"
+                          : o->digits > 0 && o->format == MSP_FORMAT_AUTO
+                              ? "chosen for the digits"
+                              : msp_precision_name(o->precision));
+  if (o->cpms_segments > 0 && n < size)
+    n += (size_t)snprintf(buf + n, size - n, ":%d", o->cpms_segments);
+  if (o->vprecision != MSP_PRECISION_F64 && n < size)
+    n += (size_t)snprintf(buf + n, size - n, ", vectors %s", msp_precision_name(o->vprecision));
+  if (o->digits > 0 && n < size) n += (size_t)snprintf(buf + n, size - n, ", digits %d", o->digits);
+  if (n < size) snprintf(buf + n, size - n, ", %d repeat%s", o->repeat, o->repeat == 1 ? "" : "s");
+}
+
 enum {
   SPMV_OPTIONS = OPT_JSON | OPT_ACCURACY | OPT_ALLOW_NONFINITE | OPT_BACKEND | OPT_FORMAT |
                  OPT_KERNEL | OPT_PRECISION | OPT_VPRECISION | OPT_RANGE | OPT_X | OPT_OUTPUT |
@@ -458,6 +480,29 @@ int cmd_spmv(int argc, char **argv) {
     fprintf(stderr, "%s: cannot allocate y\n", prog);
     goto exit;
   }
+  msp_matrix_stats s;
+  if ((st = msp_matrix_analyze(A, &s)) != MSP_SUCCESS) {
+    fail(st, o.file);
+    goto exit;
+  }
+  // The header before the work, so that a long conversion or run shows at once what it runs.
+  const char *backend = msp_backend_name(msp_context_backend(ctx));
+  char request[256];
+  describe_request(&o, request, sizeof request);
+  if (!o.json && is_run) {
+    printf("mixsparse run\n");
+    printf("  matrix     %s: %lld x %lld, %lld nonzeros (mean %.2f per row, max %lld, "
+           "skewness %.2f)\n",
+           o.file, (long long)s.rows, (long long)s.cols, (long long)s.nnz, s.row_mean,
+           (long long)s.row_max, s.skewness);
+    printf("  backend    %s\n", backend);
+    printf("  options    %s, x %s\n", request, o.x_spec);
+    fflush(stdout);
+  } else if (!o.json) {
+    printf("%s: %lld x %lld, %lld nonzeros; backend %s; %s\n", o.file, (long long)s.rows,
+           (long long)s.cols, (long long)s.nnz, backend, request);
+    fflush(stdout);
+  }
   run_result r;
   memset(&r, 0, sizeof r);
   if (do_products(&o, ctx, A, x, y, &r)) goto exit;
@@ -478,22 +523,11 @@ int cmd_spmv(int argc, char **argv) {
       goto exit;
     }
   }
-  msp_matrix_stats s;
-  if ((st = msp_matrix_analyze(A, &s)) != MSP_SUCCESS) {
-    fail(st, o.file);
-    goto exit;
-  }
   char errors[256];
   format_errors(&e, o.x_spec, errors, sizeof errors);
   if (o.json) {
     if (print_json(&o, &s, &r, &e, want_err, &acc, load_s)) goto exit;
   } else if (is_run) {
-    printf("mixsparse run\n");
-    printf("  matrix     %s: %lld x %lld, %lld nonzeros (mean %.2f per row, max %lld, "
-           "skewness %.2f)\n",
-           o.file, (long long)s.rows, (long long)s.cols, (long long)s.nnz, s.row_mean,
-           (long long)s.row_max, s.skewness);
-    printf("  backend    %s\n", r.backend);
     printf("  format     %s, kernel %s, storage %s\n", r.format, r.kernel, r.storage);
     printf("  why        %s\n", r.reason);
     printf("  time       %.4f ms per product (mean of %d after a warm-up)\n", r.seconds * 1e3,
@@ -504,9 +538,7 @@ int cmd_spmv(int argc, char **argv) {
            r.convert_seconds);
     if (o.accuracy) print_accuracy_text(&o, &r, &acc);
   } else {
-    printf("%s: %lld x %lld, %lld nonzeros; backend %s, format %s, kernel %s, storage %s", o.file,
-           (long long)s.rows, (long long)s.cols, (long long)s.nnz, r.backend, r.format, r.kernel,
-           r.storage);
+    printf("chosen: format %s, kernel %s, storage %s", r.format, r.kernel, r.storage);
     if (o.vprecision != MSP_PRECISION_F64) printf(", vectors %s", r.vprecision);
     printf("\n");
     printf("time %.6f ms per product (%d repeat%s), %.3f GB/s, %.3f GFLOP/s\n", r.seconds * 1e3,
