@@ -19,7 +19,9 @@ everything: $(BUILD)/CMakeCache.txt
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 
-run: all
+# The program and the shared library it links, nothing else, then the main job.
+run: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target mixsparse-cli
 	$(BUILD)/mixsparse run
 
 test: everything
