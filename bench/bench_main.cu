@@ -385,6 +385,7 @@ void bench_one(bench_state &S, const std::string &name, const std::string &kind,
     std::vector<std::string> tags;
     for (const prec_spec &p : S.opt.precisions)
       if (!has(tags, p.tag)) tags.push_back(p.tag);
+    fprintf(stderr, "[%7.1f s]   %s: cuSPARSE\n", now_s(), name.c_str());
     bench_cusparse_run(S.ts, M, tags, S.read_gbs, &S.rows);
   }
   bdmp_speedups(S.rows, from);
@@ -578,16 +579,23 @@ int main(int argc, char **argv) {
     if (!csv.empty()) ok = write_csv(S, csv) && ok;
     return ok;
   };
-  for (const std::string &g : gens) {
-    if (bench_device_broken()) break;
-    bench_one(S, g, "generated", "");
-    save();
-  }
   std::vector<std::string> files;
   if (!o.dir.empty()) files = list_dir(o.dir);
   files.insert(files.end(), o.files.begin(), o.files.end());
+  // Progress on stderr as the run goes: which matrix of how many (the conversions follow, one
+  // line each, from run_ours_all).
+  const size_t total = gens.size() + files.size();
+  size_t k = 0;
+  for (const std::string &g : gens) {
+    if (bench_device_broken()) break;
+    fprintf(stderr, "[%7.1f s] matrix %zu of %zu: %s (generated)\n", now_s(), ++k, total,
+            g.c_str());
+    bench_one(S, g, "generated", "");
+    save();
+  }
   for (const std::string &f : files) {
     if (bench_device_broken()) break;
+    fprintf(stderr, "[%7.1f s] matrix %zu of %zu: %s\n", now_s(), ++k, total, f.c_str());
     bench_one(S, base_name(f), "real", f);
     save();
   }
