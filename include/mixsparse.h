@@ -194,7 +194,7 @@ msp_status msp_context_synchronize(msp_context ctx);
 // omp_set_num_threads) when it is not one thread per CPU; otherwise, at each call, as many
 // threads as the machine has CPUs free of other running programs (at least 1, at most one per
 // CPU the process may run on), since threads that wait for a descheduled one lose far more than
-// they gain; a small product takes no more than one thread per 8192 nonzeros. The calling thread's
+// they gain; a small product takes no more than one thread per 32768 nonzeros. The calling thread's
 // OpenMP setting is put back when a call returns. Results are the same bits for any count.
 // MSP_ERR_INVALID_ARGUMENT for a negative count or a destroyed or foreign handle.
 msp_status msp_context_set_threads(msp_context ctx, int threads);

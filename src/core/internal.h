@@ -484,7 +484,7 @@ msp_status msp__bdmp_to_csr(const msp_matrix A, int64_t *rowptr, int32_t *colind
 int msp__threads_enter(const msp_context ctx);
 // The same for an operation of `work` units (nonzeros of a product; 0: unknown): the default team
 // is capped at one thread per MSP__THREAD_GRAIN units. A count the context set is kept as it is.
-#define MSP__THREAD_GRAIN 8192
+#define MSP__THREAD_GRAIN 32768
 int msp__threads_enter_work(const msp_context ctx, int64_t work);
 void msp__threads_leave(int prev);
 // The default team: up to max threads, no more than the online CPUs that the machine's running

@@ -95,13 +95,12 @@ int msp__threads_enter(const msp_context ctx) {
 
 int msp__threads_enter_work(const msp_context ctx, int64_t work) {
   if (!ctx || ctx->magic != MSP__MAGIC_CONTEXT || omp_in_parallel()) return 0;
-  int n = ctx->threads > 0 ? ctx->threads : default_threads();
   // A default team no larger than the work can use: waking a worker costs more than the share
-  // of a small product it would take over.
-  if (ctx->threads <= 0 && work > 0) {
-    const int64_t useful = (work + MSP__THREAD_GRAIN - 1) / MSP__THREAD_GRAIN;
-    if (useful < n) n = (int)useful;
-  }
+  // of a small product it would take over. Work for one thread skips the look at the machine's
+  // load, whose clock reads cost a small product as much as its arithmetic.
+  const int64_t useful = work > 0 ? (work + MSP__THREAD_GRAIN - 1) / MSP__THREAD_GRAIN : 0;
+  int n = ctx->threads > 0 ? ctx->threads : useful == 1 ? 1 : default_threads();
+  if (ctx->threads <= 0 && useful > 0 && useful < n) n = (int)useful;
   atomic_store(&last_team, n);
   const int prev = omp_get_max_threads();
   if (prev == n) return 0;
@@ -110,6 +109,7 @@ int msp__threads_enter_work(const msp_context ctx, int64_t work) {
 }
 
 void msp__threads_leave(int prev) {
-  atomic_store(&team_left_ns, now_ns());
+  // A team of one leaves no worker spinning: no clock read.
+  if (atomic_load(&last_team) > 1) atomic_store(&team_left_ns, now_ns());
   if (prev > 0) omp_set_num_threads(prev);
 }
