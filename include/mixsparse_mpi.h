@@ -78,6 +78,13 @@ msp_context msp_dist_context(const msp_dist d);
 // and msp_gmres included) and the bytes of x this rank sent for them. Not collective.
 // MSP_ERR_INVALID_ARGUMENT (d not a distributed context, NULL results).
 msp_status msp_dist_traffic(const msp_dist d, int64_t *products, double *bytes_sent);
+// The reductions over the ranks run with d's context so far (dot products, norms, GMRES's
+// projections, PageRank's sums) and the seconds this rank spent in them, from its own part's
+// values to the combined result (the exchange, and the wait for the slowest rank). CUDA ranks
+// over NCCL reduce on the device (ncclAllGather of the ranks' values, added in rank order there;
+// the seconds are device time from the values to the results on the host); over the host
+// transport and on CPU ranks they go over MPI (host time). Not collective.
+msp_status msp_dist_reductions(const msp_dist d, int64_t *count, double *seconds);
 // What moves the halo of a context's products between CUDA ranks.
 typedef enum {
   MSP_DIST_TRANSPORT_AUTO = 0, // NCCL when the build has it and the ranks' GPUs are distinct,
@@ -147,8 +154,10 @@ msp_status msp_dist_matrix_scatter(msp_dist d, int root, const msp_matrix G,
 // same), each rank generating only its own rows (no scatter, no rank holding the whole matrix):
 // the same rows, values and handle as msp_dist_matrix_scatter of the generated matrix, under the
 // first matrix's layout or, for the first, blocks with the same number of MSP_DIST_CHUNK-row
-// chunks per rank (give or take one). Row-wise generators only (MSP_ERR_NOT_SUPPORTED for
-// rmat, whose edge list is sorted as a whole, and under a METIS layout: scatter those).
+// chunks per rank (give or take one). An R-MAT graph's edge list is drawn by every rank, an equal
+// share each, and each edge sent to its row's owner (one all-to-all of the edges; the rows then
+// sorted and deduplicated as one process does). MSP_ERR_NOT_SUPPORTED under a METIS layout
+// (scatter the matrix then).
 // MSP_ERR_INVALID_ARGUMENT (a bad spec, the ranks' specs differ), MSP_ERR_INVALID_MATRIX (not
 // square, fewer chunks than ranks), MSP_ERR_DIMENSION_MISMATCH (rows differ from the layout's),
 // MSP_ERR_OUT_OF_MEMORY, the conversion's statuses. Collective.

@@ -9,8 +9,9 @@
 # usage: scripts/dist-scaling.sh BINDIR [JOB...]
 #   BINDIR holds mixsparse (built with MPI and CUDA); JOBs (default: all): spmv-stencil,
 #   spmv-rmat, solve, pagerank, weak.
-#   env RANKS (default "2 4"), TRANSPORTS (default "nccl host"), REPEAT (products per SpMV
-#   timing, default 50), JOB_TIMEOUT (seconds per job, default 240).
+#   env RANKS (default "2 4"), TRANSPORTS (default "nccl host"), BASES (GMRES's, default
+#   "f64 f32"), REPEAT (products per SpMV timing, default 50), JOB_TIMEOUT (seconds per job,
+#   default 240).
 set -uo pipefail
 bin=$1
 shift
@@ -22,6 +23,7 @@ transports=${TRANSPORTS:-"nccl host"}
 repeat=${REPEAT:-50}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export NCCL_NVLS_ENABLE=0 OMP_NUM_THREADS=${OMP_NUM_THREADS:-16} OMP_WAIT_POLICY=passive
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
 
@@ -31,6 +33,7 @@ job() {
   shift 2
   local t0=$(date +%s)
   timeout "${JOB_TIMEOUT:-240}" mpirun -np "$np" --bind-to none -x NCCL_NVLS_ENABLE -x OMP_NUM_THREADS \
+    -x LD_LIBRARY_PATH \
     -x OMP_WAIT_POLICY "$bin/mixsparse" "$@" --json > /tmp/dist-job.json 2> /tmp/dist-job.err
   local rc=$?
   python3 - "$name" "$np" "$rc" "$card" "$gpus" "mpirun -np $np mixsparse $* --json" \
@@ -91,12 +94,15 @@ if sel spmv-rmat; then
     job spmv-rmat-24-16 "$np" spmv gen:rmat:24:16 --backend cuda --transport nccl --repeat "$repeat"
   done
 fi
-# GMRES, restart 100, Jacobi, f64 and f32 bases
+# GMRES, restart 100, Jacobi, f64 and f32 bases (both transports: over NCCL the reductions stay
+# on the device, over the host transport they go through MPI)
 if sel solve; then
   for np in $ranks; do
-    for b in f64 f32; do
-      job "solve-convdiff3d-160-$b" "$np" solve gen:convdiff3d:160 --backend cuda \
-        --transport nccl --restart 100 --precond jacobi --basis "$b"
+    for b in ${BASES:-f64 f32}; do
+      for t in $transports; do
+        job "solve-convdiff3d-160-$b" "$np" solve gen:convdiff3d:160 --backend cuda \
+          --transport "$t" --restart 100 --precond jacobi --basis "$b"
+      done
     done
   done
 fi
@@ -113,7 +119,9 @@ if sel weak; then
     n=155
     [ "$np" = 2 ] && n=196
     [ "$np" = 4 ] && n=246
-    job "weak-stencil27-$n" "$np" spmv gen:stencil27:$n --backend cuda --transport nccl \
-      --repeat "$repeat" --no-reference
+    for t in $transports; do
+      job "weak-stencil27-$n" "$np" spmv gen:stencil27:$n --backend cuda --transport "$t" \
+        --repeat "$repeat" --no-reference
+    done
   done
 fi

@@ -251,8 +251,7 @@ exit:
 }
 
 // A matrix each rank generates for its own rows (msp_dist_matrix_generate): the same global
-// sizes as the generated matrix, a product within the rounding bound of one process's on it;
-// R-MAT (one sorted edge list) refused on every rank alike.
+// sizes as the generated matrix, a product within the rounding bound of one process's on it.
 static void generate_case(const char *spec) {
   msp_matrix G = NULL, A = NULL;
   msp_dist d = NULL;
@@ -292,10 +291,6 @@ static void generate_case(const char *spec) {
     printf("generated %s on each rank: %lld of %lld rows with one process's bits\n", spec,
            (long long)same, (long long)n);
   }
-  msp_matrix B = NULL;
-  msp_status st = msp_dist_matrix_generate(d, "rmat:12:4", NULL, &B);
-  CHECK(test_dist_agreed(st) == MSP_ERR_NOT_SUPPORTED && !B, "rmat generated per rank: %s",
-        msp_status_name(st));
 exit:
   msp_vector_destroy(&xl);
   msp_vector_destroy(&yl);
@@ -309,6 +304,65 @@ exit:
   free(want);
   free(got);
   free(zero);
+}
+
+// An R-MAT graph drawn by every rank for its own rows (each draws a share of the edge list and
+// sends each edge to its row's owner) is one process's graph: the same nonzeros on every rank as
+// the graph scattered from rank 0, and the product over both the same bits (the same parts, the
+// same steps).
+static void rmat_generate_case(const char *spec) {
+  msp_matrix G = NULL, A = NULL, B = NULL;
+  msp_dist d = NULL;
+  msp_vector xl = NULL, ya = NULL, yb = NULL;
+  double *x = NULL, *ga = NULL, *gb = NULL;
+  CHECK_OK(msp_matrix_generate(ref, spec, &G));
+  CHECK_OK(make_dist(&d));
+  if (!G || !d) goto exit;
+  const int64_t n = msp_matrix_rows(G);
+  x = malloc((size_t)n * sizeof *x);
+  ga = malloc((size_t)n * sizeof *ga);
+  gb = malloc((size_t)n * sizeof *gb);
+  CHECK(x && ga && gb, "out of memory");
+  if (!x || !ga || !gb) goto exit;
+  CHECK_OK(msp_dist_matrix_generate(d, spec, NULL, &A));
+  CHECK_OK(msp_dist_matrix_scatter(d, 0, rank_ == 0 ? G : NULL, NULL, &B));
+  if (!A || !B) goto exit;
+  msp_dist_matrix_info ia, ib;
+  CHECK_OK(msp_dist_matrix_info_get(A, &ia));
+  CHECK_OK(msp_dist_matrix_info_get(B, &ib));
+  CHECK(ia.global_rows == n && ia.global_nnz == msp_matrix_nnz(G) && ia.nnz == ib.nnz &&
+            ia.halo == ib.halo && ia.rows == ib.rows,
+        "%s drawn per rank: %lld nonzeros (%lld here, %lld halo), scattered %lld (%lld, %lld)",
+        spec, (long long)ia.global_nnz, (long long)ia.nnz, (long long)ia.halo,
+        (long long)msp_matrix_nnz(G), (long long)ib.nnz, (long long)ib.halo);
+  test_dist_fill(n, 9, x);
+  xl = test_dist_part(d, A, MSP_PRECISION_F64, x);
+  ya = test_dist_part(d, A, MSP_PRECISION_F64, NULL);
+  yb = test_dist_part(d, A, MSP_PRECISION_F64, NULL);
+  if (!xl || !ya || !yb) goto exit;
+  CHECK_OK(msp_spmv(msp_dist_context(d), 1.0, A, xl, 0.0, ya));
+  CHECK_OK(msp_spmv(msp_dist_context(d), 1.0, B, xl, 0.0, yb));
+  CHECK_OK(msp_dist_vector_gather(A, 0, ya, rank_ == 0 ? ga : NULL));
+  CHECK_OK(msp_dist_vector_gather(B, 0, yb, rank_ == 0 ? gb : NULL));
+  if (rank_ == 0) {
+    CHECK(!memcmp(ga, gb, (size_t)n * sizeof *ga),
+          "%s drawn per rank: its product differs from "
+          "the scattered graph's",
+          spec);
+    printf("%s drawn on each rank: one process's graph (%lld nonzeros)\n", spec,
+           (long long)ia.global_nnz);
+  }
+exit:
+  msp_vector_destroy(&xl);
+  msp_vector_destroy(&ya);
+  msp_vector_destroy(&yb);
+  msp_matrix_destroy(&A);
+  msp_matrix_destroy(&B);
+  msp_matrix_destroy(&G);
+  CHECK_OK(msp_dist_destroy(&d));
+  free(x);
+  free(ga);
+  free(gb);
 }
 
 // ||b - G x|| / ||b|| on the reference context.
@@ -438,6 +492,151 @@ exit:
   CHECK_OK(msp_dist_destroy(&d));
   free(want);
   free(got);
+}
+
+// The reductions over the ranks (NCCL on the device for CUDA ranks over NCCL, MPI on the host
+// otherwise): values whose sum depends on the order (1e16 first, -1e16 last), added in rank
+// order (the same formula here gives the expected bits), every rank the same bits, the 2-norm's
+// scaled combination and a dot product through the backend, a failure of one rank's step returned
+// by every rank with that rank named, and the reductions counted.
+static double rank_value(int r) {
+  return r == 0 ? 1e16 : r == size_ - 1 && r > 1 ? -1e16 : 1.0 + 0.25 * r;
+}
+static void reduce_cases(void) {
+  msp_dist d = NULL;
+  msp_vector x = NULL, y = NULL;
+  CHECK_OK(make_dist(&d));
+  if (!d) return;
+  msp_context c = msp_dist_context(d);
+  int64_t n0 = 0, n1 = 0;
+  double s0 = 0.0, s1 = 0.0;
+  CHECK_OK(msp_dist_reductions(d, &n0, &s0));
+  // three values per rank, added in rank order
+  double v[3] = {rank_value(rank_), -rank_value(rank_) * 0.5, (double)rank_};
+  double want[3] = {rank_value(0), -rank_value(0) * 0.5, 0.0};
+  for (int r = 1; r < size_; r++) {
+    want[0] += rank_value(r);
+    want[1] += -rank_value(r) * 0.5;
+    want[2] += (double)r;
+  }
+  CHECK_OK(msp__dist_sum_ranks(d, v, 3, MSP_SUCCESS));
+  CHECK(!memcmp(v, want, sizeof v), "sum in rank order: %.17g %.17g %.17g, want %.17g %.17g %.17g",
+        v[0], v[1], v[2], want[0], want[1], want[2]);
+  CHECK(same_everywhere(v, 3), "the ranks' sums differ");
+  // dot and 2-norm through the backend: x = (a_r, 0, 0), y = (1, 0, 0) on rank r
+  CHECK_OK(msp_vector_create(c, 3, &x));
+  CHECK_OK(msp_vector_create(c, 3, &y));
+  if (x && y) {
+    const double xv[3] = {rank_value(rank_) * 3.0, 0.0, 0.0}, yv[3] = {1.0, 0.0, 0.0};
+    CHECK_OK(msp_vector_set(x, xv));
+    CHECK_OK(msp_vector_set(y, yv));
+    double dot = 0.0, nrm = 0.0, wdot = rank_value(0) * 3.0, mx = 0.0, sq = 0.0;
+    for (int r = 1; r < size_; r++)
+      wdot += rank_value(r) * 3.0;
+    for (int r = 0; r < size_; r++)
+      if (fabs(rank_value(r) * 3.0) > mx) mx = fabs(rank_value(r) * 3.0);
+    for (int r = 0; r < size_; r++) {
+      const double q = fabs(rank_value(r) * 3.0) / mx;
+      sq += q * q;
+    }
+    CHECK_OK(msp_dot(c, x, y, &dot));
+    CHECK(dot == wdot, "dot over the ranks %.17g, want %.17g (rank order)", dot, wdot);
+    CHECK_OK(msp_nrm2(c, x, &nrm));
+    CHECK(nrm == mx * sqrt(sq), "2-norm over the ranks %.17g, want %.17g", nrm, mx * sqrt(sq));
+    CHECK(same_everywhere(&dot, 1) && same_everywhere(&nrm, 1), "the ranks' results differ");
+  }
+  // a failure of the last rank's step: every rank returns its status, the others name it
+  double f[2] = {1.0, 2.0};
+  const msp_status lst =
+      rank_ == size_ - 1 ? msp__error(MSP_ERR_OUT_OF_MEMORY, "injected: no memory") : MSP_SUCCESS;
+  const msp_status st = msp__dist_sum_ranks(d, f, 2, lst);
+  CHECK(test_dist_agreed(st) == MSP_ERR_OUT_OF_MEMORY, "a failed step: %s on rank %d",
+        msp_status_name(st), rank_);
+  if (size_ > 1 && rank_ != size_ - 1) {
+    char who[32];
+    snprintf(who, sizeof who, "rank %d", size_ - 1);
+    CHECK(strstr(msp_last_error(), who) != NULL, "the failing rank not named: %s",
+          msp_last_error());
+  }
+  // and the next reduction runs again
+  double g[1] = {1.0};
+  CHECK_OK(msp__dist_sum_ranks(d, g, 1, MSP_SUCCESS));
+  CHECK(g[0] == (double)size_, "sum after a failure %g, want %d", g[0], size_);
+  CHECK_OK(msp_dist_reductions(d, &n1, &s1));
+  CHECK(n1 - n0 == 5 && s1 >= s0, "reductions counted %lld (want 5), seconds %g -> %g",
+        (long long)(n1 - n0), s0, s1);
+  msp_vector_destroy(&x);
+  msp_vector_destroy(&y);
+  CHECK_OK(msp_dist_destroy(&d));
+}
+
+// Out of memory on one rank (the last) at each allocation of distributing a matrix, making its
+// vectors, a product and a dot product: every rank returns the same status, nothing is left
+// allocated, and the run without a failure completes (then GMRES, whose setup allocates without
+// a collective step between, runs on the same objects).
+static void oom_one_rank(msp_matrix G) {
+  const int64_t n = msp_matrix_rows(G);
+  double *b = malloc((size_t)n * sizeof *b);
+  CHECK(b != NULL, "out of memory");
+  if (!b) return;
+  test_dist_fill(n, 17, b);
+  const long live0 = test_alloc.live;
+  int done = 0, runs = 0;
+  for (long k = 0; !done && k < 4000; k += 1 + k / 4, runs++) {
+    msp_dist d = NULL;
+    msp_matrix A = NULL;
+    msp_vector bl = NULL, xl = NULL;
+    msp_status st = make_dist(&d);
+    CHECK(test_dist_agreed(st) == MSP_SUCCESS, "make_dist: %s", msp_status_name(st));
+    if (st != MSP_SUCCESS) break;
+    test_alloc.calls = 0;
+    test_alloc.fail_at = rank_ == size_ - 1 ? k : -1;
+    st = msp_dist_matrix_scatter(d, 0, rank_ == 0 ? G : NULL, NULL, &A);
+    CHECK(test_dist_agreed(st) >= 0, "fail at %ld: msp_dist_matrix_scatter: %s on rank %d", k,
+          msp_status_name(st), rank_);
+    if (st == MSP_SUCCESS) {
+      msp_dist_matrix_info in;
+      msp_dist_matrix_info_get(A, &in);
+      st = msp_vector_create(msp_dist_context(d), in.rows, &bl);
+      if (st == MSP_SUCCESS) st = msp_vector_create(msp_dist_context(d), in.rows, &xl);
+      if (test_dist_agreed(st) != MSP_SUCCESS && st == MSP_SUCCESS) st = MSP_ERR_OUT_OF_MEMORY;
+    }
+    if (st == MSP_SUCCESS) {
+      st = msp_dist_vector_scatter(A, 0, rank_ == 0 ? b : NULL, bl);
+      CHECK(test_dist_agreed(st) >= 0, "fail at %ld: msp_dist_vector_scatter statuses differ", k);
+    }
+    if (st == MSP_SUCCESS) {
+      st = msp_spmv(msp_dist_context(d), 1.0, A, bl, 0.0, xl);
+      CHECK(test_dist_agreed(st) >= 0, "fail at %ld: msp_spmv statuses differ", k);
+    }
+    double dot = 0.0;
+    if (st == MSP_SUCCESS) {
+      st = msp_dot(msp_dist_context(d), bl, xl, &dot);
+      CHECK(test_dist_agreed(st) >= 0, "fail at %ld: msp_dot statuses differ", k);
+    }
+    test_alloc.fail_at = -1;
+    int mine = rank_ == size_ - 1 && test_alloc.calls <= k; // no failure injected: a full run
+    MPI_Bcast(&mine, 1, MPI_INT, size_ - 1, MPI_COMM_WORLD);
+    done = mine;
+    if (done) {
+      CHECK(st == MSP_SUCCESS, "the run without a failure: %s", msp_last_error());
+      msp_solver_report rep;
+      memset(&rep, 0, sizeof rep);
+      msp_solver_options o = test_dist_gmres_options(MSP_PRECISION_F64, MSP_PRECOND_JACOBI);
+      o.max_iters = 20;
+      if (st == MSP_SUCCESS) st = msp_dist_gmres(d, A, bl, xl, &o, &rep);
+      CHECK(st == MSP_SUCCESS && rep.iterations == 20, "GMRES after the runs: %s, %lld iterations",
+            msp_status_name(st), (long long)rep.iterations);
+    }
+    msp_vector_destroy(&bl);
+    msp_vector_destroy(&xl);
+    msp_matrix_destroy(&A);
+    CHECK_OK(msp_dist_destroy(&d));
+    CHECK(test_alloc.live == live0, "fail at %ld: %ld blocks left", k, test_alloc.live - live0);
+  }
+  CHECK(done, "no run without a failure within %d runs", runs);
+  if (rank_ == 0) printf("out of memory on rank %d: %d runs, statuses agreed\n", size_ - 1, runs);
+  free(b);
 }
 
 // A local matrix of the distributed context (each rank's own, no halo) multiplies on the rank's
@@ -611,7 +810,9 @@ int main(int argc, char **argv) {
   }
   if (G) local_and_refused();
   msp_matrix_destroy(&G);
+  reduce_cases();
   if (!quick_) generate_case("stencil27:40");
+  if (!quick_) rmat_generate_case("rmat:14:8");
   // PageRank: a power-law graph with dangling nodes, f64 and CPMS
   CHECK_OK(msp_matrix_generate(ref, "rmat:14:8", &G));
   if (G) {
@@ -625,6 +826,7 @@ int main(int argc, char **argv) {
     if (!quick_) gmres_case(G, "convdiff3d:26", MSP_PRECISION_F32, MSP_PRECOND_JACOBI);
     // a fixed-point basis: its column scale from the whole vector's largest value
     gmres_case(G, "convdiff3d:26", MSP_PRECISION_FX32, MSP_PRECOND_JACOBI);
+    if (!quick_) oom_one_rank(G);
   }
   msp_matrix_destroy(&G);
   CHECK_OK(msp_context_destroy(&ref));

@@ -78,7 +78,7 @@ static msp_status write_output(const options *o, const double *v, int64_t n) {
   return st;
 }
 
-enum { NSTAT = 11 }; // per-rank figures gathered on rank 0
+enum { NSTAT = 13 }; // per-rank figures gathered on rank 0
 
 // Rank 0's status to every rank; on the others a failure is rank 0's (already reported there).
 static msp_status share_status(msp_status st) {
@@ -107,6 +107,11 @@ static void fill_stats(const msp_matrix A, double seconds, double *s) {
   s[8] = in.products ? in.wait_s / (double)in.products : 0.0;
   s[9] = (double)msp_dist_device(g_dist);
   s[10] = (double)msp_dist_local_rank(g_dist);
+  int64_t reductions = 0;
+  double reduce_s = 0.0;
+  msp_dist_reductions(g_dist, &reductions, &reduce_s);
+  s[11] = (double)reductions;
+  s[12] = reduce_s;
 }
 
 // Rank 0, after the one-process run (status st): the buffers of the comparison (want and got: n
@@ -129,8 +134,8 @@ static msp_status reference_result(msp_status st, msp_vector v, int64_t n, int s
 static int scatter_rows(msp_dist d, msp_matrix G, const msp_convert_options *co, const options *o,
                         msp_precision prec, msp_matrix *A, msp_dist_matrix_info *in, msp_vector *v1,
                         msp_vector *v2, const char *what, int rank) {
-  // a generated matrix: each rank generates its own rows (no scatter); generators that are not
-  // row by row (R-MAT) and METIS layouts take the scatter from rank 0
+  // a generated matrix: each rank generates its own rows (no scatter; R-MAT's edges drawn by
+  // every rank and sent to their rows' owners); METIS layouts take the scatter from rank 0
   msp_status st = MSP_ERR_NOT_SUPPORTED;
   if (!strncmp(o->file, "gen:", 4) && g_partition == MSP_DIST_PARTITION_BLOCKS)
     st = msp_dist_matrix_generate(d, o->file + 4, co, A);
@@ -221,6 +226,8 @@ static void report(const char *what, int size, const double *st, double total, d
       json_number(j, "halo_wait_seconds_per_product", s[8]);
       json_int(j, "gpu", (long long)s[9]);
       json_int(j, "local_rank", (long long)s[10]);
+      json_int(j, "reductions", (long long)s[11]);
+      json_number(j, "reduce_seconds", s[12]);
       json_end(j);
     }
     json_end(j);
@@ -239,12 +246,13 @@ static void report(const char *what, int size, const double *st, double total, d
   }
   printf("%s on %d %s ranks (%s), halo transport %s\n", what, size,
          o->backend == MSP_BACKEND_CUDA ? "CUDA" : "CPU", o->file, tname);
-  printf("%5s %4s %10s %10s %12s %10s %8s %5s %14s %12s %12s\n", "rank", "gpu", "row0", "rows",
-         "nnz", "interior", "halo", "nbrs", "sent B/prod", "time s", "wait ms/prod");
+  printf("%5s %4s %10s %10s %12s %10s %8s %5s %14s %12s %12s %10s %12s\n", "rank", "gpu", "row0",
+         "rows", "nnz", "interior", "halo", "nbrs", "sent B/prod", "time s", "wait ms/prod",
+         "reductions", "reduce s");
   for (int r = 0; r < size; r++) {
     const double *s = st + r * NSTAT;
-    printf("%5d %4.0f %10.0f %10.0f %12.0f %10.0f %8.0f %5.0f %14.0f %12.6f %12.4f\n", r, s[9],
-           s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8] * 1e3);
+    printf("%5d %4.0f %10.0f %10.0f %12.0f %10.0f %8.0f %5.0f %14.0f %12.6f %12.4f %10.0f %12.6f\n",
+           r, s[9], s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8] * 1e3, s[11], s[12]);
   }
   if (g_noref)
     printf("total %.6f s (slowest rank); no one-process reference (--no-reference); %.0f bytes "
@@ -397,6 +405,9 @@ static int run_solve(const options *o, msp_dist d, msp_context ref, msp_matrix G
       json_int(j, "iterations", r2.iterations);
       json_int(j, "one_process_iterations", r1.iterations);
       json_number(j, "rel_residual", r2.rel_residual);
+      // (the solve's setup: the preconditioner and the basis's allocation; part of both times)
+      json_number(j, "setup_seconds", r2.setup_s);
+      json_number(j, "one_process_setup_seconds", r1.setup_s);
     } else {
       printf("GMRES: %s after %lld iterations (one process: %lld), relative residual %.3e\n",
              r2.converged ? "converged" : "not converged", (long long)r2.iterations,

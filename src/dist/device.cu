@@ -33,15 +33,33 @@
 #define MAX_THREADS 256
 #define MAX_BLOCKS 512
 
+// Values of one reduction the buffers hold at first (DCGS2 at restart 255 needs 512); a larger
+// one grows them, agreed by every rank.
+#define RED_VALUES 512
+
 typedef struct {
   cudaStream_t comm; // the communication stream
-  int device;
+  int device, size;
   double *d_max; // MAX_BLOCKS + 1: the block maxima of a fixed-point column and their maximum
   double *h_max; // pinned: that maximum on the host
+  // The NCCL reductions: this rank's values and status (red_cap + 1), every rank's
+  // (size x (red_cap + 1)), the combined results and statuses (red_cap + size) on the device
+  // and pinned (h_out), and the host values staged for their upload (h_in, red_cap).
+  double *d_send, *d_all, *d_out, *h_out, *h_in;
+  int red_cap;
+  cudaEvent_t red0, red1; // a reduction's start and end on the compute stream (its device time)
 #ifdef MSP_HAVE_NCCL
   ncclComm_t nccl; // NULL: no communicator
 #endif
 } dev_ctx;
+
+// The CUDA backend's DCGS2 projection with its sums left on the device (basis_dcgs2.cu). Weak:
+// against a backend without it the projection's values come from the host (the backend's
+// basis_dcgs2_project) and go through the same NCCL reduction.
+extern "C" __attribute__((weak)) msp_status msp__cuda_basis_dcgs2_sums(msp_context ctx,
+                                                                       const msp__basis *V, int j,
+                                                                       msp_vector w,
+                                                                       const double **out);
 
 typedef struct {
   int32_t *d_sidx;        // the rank's rows of the entries sent (ns)
@@ -121,6 +139,40 @@ __global__ void __launch_bounds__(MAX_THREADS) absmax_last(int nb, double *__res
   }
   if (threadIdx.x == 0) part[nb] = sh[0];
 }
+// The ranks' values combined in rank order (all: size rows of m values and a status), one thread
+// per result, with explicit IEEE operations (no contraction) so that the host's combination of
+// the same values (reduce.c) has the same bits; out: the m results, then the size statuses.
+__global__ void combine_ranks(const double *__restrict__ all, int size, int m, int mode,
+                              double *__restrict__ out) {
+  const int ld = m + 1;
+  for (int k = threadIdx.x; k < m; k += blockDim.x) {
+    double t = all[k];
+    if (mode == MSP__DIST_SUM) {
+      for (int q = 1; q < size; q++)
+        t = __dadd_rn(t, all[(size_t)q * ld + k]);
+    } else {
+      double mx = 0.0;
+      for (int q = 0; q < size; q++)
+        mx = msp_absmax_step(mx, all[(size_t)q * ld + k]);
+      t = mx;
+      if (mode == MSP__DIST_NRM2 && mx != 0.0 && isfinite(mx)) {
+        double sq = 0.0;
+        for (int q = 0; q < size; q++) {
+          const double v = __ddiv_rn(all[(size_t)q * ld + k], mx);
+          sq = __dadd_rn(sq, __dmul_rn(v, v));
+        }
+        t = __dmul_rn(mx, __dsqrt_rn(sq));
+      }
+    }
+    out[k] = t;
+  }
+  for (int q = threadIdx.x; q < size; q += blockDim.x)
+    out[m + q] = all[(size_t)q * ld + m];
+}
+__global__ void put_value(double *p, double v) {
+  *p = v;
+}
+
 // A fixed-point column's scale, then its values (w: the values as stored), as the backend's store
 // does with the scale of the whole distributed vector.
 __global__ void set_scale(double *scales, int j, double scale) {
@@ -155,8 +207,36 @@ static void dev_fini(msp_dist d) {
   if (c->comm) cudaStreamDestroy(c->comm);
   cudaFree(c->d_max);
   cudaFreeHost(c->h_max);
+  cudaFree(c->d_send);
+  cudaFree(c->d_all);
+  cudaFree(c->d_out);
+  cudaFreeHost(c->h_out);
+  cudaFreeHost(c->h_in);
+  if (c->red0) cudaEventDestroy(c->red0);
+  if (c->red1) cudaEventDestroy(c->red1);
   msp__free(c);
   d->dev = NULL;
+}
+
+// The reduction buffers for cap values (the old ones freed: no reduction is in flight).
+static msp_status red_buffers(dev_ctx *c, int cap) {
+  msp_status st = MSP_SUCCESS;
+  const size_t ld = (size_t)cap + 1;
+  cudaFree(c->d_send);
+  cudaFree(c->d_all);
+  cudaFree(c->d_out);
+  cudaFreeHost(c->h_out);
+  cudaFreeHost(c->h_in);
+  c->d_send = c->d_all = c->d_out = c->h_out = c->h_in = NULL;
+  c->red_cap = 0;
+  MSP_CUDA_TRY(cudaMalloc(&c->d_send, ld * sizeof(double)));
+  MSP_CUDA_TRY(cudaMalloc(&c->d_all, ld * (size_t)c->size * sizeof(double)));
+  MSP_CUDA_TRY(cudaMalloc(&c->d_out, ((size_t)cap + (size_t)c->size) * sizeof(double)));
+  MSP_CUDA_TRY(cudaMallocHost(&c->h_out, ((size_t)cap + (size_t)c->size) * sizeof(double)));
+  MSP_CUDA_TRY(cudaMallocHost(&c->h_in, ld * sizeof(double)));
+  c->red_cap = cap;
+exit:
+  return st;
 }
 
 static msp_status dev_init(msp_dist d, const void *nccl_id) {
@@ -169,6 +249,12 @@ static msp_status dev_init(msp_dist d, const void *nccl_id) {
   MSP_CUDA_TRY(cudaStreamCreateWithFlags(&c->comm, cudaStreamNonBlocking));
   MSP_CUDA_TRY(cudaMalloc(&c->d_max, (MAX_BLOCKS + 1) * sizeof(double)));
   MSP_CUDA_TRY(cudaMallocHost(&c->h_max, sizeof(double)));
+  c->size = d->size;
+  if (nccl_id) {
+    MSP_TRY(red_buffers(c, RED_VALUES));
+    MSP_CUDA_TRY(cudaEventCreate(&c->red0));
+    MSP_CUDA_TRY(cudaEventCreate(&c->red1));
+  }
   if (nccl_id) {
 #ifdef MSP_HAVE_NCCL
     ncclUniqueId id;
@@ -484,6 +570,127 @@ static void dev_pr_degrees_free(void *dev) {
   cudaFree(dev);
 }
 
+// ---- reductions over NCCL ----------------------------------------------------------------------
+// On the compute stream, after the step that made the values: this rank's values and status into
+// the send buffer, one ncclAllGather of every rank's into d_all, the combination in rank order,
+// one copy of the results and statuses to the host and the one wait. A rank whose step failed
+// still takes part (zeros and its status), so no rank is left waiting.
+static msp_status dev_reduce(msp_dist d, const double *v, const double *dv, int m, msp_status lst,
+                             int mode, double *out, int *codes, double *seconds) {
+  msp_status st = MSP_SUCCESS;
+#ifdef MSP_HAVE_NCCL
+  dev_ctx *c = (dev_ctx *)d->dev;
+  const cudaStream_t s = msp__cuda(d->ctx)->stream;
+  MSP_CUDA_TRY(cudaSetDevice(c->device));
+  if (m > c->red_cap) {
+    // every rank reduces the same number of values, so every rank grows here; agreed, since a
+    // rank that could not would leave the others in the gather
+    int cap = c->red_cap;
+    while (cap < m)
+      cap *= 2;
+    MSP_CUDA_TRY(cudaStreamSynchronize(s));
+    MSP_TRY(msp__dist_agree(d, red_buffers(c, cap)));
+  }
+  *seconds = 0.0;
+  MSP_CUDA_TRY(cudaEventRecord(c->red0, s)); // (once the step's values are made)
+  if (lst == MSP_SUCCESS && dv) {
+    MSP_CUDA_TRY(
+        cudaMemcpyAsync(c->d_send, dv, (size_t)m * sizeof(double), cudaMemcpyDeviceToDevice, s));
+  } else if (lst == MSP_SUCCESS && v) {
+    memcpy(c->h_in, v, (size_t)m * sizeof(double)); // (the last reduction's copy has finished)
+    MSP_CUDA_TRY(
+        cudaMemcpyAsync(c->d_send, c->h_in, (size_t)m * sizeof(double), cudaMemcpyHostToDevice, s));
+  } else if (m > 0) {
+    MSP_CUDA_TRY(cudaMemsetAsync(c->d_send, 0, (size_t)m * sizeof(double), s));
+  }
+  put_value<<<1, 1, 0, s>>>(c->d_send + m, (double)lst);
+  MSP_CUDA_CHECK_LAUNCH("put_value");
+  NCCL_TRY(ncclAllGather(c->d_send, c->d_all, (size_t)m + 1, ncclDouble, c->nccl, s));
+  combine_ranks<<<1, 256, 0, s>>>(c->d_all, c->size, m, mode, c->d_out);
+  MSP_CUDA_CHECK_LAUNCH("combine_ranks");
+  MSP_CUDA_TRY(cudaMemcpyAsync(c->h_out, c->d_out, ((size_t)m + (size_t)c->size) * sizeof(double),
+                               cudaMemcpyDeviceToHost, s));
+  MSP_CUDA_TRY(cudaEventRecord(c->red1, s));
+  MSP_CUDA_TRY(cudaStreamSynchronize(s));
+  {
+    float ms = 0.0f;
+    MSP_CUDA_TRY(cudaEventElapsedTime(&ms, c->red0, c->red1));
+    *seconds = 1e-3 * ms;
+  }
+  if (m > 0) memcpy(out, c->h_out, (size_t)m * sizeof(double));
+  for (int q = 0; q < c->size; q++)
+    codes[q] = (int)c->h_out[m + q];
+exit:
+#else
+  (void)d, (void)v, (void)dv, (void)m, (void)lst, (void)mode, (void)out, (void)codes;
+  *seconds = 0.0;
+  st = msp__error(MSP_ERR_NOT_BUILT, "distributed reduction: built without NCCL");
+#endif
+  return st;
+}
+
+static msp_status dev_dcgs2_sums(msp_context ctx, const msp__basis *V, int j, msp_vector w,
+                                 const double **dv) {
+  return msp__cuda_basis_dcgs2_sums(ctx, V, j, w, dv);
+}
+
+// This rank's largest |w_i| left on the device (no wait).
+static msp_status dev_absmax_dev(msp_context ctx, msp_vector w, const double **dv) {
+  msp_status st = MSP_SUCCESS;
+  dev_ctx *c = (dev_ctx *)msp__dist_of(ctx)->dev;
+  const cudaStream_t s = msp__cuda(ctx)->stream;
+  int nb = (int)msp__cuda_blocks(w->n > 0 ? w->n : 1, MAX_THREADS);
+  if (nb > MAX_BLOCKS) nb = MAX_BLOCKS;
+  *dv = NULL;
+  absmax_part<<<nb, MAX_THREADS, 0, s>>>(w->n, (const double *)w->d_data, c->d_max);
+  MSP_CUDA_CHECK_LAUNCH("absmax_part");
+  absmax_last<<<1, MAX_THREADS, 0, s>>>(nb, c->d_max);
+  MSP_CUDA_CHECK_LAUNCH("absmax_last");
+  *dv = c->d_max + nb;
+exit:
+  return st;
+}
+
+// NCCL's collectives connected: one gather of one value, waited for.
+static msp_status dev_warm(msp_dist d) {
+  msp_status st = MSP_SUCCESS;
+  const double zero = 0.0;
+  double out = 0.0, seconds = 0.0;
+  int *codes = NULL;
+  MSP_TRY(MSP_ALLOC_ZERO(codes, d->size, "distributed context"));
+  st = dev_reduce(d, &zero, NULL, 1, MSP_SUCCESS, MSP__DIST_SUM, &out, codes, &seconds);
+exit:
+  msp__free(codes);
+  return st;
+}
+
+// The halo's peers connected: one exchange of the send buffer into the f64 halo (values of no
+// use: every product overwrites the halo it reads), waited for.
+static msp_status dev_mat_warm(msp__dist_mat *m) {
+  msp_status st = MSP_SUCCESS;
+#ifdef MSP_HAVE_NCCL
+  msp_dist d = m->d;
+  dev_ctx *c = (dev_ctx *)d->dev;
+  dev_mat *b = (dev_mat *)m->dev;
+  msp_vector xh = m->xh[MSP_PRECISION_F64];
+  if (!c->nccl || (m->nrecv == 0 && m->nsend == 0)) return MSP_SUCCESS;
+  MSP_CUDA_TRY(cudaSetDevice(c->device));
+  NCCL_TRY(ncclGroupStart());
+  for (int q = 0; q < m->nrecv; q++)
+    NCCL_TRY(ncclRecv((double *)xh->d_data + m->hoff[q], (size_t)m->rcnt[q], ncclDouble,
+                      m->rrank[q], c->nccl, c->comm));
+  for (int q = 0; q < m->nsend; q++)
+    NCCL_TRY(ncclSend((const double *)b->d_sbuf + m->soff[q], (size_t)(m->soff[q + 1] - m->soff[q]),
+                      ncclDouble, m->srank[q], c->nccl, c->comm));
+  NCCL_TRY(ncclGroupEnd());
+  MSP_CUDA_TRY(cudaStreamSynchronize(c->comm));
+exit:
+#else
+  (void)m;
+#endif
+  return st;
+}
+
 static msp__dist_devops make_ops(void) {
   msp__dist_devops o;
   memset(&o, 0, sizeof o);
@@ -502,6 +709,11 @@ static msp__dist_devops make_ops(void) {
   o.pr_degrees = dev_pr_degrees;
   o.pr_q = dev_pr_q;
   o.pr_degrees_free = dev_pr_degrees_free;
+  o.reduce = dev_reduce;
+  o.dcgs2_sums = msp__cuda_basis_dcgs2_sums ? dev_dcgs2_sums : NULL;
+  o.absmax_dev = dev_absmax_dev;
+  o.warm = dev_warm;
+  o.mat_warm = dev_mat_warm;
   return o;
 }
 

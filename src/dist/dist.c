@@ -164,8 +164,9 @@ static msp_status device_transport(msp_dist d) {
     st = msp__dist_mpi_fail("msp_dist_create", "MPI_Allgather");
     goto exit;
   }
-  // NCCL: rank 0's unique id to every rank (NOT_BUILT on rank 0 means no NCCL for anyone)
-  int use_nccl = !msp__dist_gpus_shared(uuids, d->size) && d->size > 1;
+  // NCCL: rank 0's unique id to every rank (NOT_BUILT on rank 0 means no NCCL for anyone); one
+  // rank too, so that a job's transport and reductions are the same whatever its rank count
+  int use_nccl = !msp__dist_gpus_shared(uuids, d->size);
   if (use_nccl) {
     int have =
         d->rank == 0 && d->dops->nccl_unique_id ? d->dops->nccl_unique_id(id) == MSP_SUCCESS : 0;
@@ -180,6 +181,7 @@ static msp_status device_transport(msp_dist d) {
   MSP_TRY(msp__dist_agree(d, d->dops->init(d, use_nccl ? id : NULL)));
   d->nccl_ok = use_nccl;
   d->transport = use_nccl ? MSP_DIST_TRANSPORT_NCCL : MSP_DIST_TRANSPORT_HOST;
+  if (use_nccl) MSP_TRY(msp__dist_agree(d, d->dops->warm(d)));
 exit:
   msp__free(uuids);
   return st;
@@ -211,10 +213,9 @@ msp_status msp_dist_set_transport(msp_dist d, msp_dist_transport t) {
                       "msp_dist_set_transport: CUDA ranks move the halo by nccl or host");
   } else if (t == MSP_DIST_TRANSPORT_NCCL && !d->nccl_ok) {
     return msp__error(MSP_ERR_NOT_SUPPORTED, "msp_dist_set_transport: no NCCL communicator (%s)",
-                      d->size < 2 ? "one rank"
-                      : d->dops->nccl_unique_id == NULL
+                      d->dops->nccl_unique_id == NULL
                           ? "built without NCCL"
-                          : "built without NCCL, or two ranks share a GPU");
+                          : "two ranks share a GPU, or NCCL gave no unique id");
   }
   d->transport = t;
   return st;
@@ -392,6 +393,14 @@ msp_status msp_dist_traffic(const msp_dist d, int64_t *products, double *bytes_s
                 "msp_dist_traffic: d is not a distributed context, or NULL results");
   *products = d->products;
   *bytes_sent = d->bytes_sent;
+  return MSP_SUCCESS;
+}
+
+msp_status msp_dist_reductions(const msp_dist d, int64_t *count, double *seconds) {
+  MSP_CHECK_ARG(msp__dist_ok(d) && count && seconds,
+                "msp_dist_reductions: d is not a distributed context, or NULL results");
+  *count = d->reductions;
+  *seconds = d->reduce_s;
   return MSP_SUCCESS;
 }
 

@@ -56,7 +56,31 @@ typedef struct {
   msp_status (*pr_degrees)(msp_context ctx, int64_t n, const int32_t *outdeg, void **dev);
   msp_status (*pr_q)(msp_context ctx, const void *dev, msp_vector pn, msp_vector qn);
   void (*pr_degrees_free)(void *dev);
+  // The reductions of the NCCL transport: every rank's m values (dv on the device, else v on
+  // the host; neither after a failure: zeros) and its status lst gathered into device memory by
+  // one ncclAllGather, combined there in rank order (mode: MSP__DIST_SUM, _NRM2 or _MAX, below),
+  // the m results copied to out and each rank's status to codes (d->size); *seconds the device
+  // time from the values to the results on the host (the step that made them not counted). The
+  // one wait of the step is for that copy. Collective through NCCL.
+  msp_status (*reduce)(msp_dist d, const double *v, const double *dv, int m, msp_status lst,
+                       int mode, double *out, int *codes, double *seconds);
+  // The steps before a reduction with their values left on the device (*dv, valid until the
+  // next operation of V or of the context; NULL: no values, zeros): the backend's DCGS2
+  // projection (NULL slot where the backend has no such entry), and this rank's largest |w_i|
+  // (f64 w).
+  msp_status (*dcgs2_sums)(msp_context ctx, const msp__basis *V, int j, msp_vector w,
+                           const double **dv);
+  msp_status (*absmax_dev)(msp_context ctx, msp_vector w, const double **dv);
+  // NCCL connects its peers at their first operation; these make that happen while the context
+  // (its collectives) and a matrix (its halo's peers) are made, not inside the first timed
+  // product or solve. Collective through NCCL: called once every rank has its buffers.
+  msp_status (*warm)(msp_dist d);
+  msp_status (*mat_warm)(msp__dist_mat *m);
 } msp__dist_devops;
+// How a reduction combines the ranks' values, in rank order (the same on the host and device):
+// SUM v_0 + v_1 + ...; NRM2 (one value, each rank's 2-norm) m sqrt(sum (v_q / m)^2) with m the
+// largest |v_q|; MAX the largest |v_q| (NaN kept).
+enum { MSP__DIST_SUM = 0, MSP__DIST_NRM2 = 1, MSP__DIST_MAX = 2 };
 #define MSP__DIST_NCCL_ID 128
 const msp__dist_devops *msp__dist_devops_cuda(void); // NULL without CUDA
 
@@ -113,6 +137,11 @@ struct msp_dist_s {
   // agreement, so that no rank is left waiting in a collective call the failing one skipped.
   msp_status pending;
   char pending_msg[512];
+  // The reductions over the ranks so far and the seconds spent in them, from the step's values
+  // to the combined result on this rank (the exchange and the wait for the other ranks; over
+  // NCCL the device's time, so the step's own kernels, not waited for before, are not counted).
+  int64_t reductions;
+  double reduce_s;
 };
 
 // A rank's share of a distributed matrix (the handle's A->dev).
@@ -174,6 +203,13 @@ msp_status msp__dist_mat_spmv(msp_context ctx, msp__dist_mat *m, double alpha, m
 // whole matrix's sizes, and with r0 < r1 its rows' CSR (rp from 0, global columns; msp__free).
 msp_status msp__matrix_generate_rows(const char *spec, int64_t r0, int64_t r1, int64_t *rows,
                                      int64_t *cols, int64_t **rp, int32_t **ci, double **val);
+
+// R-MAT graphs in parts (src/core/generate.c): the sizes (keys NULL), or edges [e0, e1) of the
+// one edge list packed as row * 2^scale + col; the values of sorted deduplicated rows from r0.
+msp_status msp__matrix_generate_edges(const char *spec, int64_t e0, int64_t e1, int64_t *rows,
+                                      int64_t *edges, int *scale, uint64_t *keys);
+msp_status msp__matrix_generate_edge_values(const char *spec, int64_t r0, int64_t n,
+                                            const int64_t *rp, const int32_t *ci, double *val);
 
 // The distributed matrix behind a handle of a distributed context (NULL for any other matrix).
 msp__dist_mat *msp__dist_mat_of(const msp_matrix A);
@@ -258,6 +294,11 @@ msp_status msp__dist_defer(msp_dist d, msp_status st);
 msp_status msp__dist_partials(msp_dist d, int64_t nchunks, int m, double **out);
 msp_status msp__dist_tree_reduce(msp_dist d, int64_t nchunks, int m, int64_t group, int grouped,
                                  double **out);
+// 1 when d's reductions go through NCCL on the device: CUDA ranks whose transport is NCCL (the
+// host transport and CPU ranks reduce over MPI on the host).
+static inline int msp__dist_nccl_reduces(const msp_dist d) {
+  return d->dops && d->transport == MSP_DIST_TRANSPORT_NCCL && d->nccl_ok;
+}
 // "fn: call failed" (MSP_ERR_INTERNAL) for a failed MPI call.
 msp_status msp__dist_mpi_fail(const char *fn, const char *call);
 // 1 when d is a live distributed context.

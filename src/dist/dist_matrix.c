@@ -307,6 +307,7 @@ static msp_status build_split(msp_dist d, const int64_t *rp, const int32_t *ci, 
   m->boundary = nbnd; // (the device buffers are sized from it)
   if (lst == MSP_SUCCESS && d->dops) lst = d->dops->mat_init(d, m);
   st = msp__dist_agree(d, lst);
+  if (st == MSP_SUCCESS && d->dops && d->nccl_ok) st = msp__dist_agree(d, d->dops->mat_warm(m));
 exit:
   msp__free(drp);
   msp__free(dci);
@@ -634,6 +635,131 @@ exit:
   return st;
 }
 
+// This rank's rows [row0, row0 + rows) of an R-MAT graph of `edges` edges (2^scale rows), made by
+// every rank together: each draws an equal share of the edge list, sends each edge to the rank
+// owning its row (one all-to-all), and sorts what it received row by row (a counting pass over
+// the rows, then each row's columns), dropping duplicates as msp_matrix_generate's sorted list
+// does: the same rows, columns and values as one process's graph. Collective (errors agreed).
+static msp_status rmat_rows(msp_dist d, const char *spec, int64_t row0, int64_t rows, int64_t edges,
+                            int scale, int64_t **prp, int32_t **pci, double **pval) {
+  msp_status st = MSP_SUCCESS, lst = MSP_SUCCESS;
+  const int P = d->size;
+  const int64_t e0 = edges * d->rank / P, e1 = edges * (d->rank + 1) / P, ne = e1 - e0;
+  const uint64_t cmask = ((uint64_t)1 << scale) - 1;
+  uint64_t *key = NULL, *sbuf = NULL, *rbuf = NULL;
+  int *scnt = NULL, *sdsp = NULL, *rcnt = NULL, *rdsp = NULL;
+  int64_t *rp = NULL, *fill = NULL, nr = 0, gr = 0, ge = 0;
+  int32_t *col = NULL, *ci = NULL;
+  double *val = NULL;
+  int sc = 0;
+  *prp = NULL;
+  *pci = NULL;
+  *pval = NULL;
+  lst = MSP_ALLOC(key, ne > 0 ? ne : 1, "R-MAT edges");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(sbuf, ne > 0 ? ne : 1, "R-MAT edges");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC_ZERO(scnt, P, "R-MAT exchange");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(sdsp, P, "R-MAT exchange");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(rcnt, P, "R-MAT exchange");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(rdsp, P, "R-MAT exchange");
+  if (lst == MSP_SUCCESS) lst = msp__matrix_generate_edges(spec, e0, e1, &gr, &ge, &sc, key);
+  if (lst == MSP_SUCCESS && ne > INT_MAX)
+    lst = msp__error(MSP_ERR_NOT_SUPPORTED,
+                     "msp_dist_matrix_generate: %lld edges on one rank exceed MPI's int counts "
+                     "(use more ranks)",
+                     (long long)ne);
+  MSP_TRY(msp__dist_agree(d, lst));
+  // the edges by the rank owning their row, in edge order within each rank
+  for (int64_t k = 0; k < ne; k++)
+    scnt[msp__dist_owner(d->off, P, (int64_t)(key[k] >> scale))]++;
+  for (int q = 0, o = 0; q < P; q++) {
+    sdsp[q] = o;
+    o += scnt[q];
+  }
+  for (int64_t k = 0; k < ne; k++)
+    sbuf[sdsp[msp__dist_owner(d->off, P, (int64_t)(key[k] >> scale))]++] = key[k];
+  for (int q = 0, o = 0; q < P; q++) {
+    sdsp[q] = o;
+    o += scnt[q];
+  }
+  msp__free(key);
+  key = NULL;
+  if (MPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, d->comm) != MPI_SUCCESS) {
+    st = msp__dist_mpi_fail("msp_dist_matrix_generate", "MPI_Alltoall");
+    goto exit;
+  }
+  for (int q = 0; q < P; q++) {
+    rdsp[q] = (int)nr;
+    nr += rcnt[q];
+  }
+  lst = nr > INT_MAX ? msp__error(MSP_ERR_NOT_SUPPORTED,
+                                  "msp_dist_matrix_generate: %lld edges for one rank exceed MPI's "
+                                  "int counts (use more ranks)",
+                                  (long long)nr)
+                     : MSP_ALLOC(rbuf, nr > 0 ? nr : 1, "R-MAT edges");
+  MSP_TRY(msp__dist_agree(d, lst));
+  if (MPI_Alltoallv(sbuf, scnt, sdsp, MPI_UINT64_T, rbuf, rcnt, rdsp, MPI_UINT64_T, d->comm) !=
+      MPI_SUCCESS) {
+    st = msp__dist_mpi_fail("msp_dist_matrix_generate", "MPI_Alltoallv");
+    goto exit;
+  }
+  msp__free(sbuf);
+  sbuf = NULL;
+  // row by row (a counting pass), each row's columns sorted, duplicates dropped
+  lst = MSP_ALLOC_ZERO(rp, rows + 1, "R-MAT rows");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(fill, rows > 0 ? rows : 1, "R-MAT rows");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(col, nr > 0 ? nr : 1, "R-MAT rows");
+  if (lst != MSP_SUCCESS) goto agree;
+  for (int64_t k = 0; k < nr; k++)
+    rp[(int64_t)(rbuf[k] >> scale) - row0 + 1]++;
+  for (int64_t i = 0; i < rows; i++) {
+    rp[i + 1] += rp[i];
+    fill[i] = rp[i];
+  }
+  for (int64_t k = 0; k < nr; k++)
+    col[fill[(int64_t)(rbuf[k] >> scale) - row0]++] = (int32_t)(rbuf[k] & cmask);
+  msp__free(rbuf);
+  rbuf = NULL;
+  int64_t nnz = 0;
+  for (int64_t i = 0; i < rows; i++) {
+    const int64_t a = rp[i], b = rp[i + 1];
+    qsort(col + a, (size_t)(b - a), sizeof *col, cmp_i32);
+    fill[i] = nnz; // the row's start once compacted
+    for (int64_t k = a; k < b; k++)
+      if (k == a || col[k] != col[k - 1]) col[nnz++] = col[k];
+  }
+  for (int64_t i = 0; i < rows; i++)
+    rp[i] = fill[i];
+  rp[rows] = nnz;
+  lst = MSP_ALLOC(ci, nnz > 0 ? nnz : 1, "R-MAT rows");
+  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(val, nnz > 0 ? nnz : 1, "R-MAT rows");
+  if (lst == MSP_SUCCESS) {
+    if (nnz) memcpy(ci, col, (size_t)nnz * sizeof *ci);
+    lst = msp__matrix_generate_edge_values(spec, row0, rows, rp, ci, val);
+  }
+agree:
+  MSP_TRY(msp__dist_agree(d, lst));
+  *prp = rp;
+  *pci = ci;
+  *pval = val;
+  rp = NULL;
+  ci = NULL;
+  val = NULL;
+exit:
+  msp__free(key);
+  msp__free(sbuf);
+  msp__free(rbuf);
+  msp__free(scnt);
+  msp__free(sdsp);
+  msp__free(rcnt);
+  msp__free(rdsp);
+  msp__free(rp);
+  msp__free(fill);
+  msp__free(col);
+  msp__free(ci);
+  msp__free(val);
+  return st;
+}
+
 msp_status msp_dist_matrix_generate(msp_dist d, const char *spec, const msp_convert_options *opts,
                                     msp_matrix *A) {
   msp_status st = MSP_SUCCESS, lst = MSP_SUCCESS;
@@ -668,9 +794,18 @@ msp_status msp_dist_matrix_generate(msp_dist d, const char *spec, const msp_conv
                                               "allocate the spec");
     MSP_TRY(msp__dist_agree(d, lst));
   }
-  // the sizes (the same on every rank: the spec is), then the layout
-  MSP_TRY(
-      msp__dist_agree(d, msp__matrix_generate_rows(spec, 0, 0, &grows, &gcols, NULL, NULL, NULL)));
+  // the sizes (the same on every rank: the spec is), then the layout; R-MAT's edge list is drawn
+  // by every rank and sent to the rows' owners
+  int64_t redges = 0;
+  int rscale = 0;
+  const int rmat =
+      msp__matrix_generate_edges(spec, 0, 0, &grows, &redges, &rscale, NULL) == MSP_SUCCESS;
+  msp__clear_error();
+  if (rmat)
+    gcols = grows;
+  else
+    MSP_TRY(msp__dist_agree(
+        d, msp__matrix_generate_rows(spec, 0, 0, &grows, &gcols, NULL, NULL, NULL)));
   const int64_t chunks = (grows + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
   if (grows != gcols)
     lst = msp__error(MSP_ERR_INVALID_MATRIX, "msp_dist_matrix_generate: %s is not square", spec);
@@ -706,8 +841,13 @@ msp_status msp_dist_matrix_generate(msp_dist d, const char *spec, const msp_conv
   m->grows = grows;
   m->row0 = d->off[d->rank];
   m->rows = d->off[d->rank + 1] - m->row0;
-  lst = msp__matrix_generate_rows(spec, m->row0, m->row0 + m->rows, &grows, &gcols, &rp, &ci, &val);
-  MSP_TRY(msp__dist_agree(d, lst));
+  if (rmat) {
+    MSP_TRY(rmat_rows(d, spec, m->row0, m->rows, redges, rscale, &rp, &ci, &val));
+  } else {
+    lst =
+        msp__matrix_generate_rows(spec, m->row0, m->row0 + m->rows, &grows, &gcols, &rp, &ci, &val);
+    MSP_TRY(msp__dist_agree(d, lst));
+  }
   m->nnz = rp[m->rows];
   {
     int64_t nnz = m->nnz;

@@ -80,6 +80,7 @@ msp_status msp__dist_tree_reduce(msp_dist d, int64_t nchunks, int m, int64_t gro
                                  double **out) {
   msp_status st = MSP_SUCCESS;
   int64_t total = 0;
+  const double t0 = MPI_Wtime();
   MSP_TRY(chunk_counts(d, nchunks, &total));
   if (group <= 0 || group > total) group = total > 0 ? total : 1;
   // every rank's nodes (a few per level), in chunk order; this rank's values
@@ -120,23 +121,19 @@ msp_status msp__dist_tree_reduce(msp_dist d, int64_t nchunks, int m, int64_t gro
     if (!msp__dist_tree_sum(d->blk, nblk, total, group, grouped, d->all, m, k, &d->vals[k]))
       return msp__error(MSP_ERR_INTERNAL, "distributed reduction: the ranks' tree nodes do not "
                                           "tile the chunks");
+  d->reductions++;
+  d->reduce_s += MPI_Wtime() - t0;
 exit:
   return st;
 }
 
-static msp_status gather_ranks(msp_dist d, const double *v, int m, msp_status lst);
+static msp_status exchange(msp_dist d, const double *v, const double *dv, int m, msp_status lst,
+                           int mode, double *out);
 
 // The largest magnitude over every rank's local one (exact in any order, NaN when any is NaN);
 // lst as msp__dist_sum_ranks's.
 static msp_status max_reduce(msp_dist d, double local, double *r, msp_status lst) {
-  msp_status st = MSP_SUCCESS;
-  MSP_TRY(gather_ranks(d, &local, 1, lst));
-  double m = 0.0;
-  for (int q = 0; q < d->size; q++)
-    m = msp_absmax_step(m, d->all[2 * q]);
-  *r = m;
-exit:
-  return st;
+  return exchange(d, &local, NULL, 1, lst, MSP__DIST_MAX, r);
 }
 
 // ---- vector reductions (the CPU backend's chunk partials, msp__cpu_red_partials)
@@ -264,27 +261,81 @@ exit:
 // part, the ranks' values gathered (every rank gets all) and added in rank order, so every rank
 // holds the same bits, the same for the same number of ranks; within rounding of one process.
 
-// Every rank's m values (v) and its status (lst, or a failure kept from an earlier step) into
-// d->all ([rank][m values, status]); a failure on any rank is returned by every rank: the first
-// failing rank's status, its message there, "rank r: ..." on the others.
+// Every rank's m values (v) and its status (lst) into d->all ([rank][m values, status]) over MPI.
 static msp_status gather_ranks(msp_dist d, const double *v, int m, msp_status lst) {
   msp_status st = MSP_SUCCESS;
-  if (lst == MSP_SUCCESS && d->pending != MSP_SUCCESS)
-    lst = msp__error(d->pending, "%s", d->pending_msg);
-  d->pending = MSP_SUCCESS;
-  char msg[512];
-  snprintf(msg, sizeof msg, "%s", lst != MSP_SUCCESS ? msp_last_error() : "");
   MSP_TRY(grow(&d->vals, &d->vals_cap, (size_t)m + 1, "distributed reduction partials"));
-  if (lst == MSP_SUCCESS)
+  if (lst == MSP_SUCCESS && m > 0)
     memcpy(d->vals, v, (size_t)m * sizeof(double));
-  else
+  else if (m > 0)
     memset(d->vals, 0, (size_t)m * sizeof(double));
   d->vals[m] = (double)lst;
   for (int q = 0; q < d->size; q++)
     d->chunks[q] = 1;
   MSP_TRY(gather_vals(d, d->chunks, m + 1));
+exit:
+  return st;
+}
+
+// The ranks' values in d->all combined in rank order (mode, as the device's combine_ranks does)
+// into out, and each rank's status into codes.
+static void combine_host(const msp_dist d, int m, int mode, double *out, int *codes) {
+  const size_t ld = (size_t)m + 1;
+  for (int k = 0; k < m; k++) {
+    double t = d->all[k];
+    if (mode == MSP__DIST_SUM) {
+      for (int q = 1; q < d->size; q++)
+        t += d->all[(size_t)q * ld + (size_t)k];
+    } else {
+      double mx = 0.0;
+      for (int q = 0; q < d->size; q++)
+        mx = msp_absmax_step(mx, d->all[(size_t)q * ld + (size_t)k]);
+      t = mx;
+      if (mode == MSP__DIST_NRM2 && mx != 0.0 && isfinite(mx)) {
+        double sq = 0.0;
+        for (int q = 0; q < d->size; q++) {
+          const double x = d->all[(size_t)q * ld + (size_t)k] / mx;
+          sq += x * x;
+        }
+        t = mx * sqrt(sq);
+      }
+    }
+    out[k] = t;
+  }
+  for (int q = 0; q < d->size; q++)
+    codes[q] = (int)d->all[(size_t)q * ld + (size_t)m];
+}
+
+// One reduction over the ranks: every rank's m values (v on the host, or dv on the device where
+// the reductions go through NCCL) and its status (lst, or a failure kept from an earlier step),
+// combined in rank order by mode into out (which may be v): the same bits on every rank, and
+// the same over NCCL (on the device) as over MPI (on the host). A failure on any rank is
+// returned by every rank: the first failing rank's status, its message there, "rank r: ..." on
+// the others.
+static msp_status exchange(msp_dist d, const double *v, const double *dv, int m, msp_status lst,
+                           int mode, double *out) {
+  msp_status st = MSP_SUCCESS;
+  const double t0 = MPI_Wtime();
+  if (lst == MSP_SUCCESS && d->pending != MSP_SUCCESS)
+    lst = msp__error(d->pending, "%s", d->pending_msg);
+  d->pending = MSP_SUCCESS;
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s", lst != MSP_SUCCESS ? msp_last_error() : "");
+  int *codes = d->counts; // (size ints, free between reductions)
+  double seconds = 0.0;
+  if (msp__dist_nccl_reduces(d)) {
+    MSP_TRY(d->dops->reduce(d, v, dv, m, lst, mode, out, codes, &seconds));
+  } else {
+    if (dv && lst == MSP_SUCCESS)
+      return msp__error(MSP_ERR_INTERNAL, "distributed reduction: device values without NCCL");
+    MSP_TRY(gather_ranks(d, v, m, lst));
+    combine_host(d, m, mode, out, codes);
+    seconds = MPI_Wtime() - t0;
+  }
+  d->reductions++;
+  d->reduce_s += seconds;
   for (int q = 0; q < d->size; q++) {
-    const int code = (int)d->all[(size_t)q * (size_t)(m + 1) + (size_t)m];
+    const int code = codes[q];
     if (code == 0) continue;
     if (q == d->rank) return msp__error((msp_status)code, "%s", msg);
     return msp__error((msp_status)code, "rank %d: %s (the step failed there)", q,
@@ -295,16 +346,7 @@ exit:
 }
 
 msp_status msp__dist_sum_ranks(msp_dist d, double *v, int m, msp_status lst) {
-  msp_status st = MSP_SUCCESS;
-  MSP_TRY(gather_ranks(d, v, m, lst));
-  for (int k = 0; k < m; k++) {
-    double t = d->all[k];
-    for (int q = 1; q < d->size; q++)
-      t += d->all[(size_t)q * (size_t)(m + 1) + (size_t)k];
-    v[k] = t;
-  }
-exit:
-  return st;
+  return exchange(d, v, NULL, m, lst, MSP__DIST_SUM, v);
 }
 
 msp_status msp__dist_sum_dot(msp_context ctx, msp_vector x, msp_vector y, double *r) {
@@ -325,25 +367,10 @@ exit:
 
 // The ranks' norms r_q combined as one scaled norm: m sqrt(sum (r_q / m)^2), m the largest.
 msp_status msp__dist_sum_nrm2(msp_context ctx, msp_vector x, double *r) {
-  msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
   double local = 0.0;
-  MSP_TRY(gather_ranks(d, &local, 1, d->base->nrm2(ctx, x, &local)));
-  double m = 0.0;
-  for (int q = 0; q < d->size; q++)
-    m = msp_absmax_step(m, d->all[2 * q]);
-  if (m == 0.0 || !isfinite(m)) {
-    *r = m;
-    goto exit;
-  }
-  double s = 0.0;
-  for (int q = 0; q < d->size; q++) {
-    const double v = d->all[2 * q] / m;
-    s += v * v;
-  }
-  *r = m * sqrt(s);
-exit:
-  return st;
+  const msp_status lst = d->base->nrm2(ctx, x, &local);
+  return exchange(d, &local, NULL, 1, lst, MSP__DIST_NRM2, r);
 }
 
 // h (cnt values) and *ww (when asked) summed over the ranks in one gather; lst as
@@ -385,10 +412,19 @@ exit:
   return st;
 }
 
+// DCGS2's one reduction of an iteration: over NCCL its sums go from the backend's projection to
+// the gather without a wait, and come back to the host once, combined (the solver's Hessenberg
+// work needs them there).
 msp_status msp__dist_sum_basis_dcgs2_project(msp_context ctx, const msp__basis *V, int j,
                                              msp_vector w, double *r) {
   msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
+  if (msp__dist_nccl_reduces(d) && d->dops->dcgs2_sums) {
+    const double *dv = NULL;
+    const msp_status lst = d->dops->dcgs2_sums(ctx, V, j, w, &dv);
+    return exchange(d, NULL, lst == MSP_SUCCESS ? dv : NULL, w ? 2 * j + 2 : j + 1, lst,
+                    MSP__DIST_SUM, r);
+  }
   MSP_TRY(sum_projection_st(d, r, w ? 2 * j + 2 : j + 1, NULL,
                             d->base->basis_dcgs2_project(ctx, V, j, w, r)));
 exit:
@@ -405,14 +441,19 @@ msp_status msp__dist_sum_basis_store(msp_context ctx, msp__basis *V, int j, msp_
   if (!msp_prec_is_fixed(V->prec)) return msp__dist_defer(d, d->base->basis_store(ctx, V, j, w));
   double m = 0.0;
   msp_status lst = MSP_SUCCESS;
-  if (d->dops) {
+  if (msp__dist_nccl_reduces(d)) {
+    const double *dv = NULL;
+    lst = d->dops->absmax_dev(ctx, w, &dv);
+    MSP_TRY(exchange(d, NULL, lst == MSP_SUCCESS ? dv : NULL, 1, lst, MSP__DIST_MAX, &m));
+    lst = MSP_SUCCESS;
+  } else if (d->dops) {
     lst = d->dops->absmax(ctx, w, &m);
   } else {
     const double *wv = (const double *)w->h_data;
     for (int64_t i = 0; i < V->n; i++)
       m = msp_absmax_step(m, wv[i]);
   }
-  MSP_TRY(max_reduce(d, m, &m, lst));
+  if (!msp__dist_nccl_reduces(d)) MSP_TRY(max_reduce(d, m, &m, lst));
   const double scale = msp_fx_block_scale(V->prec, m);
   if (d->dops) {
     MSP_TRY(msp__dist_defer(d, d->dops->basis_store_scaled(ctx, V, j, w, scale)));
