@@ -55,5 +55,20 @@ if [ -e "$tmp/a/y.mtx" ]; then
 fi
 # the same command line on every rank still runs
 run same 0 '"status":"ok"' -n 2 "$prog" spmv $g --json
+# --no-reference on a gen: matrix: no rank makes the whole matrix (rank 0 learns the size from
+# the ranks' rows), and the results are the reference run's bits; a bad spec fails alike
+for c in "spmv gen:stencil27:24" "solve gen:convdiff3d:24 --restart 20" "pagerank gen:rmat:14:8"; do
+  w=$(echo "$c" | cut -d' ' -f1)
+  # shellcheck disable=SC2086 # c: the command and its options
+  run "${w}_ref" 0 'result bits' -n 2 "$prog" $c --output "$tmp/$w-ref.mtx"
+  # shellcheck disable=SC2086
+  run "${w}_noref" 0 'no one-process reference' -n 2 "$prog" $c --no-reference \
+    --output "$tmp/$w-noref.mtx"
+  if ! cmp -s "$tmp/$w-ref.mtx" "$tmp/$w-noref.mtx"; then
+    echo "FAIL ${w}_noref: the result differs from the run with the reference"
+    fails=$((fails + 1))
+  fi
+done
+run noref_bad_spec 1 'unknown generator' -n 2 "$prog" spmv gen:nosuch:3 --no-reference
 echo "test_dist_agree: $cases cases, $fails failures"
 [ "$fails" -eq 0 ]
