@@ -197,6 +197,17 @@ __global__ void pr_q_kernel(int64_t n, const int32_t *__restrict__ deg, msp_acc 
 }
 
 // ---- the context --------------------------------------------------------------------------------
+// The reduction buffers freed (none: red_cap 0).
+static void red_release(dev_ctx *c) {
+  cudaFree(c->d_send);
+  cudaFree(c->d_all);
+  cudaFree(c->d_out);
+  cudaFreeHost(c->h_out);
+  cudaFreeHost(c->h_in);
+  c->d_send = c->d_all = c->d_out = c->h_out = c->h_in = NULL;
+  c->red_cap = 0;
+}
+
 static void dev_fini(msp_dist d) {
   dev_ctx *c = (dev_ctx *)d->dev;
   if (!c) return;
@@ -207,11 +218,7 @@ static void dev_fini(msp_dist d) {
   if (c->comm) cudaStreamDestroy(c->comm);
   cudaFree(c->d_max);
   cudaFreeHost(c->h_max);
-  cudaFree(c->d_send);
-  cudaFree(c->d_all);
-  cudaFree(c->d_out);
-  cudaFreeHost(c->h_out);
-  cudaFreeHost(c->h_in);
+  red_release(c);
   if (c->red0) cudaEventDestroy(c->red0);
   if (c->red1) cudaEventDestroy(c->red1);
   msp__free(c);
@@ -222,13 +229,7 @@ static void dev_fini(msp_dist d) {
 static msp_status red_buffers(dev_ctx *c, int cap) {
   msp_status st = MSP_SUCCESS;
   const size_t ld = (size_t)cap + 1;
-  cudaFree(c->d_send);
-  cudaFree(c->d_all);
-  cudaFree(c->d_out);
-  cudaFreeHost(c->h_out);
-  cudaFreeHost(c->h_in);
-  c->d_send = c->d_all = c->d_out = c->h_out = c->h_in = NULL;
-  c->red_cap = 0;
+  red_release(c);
   MSP_CUDA_TRY(cudaMalloc(&c->d_send, ld * sizeof(double)));
   MSP_CUDA_TRY(cudaMalloc(&c->d_all, ld * (size_t)c->size * sizeof(double)));
   MSP_CUDA_TRY(cudaMalloc(&c->d_out, ((size_t)cap + (size_t)c->size) * sizeof(double)));
@@ -584,12 +585,19 @@ static msp_status dev_reduce(msp_dist d, const double *v, const double *dv, int 
   MSP_CUDA_TRY(cudaSetDevice(c->device));
   if (m > c->red_cap) {
     // every rank reduces the same number of values, so every rank grows here; agreed, since a
-    // rank that could not would leave the others in the gather
-    int cap = c->red_cap;
+    // rank that could not would leave the others in the gather; after a failure every rank has
+    // none (red_cap 0), so the next reduction grows on every rank again
+    int cap = c->red_cap > RED_VALUES ? c->red_cap : RED_VALUES;
     while (cap < m)
       cap *= 2;
-    MSP_CUDA_TRY(cudaStreamSynchronize(s));
-    MSP_TRY(msp__dist_agree(d, red_buffers(c, cap)));
+    const cudaError_t e = cudaStreamSynchronize(s);
+    st = msp__dist_agree(d, e != cudaSuccess
+                                ? msp__cuda_status(e, "cudaStreamSynchronize", __FILE__, __LINE__)
+                                : red_buffers(c, cap));
+    if (st != MSP_SUCCESS) {
+      red_release(c);
+      goto exit;
+    }
   }
   *seconds = 0.0;
   MSP_CUDA_TRY(cudaEventRecord(c->red0, s)); // (once the step's values are made)
