@@ -7,46 +7,58 @@
 // with 16-byte evict-first loads (msp__load8 for the values, decoded as the loader decodes them),
 // multiplies, and sums its runs of equal row; a segmented scan over the lanes' trailing runs (5
 // shuffles) gives each lane the part of its first row held by earlier lanes. The lane where a row
-// ends writes y_r = alpha * sum + beta * y_r (through ystore_row: rounded into y's precision),
-// unless the row also has triples in another tile. Such a row (it straddles a tile boundary) is
-// finished by a fix-up:
-//   tile t writes head[t], the sum of its first row's triples, when that row started in an
-//   earlier tile, and tail[t], the sum of its last row's triples, when that row goes on in a
-//   later tile and did not start earlier (a tile inside one long row writes only head[t]).
-//   A straddling row r with first tile t0 and last tile t1 gets
-//     y_r = alpha * (tail[t0] + head[t0+1] + ... + head[t1]) + beta * y_r,
-//   summed in that fixed order by one thread (spans of at most MSP__COO_SHORT_SPAN tiles) or by
-//   a block in a fixed tree (longer spans: a row of 10^6 entries spans ~4000 tiles).
-// The list of straddling rows (row, t0, t1) is computed once at upload, short spans first. Every
-// sum is formed in an order fixed by the data alone, so the same product gives the same bits.
-// Empty rows get y_i = beta * y_i from a precomputed list (COO only: HYB's COO part leaves the
-// rows it does not hold as the ELL part wrote them). The fix-ups and the empty rows are separate
-// launches: a single fused launch (fix-up by the last block to finish) measured 0.90x of them in
-// geometric mean on the H100 (33 matrices), so it was removed.
+// ends writes y_r = alpha * sum + beta * y_r (through ystore_row: rounded into y's precision).
+//
+// A row that straddles tile boundaries (tiles t0 .. t1) is finished by its last tile t1, in the
+// same launch, so a product is one launch:
+//   - with at most MSP__COO_ABSORB triples before tile t1, that tile's warp sums them itself
+//     (lane l takes every 32nd from l, then a butterfly: the same sum on every lane and every
+//     run); the earlier tiles skip the row;
+//   - a longer row is summed by look-back (Merrill and Garland, "Single-pass parallel prefix scan
+//     with decoupled look-back"): tile t0 publishes tail[t0], the sum of the row's triples it
+//     holds, and each tile strictly inside the row publishes head[t], each behind a flag
+//     (value, fence, flag); tile t1's warp waits for the flags of tiles t0 .. t1 - 1 (lane l
+//     every 32nd), adds tail[t0] + head[t0+1] + ... in a fixed order (then a butterfly) and
+//     clears the flags for the next product. Every tile waits only on tiles before it, which
+//     were started no later than its own block, so the wait ends.
+// The lane where the row ends stores alpha * (earlier part + the tile's part) + beta * y_r.
+// pre[t] (computed once at upload) says what tile t's first row is, when it started in an
+// earlier tile: >= 0, an absorbed row whose first triple is pre[t]; -2, a look-back row going on
+// after tile t; <= -3, a look-back row ending in tile t whose first tile is -3 - pre[t]; -1
+// otherwise. Every sum is formed in an order fixed by the data alone, so the same product gives
+// the same bits. Empty rows get y_i = beta * y_i from a precomputed list, by warps of the same
+// launch past the tiles (COO only: HYB's COO part leaves the rows it does not hold as the ELL
+// part wrote them). The block size is chosen at upload so that a small matrix's tiles spread
+// over all SMs.
 //
 // A fixed-point y goes through msp__cuda_spmv_fixed_y (blas1.cu: this product into an fp64 work
 // vector, then a warp per block of 32 rows stores y): its scale per block of 32 rows needs the
-// block's 32 results at once, and here a row is finished by one lane or by a fix-up, never by a
+// block's 32 results at once, and here a row is finished by one lane, never by a
 // warp holding a whole block.
 //
 // Device slots of a COO matrix:
 //   0 row    int32 [tiles * 256]  row indices, padded with INT32_MAX (above every row: sorted)
 //   1 col    int32 [tiles * 256]  column indices, padded with 0
-//   2 head   f64   [tiles]        scratch: partial sums of rows started in an earlier tile
-//   3 tail   f64   [tiles]        scratch: partial sums of rows going on in a later tile
-//   4 fix    int64 [3 * fixes]    (row, t0, t1) of each straddling row, short spans first
+//   2 head   f64   [tiles]        scratch: look-back sums of tiles inside a row,
+//            then int64 [tiles]   pre (see above)
+//   3 tail   f64   [tiles]        scratch: look-back sums of a row's first tile
+//   4 flag   uint32 [2 * tiles]   look-back flags: 2t head[t] published, 2t+1 tail[t]; 0 between
+//                                 products
 //   5 empty  int32 [empties]      rows without entries
 //   6 val    the values [nnz] in the matrix's precision (not padded: loads past nnz read 0)
 //   7 scales f64 [ceil(nnz / 256)]  fixed point only
-// Scalars: i64[0] tiles, i64[1] short fix-ups, i64[2] long fix-ups, i64[3] nnz, i64[4] empty rows.
+// Scalars: i64[0] tiles, i64[1] absorbed rows, i64[2] look-back rows, i64[3] nnz, i64[4] warps
+// per block, i64[5] empty rows.
 #include "formats.cuh"
 
-#define MSP__COO_SHORT_SPAN 32 // straddling rows over at most this many tiles: one thread each
+// Straddling rows with at most this many triples before their last tile are absorbed by it: at
+// most 16 loads per lane, issued beside the tile's own; longer ones are summed by look-back.
+#define MSP__COO_ABSORB 512
 
-enum { COO_ROW = 0, COO_COL, COO_HEAD, COO_TAIL, COO_FIX };
-enum { COO_Q_TILES = 0, COO_Q_SHORT, COO_Q_LONG, COO_Q_NNZ };
+enum { COO_ROW = 0, COO_COL, COO_HEAD, COO_TAIL, COO_FLAG };
+enum { COO_Q_TILES = 0, COO_Q_ABSORBED, COO_Q_LOOKBACK, COO_Q_NNZ, COO_Q_WARPS };
 enum { COO_EMPTY_SLOT = 5, COO_VAL_SLOT, COO_SCALES_SLOT };
-#define COO_EMPTY_Q 4
+#define COO_EMPTY_Q 5
 
 // ---- kernels ------------------------------------------------------------------------------------
 // 8 consecutive int32 items of one lane with 16-byte evict-first loads (read once per product:
@@ -79,13 +91,19 @@ template <class LA, class LX, class Y>
 __device__ __forceinline__ void
 coo_tile(int64_t t, int64_t ntiles, const int32_t *__restrict__ row,
          const int32_t *__restrict__ col, const LA &va, int64_t voff, int64_t nnz, const LX &x,
-         const Y &y, double alpha, double beta, const double *part, double *head, double *tail) {
+         const Y &y, double alpha, double beta, const double *part, double *head, double *tail,
+         const int64_t *__restrict__ pre, unsigned *flag) {
   const unsigned full = 0xffffffffu;
   const int lane = threadIdx.x & 31;
   const int64_t base = t * MSP__COO_TILE;
-  // Does the tile's first row start in an earlier tile? Which row follows the tile?
+  // Does the tile's first row start in an earlier tile (absorbed: from >= 0; finished here by
+  // look-back: t0 >= 0)? Which row follows the tile, and does a later tile wait for this tile's
+  // part of its last row?
   const int32_t first_row = msp__ld(row + base);
   const bool started_before = base > 0 && msp__ld(row + base - 1) == first_row;
+  const int64_t pt = started_before ? msp__ld(pre + t) : -1;
+  const int64_t from = pt >= 0 ? pt : -1, t0 = pt <= -3 ? -3 - pt : -1;
+  const bool next_waits = t + 1 < ntiles && msp__ld(pre + t + 1) <= -2;
   const int32_t after = t + 1 < ntiles ? msp__ld(row + base + MSP__COO_TILE) : INT32_MAX;
 
   int32_t r[MSP__COO_ITEMS], c[MSP__COO_ITEMS];
@@ -94,6 +112,30 @@ coo_tile(int64_t t, int64_t ntiles, const int32_t *__restrict__ row,
   coo_load8(row + mine, r);
   coo_load8(col + mine, c);
   msp__load8(va, voff + mine, voff + nnz, v);
+  // The absorbed row's triples before this tile (warp-uniform branch): lane l sums every 32nd
+  // from from + l, then a butterfly gives every lane the same sum.
+  double earlier = 0.0;
+  if (from >= 0) {
+#pragma unroll 4
+    for (int64_t k = from + lane; k < base; k += 32)
+      earlier += va.stream(voff + k) * x(msp__ld(col + k));
+  } else if (t0 >= 0) {
+    // Tile t0's tail, then the heads of the tiles inside the row: wait for each flag, read the
+    // value from L2 (never a stale L1 line), clear the flag.
+    for (int64_t u = t0 + lane; u < t; u += 32) {
+      unsigned *f = flag + 2 * u + (u == t0);
+      while (atomicAdd(f, 0u) == 0u) {
+      }
+      __threadfence();
+      earlier += __ldcg(u == t0 ? tail + u : head + u);
+      atomicExch(f, 0u);
+    }
+  }
+  if (from >= 0 || t0 >= 0) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+      earlier += __shfl_xor_sync(full, earlier, o);
+  }
   double p[MSP__COO_ITEMS];
 #pragma unroll
   for (int k = 0; k < MSP__COO_ITEMS; k++)
@@ -126,107 +168,66 @@ coo_tile(int64_t t, int64_t ntiles, const int32_t *__restrict__ row,
     run += p[k];
     const int32_t nr = k + 1 < MSP__COO_ITEMS ? r[k + 1] : next;
     if (nr != r[k]) { // row r[k] ends here
-      if (r[k] != INT32_MAX) {
-        if (started_before && r[k] == first_row)
-          head[t] = run;
-        else
-          coo_finish(y, r[k], alpha, run, beta, part);
-      }
+      if (r[k] != INT32_MAX)
+        coo_finish(y, r[k], alpha, started_before && r[k] == first_row ? earlier + run : run, beta,
+                   part);
       run = 0.0;
     }
   }
-  // The tile's last row goes on in the next tile: hand its part to the fix-up.
-  if (lane == 31 && next == last && last != INT32_MAX) {
-    if (started_before && last == first_row)
-      head[t] = run;
-    else
-      tail[t] = run;
+  // The tile's last row goes on in the next tile and is finished by look-back: publish its part
+  // (value, fence, flag).
+  if (lane == 31 && next == last && last != INT32_MAX && next_waits) {
+    const bool inside = started_before && last == first_row;
+    (inside ? head : tail)[t] = run;
+    __threadfence();
+    atomicExch(flag + 2 * t + !inside, 1u);
   }
 }
 
 // 64 registers (MSP__FMT_MIN_BLOCKS blocks of 256 per SM; with a reduced-precision y the run-time
 // store costs registers at each of a lane's 8 possible row ends): no spills, and 4 blocks keep over
 // 128 KB of loads in flight per SM (8 triples per lane in 16-byte loads), far above what HBM
-// latency asks.
+// latency asks. Warps past the tiles (COO only) store the empty rows, 256 per warp:
+// y_i = beta * y_i. The block size (a multiple of 32, at most BLOCK) is chosen at upload.
 template <class LA, class LX, int BLOCK, class Y>
 __global__ void __launch_bounds__(BLOCK, MSP__FMT_MIN_BLOCKS)
     coo_tiles_kernel(int64_t ntiles, const int32_t *__restrict__ row,
                      const int32_t *__restrict__ col, LA va, int64_t voff, int64_t nnz, LX x, Y y,
                      double alpha, double beta, const double *__restrict__ part,
-                     double *__restrict__ head, double *__restrict__ tail) {
-  const int64_t t = (int64_t)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
-  if (t >= ntiles) return; // the whole warp leaves together
-  coo_tile(t, ntiles, row, col, va, voff, nnz, x, y, alpha, beta, part, head, tail);
-}
-
-// One thread per straddling row of a short span: tail[t0] + head[t0+1] + ... + head[t1].
-template <class Y>
-__global__ void __launch_bounds__(MSP__FMT_BLOCK)
-    coo_fix_short_kernel(int64_t nfix, const int64_t *__restrict__ fix,
-                         const double *__restrict__ head, const double *__restrict__ tail, Y y,
-                         double alpha, double beta, const double *__restrict__ part) {
-  const int64_t q = (int64_t)blockIdx.x * MSP__FMT_BLOCK + threadIdx.x;
-  if (q >= nfix) return;
-  const int64_t r = msp__ld(fix + 3 * q), t0 = msp__ld(fix + 3 * q + 1),
-                t1 = msp__ld(fix + 3 * q + 2);
-  double s = tail[t0];
-  for (int64_t t = t0 + 1; t <= t1; t++)
-    s += head[t];
-  coo_finish(y, r, alpha, s, beta, part);
-}
-
-// One block per straddling row of a long span: thread k sums elements k, k + BLOCK, ... in order
-// (element 0 is tail[t0], element e > 0 is head[t0 + e]), then a fixed tree over the block.
-template <int BLOCK, class Y>
-__global__ void __launch_bounds__(BLOCK)
-    coo_fix_long_kernel(const int64_t *__restrict__ fix, const double *__restrict__ head,
-                        const double *__restrict__ tail, Y y, double alpha, double beta,
-                        const double *__restrict__ part) {
-  __shared__ double warp_sum[BLOCK / 32];
-  const int64_t q = blockIdx.x;
-  const int64_t r = msp__ld(fix + 3 * q), t0 = msp__ld(fix + 3 * q + 1),
-                t1 = msp__ld(fix + 3 * q + 2);
-  const int64_t n = t1 - t0 + 1;
-  double s = 0.0;
-#pragma unroll 4
-  for (int64_t e = threadIdx.x; e < n; e += BLOCK)
-    s += e == 0 ? tail[t0] : head[t0 + e];
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1)
-    s += __shfl_down_sync(0xffffffffu, s, o);
-  if ((threadIdx.x & 31) == 0) warp_sum[threadIdx.x >> 5] = s;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    double total = 0.0;
-#pragma unroll
-    for (int w = 0; w < BLOCK / 32; w++)
-      total += warp_sum[w];
-    coo_finish(y, r, alpha, total, beta, part);
+                     double *__restrict__ head, double *__restrict__ tail,
+                     const int64_t *__restrict__ pre, unsigned *flag, int64_t nempty,
+                     const int32_t *__restrict__ empty) {
+  const int64_t t = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  if (t < ntiles) {
+    coo_tile(t, ntiles, row, col, va, voff, nnz, x, y, alpha, beta, part, head, tail, pre, flag);
+    return; // the whole warp leaves together
   }
-}
-
-// Rows without entries: y_i = beta * y_i (0 when beta == 0, y not read).
-template <class Y>
-__global__ void __launch_bounds__(MSP__FMT_BLOCK)
-    coo_empty_kernel(int64_t n, const int32_t *__restrict__ rows, Y y, double beta) {
-  const int64_t k = (int64_t)blockIdx.x * MSP__FMT_BLOCK + threadIdx.x;
-  if (k >= n) return;
-  ystore_row(y, msp__ld(rows + k), 0.0, 0.0, beta);
+  const int64_t e0 = (t - ntiles) * MSP__COO_TILE + (threadIdx.x & 31);
+#pragma unroll
+  for (int k = 0; k < MSP__COO_ITEMS; k++)
+    if (e0 + 32 * k < nempty) ystore_row(y, msp__ld(empty + e0 + 32 * k), 0.0, 0.0, beta);
 }
 
 // ---- the COO part (shared with HYB) -------------------------------------------------------------
 msp_status msp__cuda_coo_part_upload(msp_context ctx, msp__cuda_matrix *m, int s0, int q0,
                                      int64_t nnz, const int32_t *row, const int32_t *col) {
   msp_status st = MSP_SUCCESS;
-  int64_t *all = NULL, *fix = NULL;
+  int64_t *pre = NULL;
   const int64_t T = MSP__COO_TILE;
   const int64_t tiles = (nnz + T - 1) / T, padded = tiles * T;
-  int64_t nall = 0, nshort = 0, nlong = 0;
+  int64_t nabsorbed = 0, nlookback = 0;
   cudaStream_t s = msp__cuda(ctx)->stream;
   m->i64[q0 + COO_Q_TILES] = tiles;
-  m->i64[q0 + COO_Q_SHORT] = 0;
-  m->i64[q0 + COO_Q_LONG] = 0;
+  m->i64[q0 + COO_Q_ABSORBED] = 0;
+  m->i64[q0 + COO_Q_LOOKBACK] = 0;
   m->i64[q0 + COO_Q_NNZ] = nnz;
+  { // Warps per block: 8, fewer when that leaves SMs idle (a small matrix's tiles spread wider).
+    const int64_t sms = msp__cuda(ctx)->sm_count > 0 ? msp__cuda(ctx)->sm_count : 1;
+    int64_t w = MSP__FMT_BLOCK / 32;
+    while (w > 1 && (tiles + w - 1) / w < 2 * sms)
+      w /= 2;
+    m->i64[q0 + COO_Q_WARPS] = w;
+  }
   if (tiles == 0) return MSP_SUCCESS;
 
   // Indices padded to whole tiles: rows INT32_MAX (after every real row), column 0. The values
@@ -246,62 +247,65 @@ msp_status msp__cuda_coo_part_upload(msp_context ctx, msp__cuda_matrix *m, int s
                                  (size_t)(padded - nnz) * sizeof(int32_t), cudaMemcpyHostToDevice,
                                  s));
   }
-  MSP_TRY(msp__cuda_matrix_put(ctx, m, s0 + COO_HEAD, NULL, (size_t)tiles * sizeof(double)));
   MSP_TRY(msp__cuda_matrix_put(ctx, m, s0 + COO_TAIL, NULL, (size_t)tiles * sizeof(double)));
+  MSP_TRY(
+      msp__cuda_matrix_put(ctx, m, s0 + COO_FLAG, NULL, (size_t)(2 * tiles) * sizeof(unsigned)));
 
-  // Straddling rows: walk the tile boundaries; consecutive boundaries inside one row extend it.
-  if (tiles > 1) {
-    MSP_TRY(MSP_ALLOC(all, 3 * (tiles - 1), "COO fix-up list"));
-    for (int64_t t = 0; t + 1 < tiles; t++) {
-      const int64_t b = (t + 1) * T; // < nnz, since t + 1 < tiles
-      if (row[b - 1] != row[b]) continue;
-      if (nall > 0 && all[3 * (nall - 1)] == row[b] && all[3 * (nall - 1) + 2] == t) {
-        all[3 * (nall - 1) + 2] = t + 1;
-      } else {
-        all[3 * nall] = row[b];
-        all[3 * nall + 1] = t;
-        all[3 * nall + 2] = t + 1;
-        nall++;
-      }
+  // Straddling rows: row r starts in tile t0, goes on over the boundary after it and ends in
+  // tile t1 (the boundaries after t0 .. t1 - 1 are inside it).
+  MSP_TRY(MSP_ALLOC(pre, tiles, "COO straddling rows"));
+  for (int64_t t = 0; t < tiles; t++)
+    pre[t] = -1;
+  for (int64_t t0 = 0; t0 + 1 < tiles; t0++) {
+    const int64_t b = (t0 + 1) * T; // < nnz, since t0 + 1 < tiles
+    const int32_t r = row[b - 1];
+    if (row[b] != r) continue;
+    int64_t first = b - 1; // the row's first triple, inside tile t0
+    while (first > t0 * T && row[first - 1] == r)
+      first--;
+    int64_t t1 = t0 + 1;
+    while (t1 + 1 < tiles && row[(t1 + 1) * T - 1] == r && row[(t1 + 1) * T] == r)
+      t1++;
+    if (t1 * T - first <= MSP__COO_ABSORB) {
+      for (int64_t t = t0 + 1; t <= t1; t++)
+        pre[t] = first;
+      nabsorbed++;
+    } else {
+      for (int64_t t = t0 + 1; t < t1; t++)
+        pre[t] = -2;
+      pre[t1] = -3 - t0;
+      nlookback++;
     }
-    for (int64_t q = 0; q < nall; q++) {
-      if (all[3 * q + 2] - all[3 * q + 1] <= MSP__COO_SHORT_SPAN)
-        nshort++;
-      else
-        nlong++;
-    }
-    if (nall > 0) {
-      MSP_TRY(MSP_ALLOC(fix, 3 * nall, "COO fix-up list"));
-      int64_t a = 0, b = nshort;
-      for (int64_t q = 0; q < nall; q++) {
-        int64_t *dst =
-            all[3 * q + 2] - all[3 * q + 1] <= MSP__COO_SHORT_SPAN ? fix + 3 * a++ : fix + 3 * b++;
-        memcpy(dst, all + 3 * q, 3 * sizeof(int64_t));
-      }
-      MSP_TRY(
-          msp__cuda_matrix_put(ctx, m, s0 + COO_FIX, fix, (size_t)(3 * nall) * sizeof(int64_t)));
-      // The host list must outlive the (pageable, staged) copy only until the call returns.
-    }
+    t0 = t1 - 1; // the loop's t0++ moves to tile t1, whose first row is this one
   }
-  m->i64[q0 + COO_Q_SHORT] = nshort;
-  m->i64[q0 + COO_Q_LONG] = nlong;
+  // head (scratch, written by the kernel before it is read), then pre.
+  MSP_TRY(msp__cuda_matrix_put(ctx, m, s0 + COO_HEAD, NULL,
+                               (size_t)tiles * (sizeof(double) + sizeof(int64_t))));
+  MSP_CUDA_TRY(cudaMemcpyAsync((double *)m->d[s0 + COO_HEAD] + tiles, pre,
+                               (size_t)tiles * sizeof(int64_t), cudaMemcpyHostToDevice, s));
+  m->i64[q0 + COO_Q_ABSORBED] = nabsorbed;
+  m->i64[q0 + COO_Q_LOOKBACK] = nlookback;
+  // pre is freed below: wait for the copy from it (uploads are not on the hot path).
+  MSP_CUDA_TRY(cudaStreamSynchronize(s));
 exit:
-  msp__free(all);
-  msp__free(fix);
+  msp__free(pre);
   return st;
 }
 
 template <class LA, class LX, class Y>
 static msp_status coo_tiles_launch(cudaStream_t s, const msp__cuda_matrix *m, int s0, int q0,
                                    const LA &va, int64_t voff, const LX &x, const Y &y,
-                                   double alpha, double beta, const double *part) {
+                                   double alpha, double beta, const double *part, int64_t nempty,
+                                   const int32_t *empty) {
   msp_status st = MSP_SUCCESS;
-  const int64_t tiles = m->i64[q0 + COO_Q_TILES];
+  const int64_t tiles = m->i64[q0 + COO_Q_TILES], w = m->i64[q0 + COO_Q_WARPS];
+  const int64_t warps = tiles + (nempty + MSP__COO_TILE - 1) / MSP__COO_TILE;
+  double *head = (double *)m->d[s0 + COO_HEAD];
   coo_tiles_kernel<LA, LX, MSP__FMT_BLOCK, Y>
-      <<<msp__cuda_blocks(tiles, MSP__FMT_BLOCK / 32), MSP__FMT_BLOCK, 0, s>>>(
+      <<<msp__cuda_blocks(warps, (int)w), (unsigned)(32 * w), 0, s>>>(
           tiles, (const int32_t *)m->d[s0 + COO_ROW], (const int32_t *)m->d[s0 + COO_COL], va, voff,
-          m->i64[q0 + COO_Q_NNZ], x, y, alpha, beta, part, (double *)m->d[s0 + COO_HEAD],
-          (double *)m->d[s0 + COO_TAIL]);
+          m->i64[q0 + COO_Q_NNZ], x, y, alpha, beta, part, head, (double *)m->d[s0 + COO_TAIL],
+          (const int64_t *)(head + tiles), (unsigned *)m->d[s0 + COO_FLAG], nempty, empty);
   MSP_CUDA_CHECK_LAUNCH("coo_tiles_kernel");
 exit:
   return st;
@@ -310,43 +314,34 @@ exit:
 template <class Y>
 static msp_status coo_part_spmv(cudaStream_t s, const msp__cuda_matrix *m, int s0, int q0,
                                 const msp_acc &va, int64_t voff, const msp_acc &xa, const Y &y,
-                                double alpha, double beta, const double *part) {
-  msp_status st = MSP_SUCCESS;
-  const int64_t tiles = m->i64[q0 + COO_Q_TILES], nshort = m->i64[q0 + COO_Q_SHORT],
-                nlong = m->i64[q0 + COO_Q_LONG];
-  const double *head = (const double *)m->d[s0 + COO_HEAD],
-               *tail = (const double *)m->d[s0 + COO_TAIL];
-  const int64_t *fix = (const int64_t *)m->d[s0 + COO_FIX];
-  if (tiles == 0) return MSP_SUCCESS;
-  MSP_TRY(msp__fmt_dispatch2(va, xa, [&](auto la, auto lx) {
-    return coo_tiles_launch(s, m, s0, q0, la, voff, lx, y, alpha, beta, part);
-  }));
-  if (nshort > 0) {
-    coo_fix_short_kernel<Y><<<msp__cuda_blocks(nshort, MSP__FMT_BLOCK), MSP__FMT_BLOCK, 0, s>>>(
-        nshort, fix, head, tail, y, alpha, beta, part);
-    MSP_CUDA_CHECK_LAUNCH("coo_fix_short_kernel");
-  }
-  if (nlong > 0) {
-    coo_fix_long_kernel<MSP__FMT_BLOCK, Y><<<(unsigned)nlong, MSP__FMT_BLOCK, 0, s>>>(
-        fix + 3 * nshort, head, tail, y, alpha, beta, part);
-    MSP_CUDA_CHECK_LAUNCH("coo_fix_long_kernel");
-  }
-exit:
-  return st;
+                                double alpha, double beta, const double *part, int64_t nempty,
+                                const int32_t *empty) {
+  if (m->i64[q0 + COO_Q_TILES] == 0 && nempty == 0) return MSP_SUCCESS;
+  return msp__fmt_dispatch2(va, xa, [&](auto la, auto lx) {
+    return coo_tiles_launch(s, m, s0, q0, la, voff, lx, y, alpha, beta, part, nempty, empty);
+  });
 }
 
 // An f64 y gets the plain store (ystore_f64): a lane of the tile kernel may finish 8 rows, and
 // the run-time tests of ystore at each of them cost time on graphs whose rows end every few
-// triples (as in the CSR kernels, access.cuh). The same operations: the same bits.
-msp_status msp__cuda_coo_part_spmv(cudaStream_t s, const msp__cuda_matrix *m, int s0, int q0,
-                                   const msp_acc &va, int64_t voff, const msp_acc &xa,
-                                   const ystore &y, double alpha, double beta, const double *part) {
+// triples (as in the CSR kernels, access.cuh). The same operations: the same bits. nempty rows
+// listed in empty (device) get y_i = beta * y_i in the same launch.
+static msp_status coo_part_spmv_y(cudaStream_t s, const msp__cuda_matrix *m, int s0, int q0,
+                                  const msp_acc &va, int64_t voff, const msp_acc &xa,
+                                  const ystore &y, double alpha, double beta, const double *part,
+                                  int64_t nempty, const int32_t *empty) {
   if (y.a.prec == MSP_PRECISION_F64) {
     ystore_f64 yf;
     yf.d = (double *)y.a.data;
-    return coo_part_spmv(s, m, s0, q0, va, voff, xa, yf, alpha, beta, part);
+    return coo_part_spmv(s, m, s0, q0, va, voff, xa, yf, alpha, beta, part, nempty, empty);
   }
-  return coo_part_spmv(s, m, s0, q0, va, voff, xa, y, alpha, beta, part);
+  return coo_part_spmv(s, m, s0, q0, va, voff, xa, y, alpha, beta, part, nempty, empty);
+}
+
+msp_status msp__cuda_coo_part_spmv(cudaStream_t s, const msp__cuda_matrix *m, int s0, int q0,
+                                   const msp_acc &va, int64_t voff, const msp_acc &xa,
+                                   const ystore &y, double alpha, double beta, const double *part) {
+  return coo_part_spmv_y(s, m, s0, q0, va, voff, xa, y, alpha, beta, part, 0, NULL);
 }
 
 // ---- the COO format -----------------------------------------------------------------------------
@@ -385,15 +380,9 @@ extern "C" msp_status msp__cuda_coo_spmv(msp_context ctx, double alpha, const ms
     return msp__cuda_spmv_fixed_y(ctx, alpha, A, x, beta, y, msp__cuda_coo_spmv);
   const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
   const cudaStream_t s = msp__cuda(ctx)->stream;
-  const int64_t nempty = m->i64[COO_EMPTY_Q];
-  const ystore ys = msp__vector_ystore(y);
-  MSP_TRY(msp__cuda_coo_part_spmv(s, m, 0, 0, msp__fmt_values(A, m, COO_VAL_SLOT, COO_SCALES_SLOT),
-                                  0, msp__vector_acc(x, 1), ys, alpha, beta, NULL));
-  if (nempty > 0) {
-    coo_empty_kernel<ystore><<<msp__cuda_blocks(nempty, MSP__FMT_BLOCK), MSP__FMT_BLOCK, 0, s>>>(
-        nempty, (const int32_t *)m->d[COO_EMPTY_SLOT], ys, beta);
-    MSP_CUDA_CHECK_LAUNCH("coo_empty_kernel");
-  }
+  MSP_TRY(coo_part_spmv_y(s, m, 0, 0, msp__fmt_values(A, m, COO_VAL_SLOT, COO_SCALES_SLOT), 0,
+                          msp__vector_acc(x, 1), msp__vector_ystore(y), alpha, beta, NULL,
+                          m->i64[COO_EMPTY_Q], (const int32_t *)m->d[COO_EMPTY_SLOT]));
 exit:
   return st;
 }

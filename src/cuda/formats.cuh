@@ -461,9 +461,10 @@ msp_status msp__cuda_ell_part_spmv(cudaStream_t s, const msp__cuda_matrix *m, in
                                    double *part);
 
 // A COO part (triples sorted by row, then column), reduced by equal shares of MSP__COO_TILE
-// triples per warp without atomics. Fills slots s0 .. s0+4 (row, col, head partials, tail
-// partials, fix-up list) and the scalars i64[q0] = tiles, i64[q0+1] = short fix-ups,
-// i64[q0+2] = long fix-ups, i64[q0+3] = nnz. coo.cu documents the scheme.
+// triples per warp without atomics, in one launch. Fills slots s0 .. s0+4 (row, col, head partials
+// and the straddling rows' plan, tail partials, look-back flags) and the scalars i64[q0] = tiles,
+// i64[q0+1] = absorbed rows, i64[q0+2] = look-back rows, i64[q0+3] = nnz, i64[q0+4] = warps per
+// block. coo.cu documents the scheme.
 #define MSP__COO_ITEMS 8                    // consecutive triples per lane
 #define MSP__COO_TILE (32 * MSP__COO_ITEMS) // triples per warp
 msp_status msp__cuda_coo_part_upload(msp_context ctx, msp__cuda_matrix *m, int s0, int q0,
@@ -471,7 +472,7 @@ msp_status msp__cuda_coo_part_upload(msp_context ctx, msp__cuda_matrix *m, int s
 // For every row r with triples: y_r = alpha * sum_r + beta * y_r (y_r not read when beta == 0),
 // or with part (HYB) y_r = alpha * sum_r + part[r], rounded once into y's precision; triple k's
 // value is va[voff + k]. Rows without triples are not touched. y must not be fixed point (a row's
-// sum is finished by one lane or a fix-up, never by a warp holding a whole block of 32 rows): the
+// sum is finished by one lane, never by a warp holding a whole block of 32 rows): the
 // caller goes through msp__cuda_spmv_fixed_y for it.
 msp_status msp__cuda_coo_part_spmv(cudaStream_t s, const msp__cuda_matrix *m, int s0, int q0,
                                    const msp_acc &va, int64_t voff, const msp_acc &xa,

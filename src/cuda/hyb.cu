@@ -5,7 +5,7 @@
 // row, made at upload) gets its partial alpha * ell_i + beta * y_i in an fp64 array `part`
 // instead. The COO part (the rest, sorted by row) then runs the segmented reduction of coo.cu, so
 // each row with a tail gets y_i = alpha * coo_i + part_i, written by exactly one thread (the lane
-// where its run ends, or the fix-up of a row straddling tiles), in an order fixed by the data:
+// where its run ends, in the tile where it ends), in an order fixed by the data:
 // deterministic, rounded into y's precision once from the whole row (an overflow counted once),
 // and in f64 the same bits as adding the tail to the ELL pass's y. Both parts are the ELL and
 // COO kernels, one template each over the loaders of the values and of x.
@@ -17,13 +17,13 @@
 //
 // Device slots of a HYB matrix:
 //   0 .. 1  the ELL part, as in ell.cu (col, rowlen when used)
-//   2 .. 6  the COO part, as in coo.cu (row, col, head, tail, fix)
+//   2 .. 6  the COO part, as in coo.cu (row, col, head and pre, tail, look-back flags)
 //   7       the values [stride * K + coo_nnz] in the matrix's precision
 //   8       fixed point: the scales, f64 [ceil((stride * K + coo_nnz) / 256)]
 //   9       uint32 [ceil(rows / 32)]  bit i: row i has a COO tail
 //   10      f64 [rows]                scratch: the ELL partial of the rows with a tail
-// Scalars: i64[0 .. 2] the ELL part's (width, rowlen used, stride), i64[3 .. 6] the COO part's
-// (tiles, short fix-ups, long fix-ups, nnz).
+// Scalars: i64[0 .. 2] the ELL part's (width, rowlen used, stride), i64[3 .. 7] the COO part's
+// (tiles, absorbed rows, look-back rows, nnz, warps per block).
 #include "formats.cuh"
 
 enum {
@@ -34,7 +34,7 @@ enum {
   HYB_TAIL_SLOT,
   HYB_PART_SLOT
 };
-enum { HYB_ELL_Q = 0, HYB_COO_Q = 3 }; // the ELL part's 3 scalars, then the COO part's 4
+enum { HYB_ELL_Q = 0, HYB_COO_Q = 3 }; // the ELL part's 3 scalars, then the COO part's 5
 
 extern "C" msp_status msp__cuda_hyb_upload(msp_context ctx, msp_matrix A) {
   msp_status st = MSP_SUCCESS;
