@@ -20,6 +20,7 @@
 //                 or -1 (see csr_merge_kernel's last-block epilogue)
 //   d[10] run_row  int64[runs]: fused fix-up only: the row of each run
 //   d[11] counter  unsigned[1]: fused fix-up only: blocks done in the current launch (0 between)
+//   i64[11] merge-path items per thread (a tile is i64[11] * MERGE_THREADS items),
 //   i64[0] vector group size G, i64[1] tiles, i64[2] nruns, i64[3] 1 where the mean row length
 //   exceeds G, i64[4] 1 where at least half of the rows are longer than G (both: the vector
 //   kernel's slots per step, csr.cuh vector_long_rows), i64[5] nlong, i64[7] fused run count
@@ -56,7 +57,18 @@ extern "C" msp_status msp__cuda_csr_structure_planned(msp_context ctx, msp__cuda
   msp_status st = MSP_SUCCESS;
   int64_t *trow = NULL, *tnz = NULL, *runs = NULL, *lruns = NULL, *rrow = NULL;
   int32_t *trun = NULL;
-  const int64_t tiles = (rows + nnz + MERGE_TILE - 1) / MERGE_TILE;
+  // Items per thread: MERGE_IPT, halved (to 2 at least) while the tiles would not give every SM
+  // 4 blocks and the smaller tiles still fit the fused fix-up. Coordinates made elsewhere
+  // (trow_in) are for MERGE_IPT.
+  const int64_t items = rows + nnz,
+                sms = msp__cuda(ctx)->sm_count > 0 ? msp__cuda(ctx)->sm_count : 1;
+  int ipt = MERGE_IPT;
+  while (!trow_in && ipt > 2 &&
+         (items + ipt * MERGE_THREADS - 1) / (ipt * MERGE_THREADS) < 4 * sms &&
+         (items + ipt / 2 * MERGE_THREADS - 1) / (ipt / 2 * MERGE_THREADS) <= MERGE_FUSE_TILES)
+    ipt /= 2;
+  const int64_t tile = (int64_t)ipt * MERGE_THREADS;
+  const int64_t tiles = (items + tile - 1) / tile;
   int64_t nruns = 0, nlong = 0, nfused = 0;
 
   if (tiles > INT32_MAX)
@@ -81,7 +93,7 @@ extern "C" msp_status msp__cuda_csr_structure_planned(msp_context ctx, msp__cuda
       memcpy(tnz, tnz_in, (size_t)(tiles + 1) * sizeof *tnz);
     } else {
       for (int64_t k = 0; k <= tiles; k++) {
-        const int64_t dg = k * MERGE_TILE < rows + nnz ? k * MERGE_TILE : rows + nnz;
+        const int64_t dg = k * tile < items ? k * tile : items;
         msp__merge_search(dg, rowptr, rows, nnz, &trow[k], &tnz[k]);
       }
     }
@@ -148,6 +160,7 @@ extern "C" msp_status msp__cuda_csr_structure_planned(msp_context ctx, msp__cuda
   m->i64[2] = nruns;
   m->i64[5] = nlong;
   m->i64[7] = nfused;
+  m->i64[11] = ipt;
   // Copies from pageable memory are staged before cudaMemcpyAsync returns; waiting here anyway
   // keeps the host buffers freed below out of any doubt (uploads are not on the hot path).
   MSP_CUDA_TRY(cudaStreamSynchronize(msp__cuda(ctx)->stream));
@@ -184,10 +197,10 @@ exit:
   return st;
 }
 
-// Every storage precision of A and of x through one launcher: the two nested switches over
-// MSP_PRECISION_LIST instantiate the kernels for each pair, each with y's store as a type
-// (msp__ystore_dispatch: a plain store for an f64 y, the rounding store of y's precision
-// otherwise).
+// Every storage precision of A and of x through one launcher: the switch over MSP_PRECISION_LIST
+// picks the values' instantiation (csr.cuh msp__cuda_csr_spmv_values, compiled in
+// csr_values_*.cu), which switches over x's precision and y's store (msp__ystore_dispatch: a plain
+// store for an f64 y, the rounding store of y's precision otherwise).
 extern "C" msp_status msp__cuda_csr_spmv(msp_context ctx, double alpha, const msp_matrix A,
                                          msp_vector x, double beta, msp_vector y) {
   if (A->rows == 0) return MSP_SUCCESS;
@@ -196,17 +209,7 @@ extern "C" msp_status msp__cuda_csr_spmv(msp_context ctx, double alpha, const ms
   const msp_kernel k = msp__cuda_csr_kernel(A);
   if (msp__cuda_csr_via_f64_y(k, y))
     return msp__cuda_spmv_fixed_y(ctx, alpha, A, x, beta, y, msp__cuda_csr_spmv);
-  const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
   return msp__prec_dispatch(A->precision, [&](auto pa) {
-    // The device view of the stored values; CPMS reads the segments the matrix asks for now
-    // (msp_matrix_set_cpms_segments may change them after the upload).
-    loader<decltype(pa)::value> va;
-    va.a = msp__fmt_values(A, m, SLOT_VAL, SLOT_SCALES);
-    return msp__prec_dispatch(x->prec, [&](auto px) {
-      return msp__ystore_dispatch(y, [&](const auto &ys) {
-        return msp__cuda_csr_launch<decltype(va), decltype(px)::value>(ctx, k, m, A->rows, va, x,
-                                                                       alpha, beta, ys);
-      });
-    });
+    return msp__cuda_csr_spmv_values<decltype(pa)::value>(ctx, k, A, x, alpha, beta, y);
   });
 }

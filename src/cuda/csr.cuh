@@ -17,6 +17,8 @@
 // SC16): a tile of MERGE_THREADS * MERGE_IPT items of the merged list (row ends + nonzeros) per
 // block, MERGE_IPT consecutive items per thread, so every block and thread does the same work
 // whatever the row lengths (a row of 10^6 nonzeros next to 10^6 empty rows included).
+// MERGE_IPT is the most items per thread; a matrix whose tiles would leave SMs idle gets fewer
+// (4 or 2, chosen at upload: csr_merge_ipt), so that its tiles spread over all SMs.
 #define MERGE_THREADS 128
 #define MERGE_IPT 8
 #define MERGE_TILE (MERGE_THREADS * MERGE_IPT)
@@ -84,9 +86,19 @@ __global__ void __launch_bounds__(SCALAR_THREADS)
   if (valid) {
     const int64_t b = __ldg(rowptr + row), end = __ldg(rowptr + row + 1);
     if constexpr (std::is_same<VB, csr_no_split>::value) {
-#pragma unroll 4
-      for (int64_t j = b; j < end; j++)
-        s += val(j) * x(__ldg(colind + j));
+      // the CPU's row sum (msp__cpu_row_sum): the even and the odd entries apart, each product
+      // rounded and then added, their sums added, then an odd row's last entry: the same bits as
+      // the CPU backend, which solvers whose iterations amplify last-bit differences need
+      // (GMRES with a compressed basis, tests/cuda_gmres.c)
+      double s0 = 0.0, s1 = 0.0;
+      int64_t j = b;
+#pragma unroll 2
+      for (; j + 2 <= end; j += 2) {
+        s0 = __dadd_rn(s0, __dmul_rn(val(j), x(__ldg(colind + j))));
+        s1 = __dadd_rn(s1, __dmul_rn(val(j + 1), x(__ldg(colind + j + 1))));
+      }
+      s = __dadd_rn(s0, s1);
+      if (j < end) s = __dadd_rn(s, __dmul_rn(val(j), x(__ldg(colind + j))));
     } else { // the row's first part from val, then the rest from vb (csr_no_split)
       const int64_t s0 = __ldg(split + row), e0 = b + (__ldg(split + row + 1) - s0);
 #pragma unroll 4
@@ -518,7 +530,7 @@ __global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
                      double alpha, double beta, const Y y, const int64_t *__restrict__ tile_row,
                      const int64_t *__restrict__ tile_nz, double *carry, double *head,
                      const int32_t *__restrict__ tile_run, const int64_t *__restrict__ run_row,
-                     unsigned *counter) {
+                     unsigned *counter, int ipt) {
   __shared__ int s_end[MERGE_TILE + MERGE_THREADS + 1];
   __shared__ double s_prod[MERGE_TILE + MERGE_THREADS];
   __shared__ int s_wkey[MERGE_THREADS / 32];
@@ -527,7 +539,7 @@ __global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
 
   const int64_t r0 = __ldg(tile_row + blockIdx.x), r1 = __ldg(tile_row + blockIdx.x + 1);
   const int64_t n0 = __ldg(tile_nz + blockIdx.x), n1 = __ldg(tile_nz + blockIdx.x + 1);
-  const int R = (int)(r1 - r0), N = (int)(n1 - n0); // R + N <= MERGE_TILE
+  const int R = (int)(r1 - r0), N = (int)(n1 - n0); // R + N <= ipt * MERGE_THREADS
   const int t = threadIdx.x;
 
   // Stage the row ends (clamped to n1, relative to n0) and the products a_ij * x_j.
@@ -548,8 +560,8 @@ __global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
   __syncthreads();
 
   // This thread's start on the tile's merge path: the split (xr, yn) of diagonal d.
-  const int d = t * MERGE_IPT < R + N ? t * MERGE_IPT : R + N;
-  const int dend = d + MERGE_IPT < R + N ? d + MERGE_IPT : R + N;
+  const int d = t * ipt < R + N ? t * ipt : R + N;
+  const int dend = d + ipt < R + N ? d + ipt : R + N;
   int lo = d > N ? d - N : 0, hi = d < R ? d : R;
   while (lo < hi) {
     const int mid = (lo + hi) >> 1;
@@ -560,7 +572,7 @@ __global__ void __launch_bounds__(MERGE_THREADS, MERGE_MIN_BLOCKS)
   }
   int xr = lo, yn = d - lo;
 
-  // Consume MERGE_IPT items: a nonzero adds its product; a row end finishes the row.
+  // Consume ipt items: a nonzero adds its product; a row end finishes the row.
   double sum = 0.0, first_val = 0.0;
   int first_row = -1;
   for (int item = d; item < dend; item++) {
@@ -640,6 +652,12 @@ __global__ void __launch_bounds__(FIXUP_THREADS)
 }
 
 // ---- launch ------------------------------------------------------------------------------------
+// Items per thread of the merge path (m->i64[11], set with the plan; 0 in a record made before it
+// was kept: MERGE_IPT).
+static inline int csr_merge_ipt(const msp__cuda_matrix *m) {
+  return m->i64[11] > 0 ? (int)m->i64[11] : MERGE_IPT;
+}
+
 template <class VA, msp_precision PX, int G, class Y, class VB>
 static void launch_vector_g(cudaStream_t s, int64_t rows, const int64_t *rp, const int32_t *ci,
                             const VA &va, const VB &vb, const int64_t *split, const loader<PX> &xa,
@@ -717,7 +735,7 @@ static msp_status msp__cuda_csr_launch(msp_context ctx, msp_kernel k, const msp_
           (const int64_t *)m->d[SLOT_TILE_NZ], carry, head,
           fused ? (const int32_t *)m->d[SLOT_TILE_RUN] : NULL,
           fused ? (const int64_t *)m->d[SLOT_RUN_ROW] : NULL,
-          fused ? (unsigned *)m->d[SLOT_COUNTER] : NULL);
+          fused ? (unsigned *)m->d[SLOT_COUNTER] : NULL, csr_merge_ipt(m));
       MSP_CUDA_CHECK_LAUNCH("csr_merge_kernel");
       if (fused) break;
       if (nruns > 0) {
@@ -780,6 +798,33 @@ __host__ __device__ static inline int msp__vector_group(int64_t rows, int64_t nn
     g *= 2;
   return g;
 }
+
+// ---- the product, one value precision per instantiation -----------------------------------------
+// y = alpha A x + beta y with kernel k, for A's values stored in precision PA, in every precision
+// of x and store of y. csr.cu dispatches over the values' precision; the instantiations are
+// compiled in their own files (csr_values_*.cu), so that a build with several cores compiles the
+// CSR kernels in parallel. A missing one is a link error.
+template <msp_precision PA>
+msp_status msp__cuda_csr_spmv_values(msp_context ctx, msp_kernel k, const msp_matrix A,
+                                     msp_vector x, double alpha, double beta, msp_vector y) {
+  const msp__cuda_matrix *m = (const msp__cuda_matrix *)A->dev;
+  // The device view of the stored values; CPMS reads the segments the matrix asks for now
+  // (msp_matrix_set_cpms_segments may change them after the upload).
+  loader<PA> va;
+  va.a = msp__fmt_values(A, m, SLOT_VAL, SLOT_SCALES);
+  return msp__prec_dispatch(x->prec, [&](auto px) {
+    return msp__ystore_dispatch(y, [&](const auto &ys) {
+      return msp__cuda_csr_launch<decltype(va), decltype(px)::value>(ctx, k, m, A->rows, va, x,
+                                                                     alpha, beta, ys);
+    });
+  });
+}
+#define MSP__CSR_VALUES(P)                                                                         \
+  template msp_status msp__cuda_csr_spmv_values<P>(msp_context, msp_kernel, const msp_matrix,      \
+                                                   msp_vector, double, double, msp_vector)
+#define MSP__CSR_VALUES_EXTERN_(name, tag, bytes) extern MSP__CSR_VALUES(MSP_PRECISION_##name);
+MSP_PRECISION_LIST(MSP__CSR_VALUES_EXTERN_)
+#undef MSP__CSR_VALUES_EXTERN_
 
 // CSR structure of a matrix on the device (slots ROWPTR, COLIND and the merge-path plan) and its
 // vector group size in m->i64[0] (csr.cu). Slots ROWPTR and COLIND already filled (a structure
