@@ -299,8 +299,10 @@ typedef struct {
 } msp_matrix_stats;
 
 msp_status msp_matrix_analyze(const msp_matrix A, msp_matrix_stats *stats);
-// The CSR kernel rule applied to statistics: mean row length below 4: scalar; skewness below
-// the threshold: vector; otherwise merge-path. `reason` (may be NULL) gets a one-line why.
+// The CSR kernel rule applied to statistics: skewness (max / mean row length) at or above its
+// threshold, or few rows of long mean length: merge-path; mean row length below 4 (and
+// refinements for short near-uniform rows): scalar; otherwise vector. `reason` (may be NULL)
+// gets a one-line why.
 // A NULL stats chooses nothing: MSP_KERNEL_AUTO, with the reason in msp_last_error().
 msp_kernel msp_choose_kernel(const msp_matrix_stats *stats, char *reason, size_t reason_size);
 

@@ -117,9 +117,17 @@ static void kernel_rule(void) {
   msp_matrix_stats s;
   memset(&s, 0, sizeof s);
   s.nnz = 100;
+  s.rows = 4096;
   s.row_mean = 3.9;
-  s.skewness = 50;
+  s.skewness = 5;
   CHECK(msp_choose_kernel(&s, NULL, 0) == MSP_KERNEL_SCALAR, "mean < 4 -> scalar");
+  s.skewness = 50;
+  CHECK(msp_choose_kernel(&s, NULL, 0) == MSP_KERNEL_MERGE, "mean < 4 but skewed -> merge");
+  s.rows = 500;
+  s.row_mean = 40;
+  s.skewness = 2;
+  CHECK(msp_choose_kernel(&s, NULL, 0) == MSP_KERNEL_MERGE, "few long rows -> merge");
+  s.rows = 4096;
   s.row_mean = 5;
   s.skewness = 1.2;
   CHECK(msp_choose_kernel(&s, NULL, 0) == MSP_KERNEL_SCALAR, "short uniform rows -> scalar");

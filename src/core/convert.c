@@ -45,6 +45,15 @@
 #define MSP__AUTO_ELL_FILL 0.25  // ELL when ell_fill <= this ...
 #define MSP__AUTO_ELL_CV 0.25    // ... and the row lengths are near-uniform (row_cv <= this)
 #define MSP__AUTO_HLL_FILL 0.3   // HLL when the hacked padding (hll_fill) <= this
+// A refinement of rule 7 for values stored in fp64 (msp__convert_auto_rule): a matrix of at most
+// COO_MAX_NNZ nonzeros is bound by latency more than by bytes, and there COO (one launch, the
+// same work per warp, 16-byte loads, rows split over tiles finished in the same launch) beat our
+// CSR kernels wherever the rows were long enough for its row indices (4 more bytes per entry) to
+// weigh little against a row's values: from a mean row length of COO_MEAN on (docs/performance.md,
+// the SpMV collection table; shorter rows stay with CSR's scalar kernel). With 4-byte values the
+// row indices weigh more and CSR stayed ahead: the refinement is for fp64 only.
+#define MSP__AUTO_COO_MEAN 6.0
+#define MSP__AUTO_COO_MAX_NNZ 1000000
 
 // TUNE: untimed warm-up runs and timed runs (the median is kept) per candidate.
 #define MSP__TUNE_WARMUP 2
@@ -452,6 +461,18 @@ msp_status msp__convert_auto_rule(msp_context ctx, const msp_matrix A,
   MSP_TRY(msp__analyze_formats(A, s));
   msp_format f = ctx->backend->kind == MSP_BACKEND_CPU ? choose_format_cpu(s, why, 256)
                                                        : msp__choose_format(s, why, 256);
+  if (ctx->backend->kind != MSP_BACKEND_CPU && f == MSP_FORMAT_CSR &&
+      opts->precision == MSP_PRECISION_F64 && s->nnz <= MSP__AUTO_COO_MAX_NNZ &&
+      s->row_mean >= MSP__AUTO_COO_MEAN) {
+    char w2[512];
+    snprintf(w2, sizeof w2,
+             "%s; but %lld nonzeros <= %d in fp64 and mean row length %.3g >= %.0f: coo (one "
+             "launch, equal work per warp)",
+             why, (long long)s->nnz, MSP__AUTO_COO_MAX_NNZ, s->row_mean, MSP__AUTO_COO_MEAN);
+    w2[255] = '\0'; // keep the reason within one line of the matrix's reason
+    memcpy(why, w2, 256);
+    f = MSP_FORMAT_COO;
+  }
   if (f != MSP_FORMAT_CSR && !msp__convert_has_kernel(ctx, f, opts->precision)) {
     char w2[512];
     snprintf(w2, sizeof w2, "%s, which has no %s kernel on the %s backend: csr", why,

@@ -52,6 +52,14 @@
 // 0.6062), as do CPMS values, whose segments read may change after the conversion (cpms4 read in
 // full: 0.3775 against 2.118).
 #define MSP__NARROW_SCALAR_MEAN_BELOW 32.0
+// Two more from the collection on one H200 (docs/performance.md, the SpMV collection table): short
+// rows of very unequal length (mean below 4, skewness at least VECTOR_SKEW_BELOW, as in web
+// graphs with a few hubs) go to the merge path, not the scalar kernel, whose thread on a hub's row
+// holds up its whole block; and few long rows (fewer than VECTOR_MIN_ROWS rows, mean at least
+// MERGE_FEW_ROWS_MEAN) too: a group per row leaves most of the GPU idle there, the merge path
+// splits the rows over all of it.
+#define MSP__VECTOR_MIN_ROWS 1024
+#define MSP__MERGE_FEW_ROWS_MEAN 32.0
 
 msp_status msp__matrix_alloc(msp_context ctx, int64_t rows, int64_t cols, int64_t nnz,
                              msp_matrix *out) {
@@ -129,7 +137,19 @@ msp_kernel msp_choose_kernel(const msp_matrix_stats *s, char *reason, size_t n) 
     if (reason && n) snprintf(reason, n, "no statistics (stats is NULL): no kernel chosen");
     return MSP_KERNEL_AUTO;
   }
-  if (s->nnz == 0 || s->row_mean < MSP__SCALAR_MEAN_BELOW) {
+  if (s->nnz > 0 && s->skewness >= MSP__VECTOR_SKEW_BELOW) {
+    k = MSP_KERNEL_MERGE;
+    snprintf(buf, sizeof buf,
+             "skewness (max/mean row length) %.2f >= %.0f: merge-path (equal work per thread)",
+             s->skewness, MSP__VECTOR_SKEW_BELOW);
+  } else if (s->nnz > 0 && s->rows < MSP__VECTOR_MIN_ROWS &&
+             s->row_mean >= MSP__MERGE_FEW_ROWS_MEAN) {
+    k = MSP_KERNEL_MERGE;
+    snprintf(buf, sizeof buf,
+             "%lld rows < %d of mean length %.2f >= %.0f: merge-path (the rows split over the "
+             "whole GPU)",
+             (long long)s->rows, MSP__VECTOR_MIN_ROWS, s->row_mean, MSP__MERGE_FEW_ROWS_MEAN);
+  } else if (s->nnz == 0 || s->row_mean < MSP__SCALAR_MEAN_BELOW) {
     k = MSP_KERNEL_SCALAR;
     snprintf(buf, sizeof buf, "mean row length %.2f < %.0f: scalar (a thread per row)", s->row_mean,
              MSP__SCALAR_MEAN_BELOW);
@@ -149,17 +169,12 @@ msp_kernel msp_choose_kernel(const msp_matrix_stats *s, char *reason, size_t n) 
              "%.2f < %.1f, %lld rows, %lld occupied diagonals): scalar (a thread per row)",
              s->row_mean, MSP__SCALAR_BANDED_MEAN_BELOW, s->skewness,
              MSP__SCALAR_UNIFORM_SKEW_BELOW, (long long)s->rows, (long long)s->diagonals);
-  } else if (s->skewness < MSP__VECTOR_SKEW_BELOW) {
+  } else {
     k = MSP_KERNEL_VECTOR;
     snprintf(buf, sizeof buf,
              "mean row length %.2f >= %.0f and skewness (max/mean row length) %.2f < %.0f: "
              "vector (a group of threads per row)",
              s->row_mean, MSP__SCALAR_MEAN_BELOW, s->skewness, MSP__VECTOR_SKEW_BELOW);
-  } else {
-    k = MSP_KERNEL_MERGE;
-    snprintf(buf, sizeof buf,
-             "skewness (max/mean row length) %.2f >= %.0f: merge-path (equal work per thread)",
-             s->skewness, MSP__VECTOR_SKEW_BELOW);
   }
   if (reason && n) snprintf(reason, n, "%s", buf);
   return k;
