@@ -77,6 +77,9 @@ bool bench_measure_bandwidth(cudaStream_t s, size_t bytes, double *read_gbs, dou
 // min and max in milliseconds.
 bool bench_time(const bench_timing &ts, const std::function<bool(std::string *)> &fn,
                 double *median_ms, double *min_ms, double *max_ms, std::string *why);
+// The floor of a product's time: one launch of an empty kernel (one block of 32 threads) on
+// ts.stream, timed as bench_time times a product. Median in milliseconds.
+bool bench_launch_floor(const bench_timing &ts, double *median_ms, std::string *why);
 // True once a sticky device error (illegal address, launch failure) was seen: nothing more can
 // run in this process.
 bool bench_device_broken();

@@ -224,6 +224,19 @@ bool bench_time(const bench_timing &ts, const std::function<bool(std::string *)>
   return true;
 }
 
+static __global__ void empty_kernel() {}
+
+bool bench_launch_floor(const bench_timing &ts, double *median_ms, std::string *why) {
+  double lo = 0, hi = 0;
+  return bench_time(
+      ts,
+      [&](std::string *w) {
+        empty_kernel<<<1, 32, 0, ts.stream>>>();
+        return bench_cuda_ok(cudaGetLastError(), "empty_kernel launch", w);
+      },
+      median_ms, &lo, &hi, why);
+}
+
 double bench_max_error(const double *y, const double *ref, const double *absref, int64_t n) {
   double worst = 0.0;
   for (int64_t i = 0; i < n; i++) {

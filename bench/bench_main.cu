@@ -130,6 +130,7 @@ void usage(FILE *f) {
       "  --gen SPEC         add a generated matrix (msp_matrix_generate spec); repeatable\n"
       "  --dir DIR          every .mtx / .mtx.gz in DIR (real, integer, pattern)\n"
       "  --min-nnz N        skip --dir matrices with fewer than N nonzeros\n"
+      "  --max-nnz N        skip --dir matrices with more than N nonzeros\n"
       "  --reps N           timed runs per variant (median reported; default 50)\n"
       "  --warmup N         untimed runs first (default 5)\n"
       "  --formats LIST     of the format tags (csr,coo,ell,...), auto,tune,cusparse,bdmp\n"
@@ -237,6 +238,9 @@ bool parse_args(int argc, char **argv, options *o) {
     } else if (a == "--min-nnz") {
       if (!num(need("a count"), 0, &d)) return false;
       o->min_nnz = (int64_t)d;
+    } else if (a == "--max-nnz") {
+      if (!num(need("a count"), 0, &d)) return false;
+      o->max_nnz = (int64_t)d;
     } else if (a == "--formats") {
       if (!(s = need("a list"))) return false;
       o->formats = split_list(s);
@@ -322,7 +326,8 @@ void bench_one(bench_state &S, const std::string &name, const std::string &kind,
     fflush(stdout);
     return;
   }
-  if (kind == "real" && msp_matrix_nnz(H) < S.opt.min_nnz) {
+  if (kind == "real" && (msp_matrix_nnz(H) < S.opt.min_nnz ||
+                         (S.opt.max_nnz >= 0 && msp_matrix_nnz(H) > S.opt.max_nnz))) {
     msp_matrix_destroy(&H);
     return;
   }
@@ -552,6 +557,15 @@ int main(int argc, char **argv) {
   printf("timing: median of %d runs after %d warm-up runs, CUDA events on one stream, %s\n", o.reps,
          o.warmup, o.flush_l2 ? "L2 flushed by a read before each run" : "L2 warm");
   printf("error: max_i |y_i - ref_i| / (|A||x|)_i against the CPU backend's fp64 result\n");
+  {
+    double floor_ms = 0;
+    if (bench_launch_floor(S.ts, &floor_ms, &why))
+      printf("launch floor: an empty kernel on the products' stream, %.2f us (median, same "
+             "timing)\n",
+             floor_ms * 1e3);
+    else
+      printf("launch floor: not measured (%s)\n", why.c_str());
+  }
   std::string pl, vl;
   for (const prec_spec &p : o.precisions)
     pl += (pl.empty() ? "" : ",") + p.tag;

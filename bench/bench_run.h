@@ -25,6 +25,7 @@ struct options {
   double budget_s = 0; // 0: no budget
   double bw_gib = 2.0; // bandwidth-test buffer
   int64_t min_nnz = 0; // --dir files below this are skipped
+  int64_t max_nnz = -1; // --dir files above this are skipped (-1: none)
   std::string dir, json, csv, png, plot_script;
   std::vector<std::string> files, gen_specs;
   std::vector<std::string> formats = format_tokens();

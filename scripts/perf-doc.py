@@ -22,8 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "docs", "results")
 IMG = os.path.join(ROOT, "docs", "img")
 OUT = os.path.join(ROOT, "docs", "performance.md")
-ORDER = ["spmv", "precision", "bdmp", "gmres_cupy", "pagerank", "cpu", "threads", "history",
-         "scaling"]
+ORDER = ["spmv", "spmv-collection", "spmv-collection-classes", "precision", "bdmp", "gmres_cupy",
+         "pagerank", "cpu", "threads", "history", "scaling"]
 
 INTRO = """# Performance
 
@@ -80,19 +80,25 @@ def number(cell):
 
 # ---- charts: name -> function(rows, path) that draws one PNG --------------------------------
 def chart_spmv(plt, rows, path):
+    # speedup against the matrix's nonzeros (log scale): the launch-bound small matrices on the
+    # left, the bandwidth-bound large ones on the right
     h = rows[0]
-    mi, ai, ci = h.index("matrix"), h.index("AUTO x"), h.index("CSR x")
-    data = [(r[mi], number(r[ai]), number(r[ci])) for r in rows[1:]]
-    data = [d for d in data if d[1] and d[2]]
-    fig, ax = plt.subplots(figsize=(11, 4))
-    x = range(len(data))
-    ax.bar([i - 0.2 for i in x], [d[1] for d in data], 0.4, label="AUTO format (vs fastest cuSPARSE, SELL included)")
-    ax.bar([i + 0.2 for i in x], [d[2] for d in data], 0.4, label="CSR, automatic kernel (vs fastest cuSPARSE CSR/COO)")
+    mi, ni, ai, ci = h.index("matrix"), h.index("nnz"), h.index("AUTO x"), h.index("CSR x")
+    fi = h.index("AUTO f32 x") if "AUTO f32 x" in h else None
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    series = [(ai, "o", "AUTO f64 (vs fastest cuSPARSE f64)"),
+              (ci, "x", "CSR, automatic kernel, f64 (vs fastest cuSPARSE CSR/COO)")]
+    if fi is not None:
+        series.append((fi, "^", "AUTO f32 values (vs fastest cuSPARSE f32)"))
+    for col, mark, label in series:
+        pts = [(number(r[ni]), number(r[col])) for r in rows[1:]]
+        pts = [p for p in pts if p[0] and p[1]]
+        ax.scatter([p[0] for p in pts], [p[1] for p in pts], marker=mark, s=22, label=label)
     ax.axhline(1.0, color="k", lw=0.8)
-    ax.set_xticks(list(x))
-    ax.set_xticklabels([d[0] for d in data], rotation=70, fontsize=7)
-    ax.set_ylabel("speedup over fastest cuSPARSE")
-    ax.legend()
+    ax.set_xscale("log")
+    ax.set_xlabel("nonzeros")
+    ax.set_ylabel("speedup over cuSPARSE")
+    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -181,8 +187,9 @@ def chart_history(plt, rows, path):
     fig.savefig(path, dpi=110)
 
 
-CHARTS = {"spmv": chart_spmv, "bdmp": chart_bdmp, "pagerank": chart_pagerank, "cpu": chart_cpu,
-          "threads": chart_threads, "history": chart_history}
+CHARTS = {"spmv": chart_spmv, "spmv-collection": chart_spmv, "bdmp": chart_bdmp,
+          "pagerank": chart_pagerank, "cpu": chart_cpu, "threads": chart_threads,
+          "history": chart_history}
 
 
 # tables longer than this are linked rather than written out
