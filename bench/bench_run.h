@@ -22,9 +22,9 @@ std::vector<std::string> format_tokens();
 struct options {
   bool quick = false, generated = true, flush_l2 = true;
   int reps = 50, warmup = 5, device = 0;
-  double budget_s = 0; // 0: no budget
-  double bw_gib = 2.0; // bandwidth-test buffer
-  int64_t min_nnz = 0; // --dir files below this are skipped
+  double budget_s = 0;  // 0: no budget
+  double bw_gib = 2.0;  // bandwidth-test buffer
+  int64_t min_nnz = 0;  // --dir files below this are skipped
   int64_t max_nnz = -1; // --dir files above this are skipped (-1: none)
   std::string dir, json, csv, png, plot_script;
   std::vector<std::string> files, gen_specs;
