@@ -783,6 +783,99 @@ static void test_alloc_failures(void) {
 // and w.w of its result gives the same w, projections and w.w, bit for bit, as the subtraction
 // followed by the projection (the same partials in the same order), for every basis precision,
 // with n across several reduction chunks and blocks (and an empty basis range).
+// DCGS2's projection in its documented order, written out plainly: per chunk of MSP__RED_CHUNK
+// rows, 8 blocks of 512 rows; in a block, lane l < 32 sums rows l, l + 32, ... (a fused
+// multiply-add each), the lanes combined as a xor butterfly (l with l ^ 16, then 8, 4, 2, 1);
+// the chunk's blocks in order, the chunks pairwise. The CUDA backend sums in this order
+// (tests/cuda_gmres.c checks its bits against the CPU's), so this pins the CPU's order to it.
+static double dcgs2_reference_dot(const msp_acc *v, const double *y, int64_t n) {
+  const int64_t nc = (n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
+  double *cs = calloc((size_t)(nc > 0 ? nc : 1), sizeof *cs);
+  if (!cs) return NAN;
+  for (int64_t c = 0; c < nc; c++) {
+    double t = 0.0;
+    for (int g = 0; g < MSP__RED_CHUNK / 512; g++) {
+      const int64_t b0 = c * MSP__RED_CHUNK + 512 * g;
+      double lane[32], next[32];
+      for (int l = 0; l < 32; l++) {
+        double p = 0.0;
+        for (int64_t i = b0 + l; i < n && i < b0 + 512; i += 32) {
+          p = fma(msp_acc_load(v, i), y[i], p);
+        }
+        lane[l] = p;
+      }
+      for (int bit = 16; bit >= 1; bit >>= 1) {
+        for (int l = 0; l < 32; l++)
+          next[l] = lane[l] + lane[l ^ bit];
+        memcpy(lane, next, sizeof lane);
+      }
+      t = t + lane[0];
+    }
+    cs[c] = t;
+  }
+  for (int64_t w = 1; w < nc; w *= 2)
+    for (int64_t i = 0; i + w < nc; i += 2 * w)
+      cs[i] += cs[i + w];
+  const double r = nc > 0 ? cs[0] : 0.0;
+  free(cs);
+  return r;
+}
+
+static void test_dcgs2_order(void) {
+  const int64_t ns[] = {1, 300, 4096, 4097, 3 * MSP__RED_CHUNK + 777};
+  const int j = 6;
+  for (int pi = 0; pi < MSP_PRECISION_COUNT; pi++)
+    for (int t = 0; t < (int)(sizeof ns / sizeof ns[0]); t++) {
+      const int64_t n = ns[t];
+      const msp_precision prec = (msp_precision)pi;
+      msp__basis *V = NULL;
+      msp_vector w = NULL;
+      double *src = malloc((size_t)n * sizeof *src), *q = malloc((size_t)n * sizeof *q);
+      double r[2 * 6 + 2];
+      CHECK(src && q, "out of host memory");
+      CHECK_OK(ctx->backend->basis_alloc(ctx, n, j + 1, prec, &V));
+      CHECK_OK(msp_vector_create(ctx, n, &w));
+      if (!src || !q || !V || !w) goto next;
+      for (int k = 0; k <= j; k++) {
+        for (int64_t i = 0; i < n; i++)
+          src[i] = sin(0.37 * (double)i + k) * (1.0 + (double)(i % 7)) / sqrt((double)n);
+        CHECK_OK(msp_vector_set(w, src));
+        CHECK_OK(ctx->backend->basis_store(ctx, V, k, w));
+      }
+      for (int64_t i = 0; i < n; i++)
+        src[i] = cos(0.11 * (double)i) + 0.3;
+      CHECK_OK(msp_vector_set(w, src));
+      CHECK_OK(ctx->backend->basis_dcgs2_project(ctx, V, j, w, r));
+      {
+        msp_acc vj;
+        memset(&vj, 0, sizeof vj);
+        vj.data = (char *)V->data + (size_t)j * (size_t)n * msp__prec_bytes(prec);
+        vj.n = n;
+        vj.prec = prec;
+        vj.scale_shift = MSP_CPMS_SEPARATE;
+        vj.scales = V->scales ? V->scales + j : NULL;
+        vj.bank_shift = V->bank_shift;
+        vj.read_segments = msp__prec_segments(prec);
+        for (int64_t i = 0; i < n; i++)
+          q[i] = msp_acc_load(&vj, i);
+        for (int k = 0; k <= j; k++) {
+          msp_acc vk = vj;
+          vk.data = (char *)V->data + (size_t)k * (size_t)n * msp__prec_bytes(prec);
+          vk.scales = V->scales ? V->scales + k : NULL;
+          const double a = dcgs2_reference_dot(&vk, q, n), b = dcgs2_reference_dot(&vk, src, n);
+          CHECK(memcmp(&a, &r[k], sizeof a) == 0 && memcmp(&b, &r[j + 1 + k], sizeof b) == 0,
+                "dcgs2 order, %s n %lld column %d: %.17g %.17g, reference %.17g %.17g",
+                msp_precision_name(prec), (long long)n, k, r[k], r[j + 1 + k], a, b);
+        }
+      }
+    next:
+      ctx->backend->basis_free(ctx, V);
+      msp_vector_destroy(&w);
+      free(src);
+      free(q);
+    }
+}
+
 static void test_fused_basis_ops(void) {
   const int64_t n = 3 * MSP__RED_CHUNK + 777;
   const int cols = 7;
@@ -851,6 +944,7 @@ static void test_fused_basis_ops(void) {
 int main(void) {
   CHECK_OK(msp_context_create(MSP_BACKEND_CPU, 0, &ctx));
   test_fused_basis_ops();
+  test_dcgs2_order();
   test_hand_checked();
   test_exact_termination();
   test_nonconvergence_and_history();

@@ -190,14 +190,16 @@ MSP__CPU_INSTANTIATE1(basis_args *)
 #undef MSP__CPU_KERNEL
 
 // ---- DCGS2's two passes -------------------------------------------------------------------------
-// The fp64 arithmetic runs over decoded blocks in eight interleaved sums (a fixed pattern, so the
+// The fp64 arithmetic runs over decoded blocks in 32 interleaved sums (a fixed pattern, so the
 // bits do not depend on the thread count), which the compiler vectorises where one running sum
 // in row order could not be: the passes then stream the columns as fast as a BLAS dot does.
 
-// The arithmetic loops of DCGS2's passes also in an AVX2 build chosen at run time: the same
-// operations in the same order on wider registers (no contraction), so the same bits.
+// The arithmetic loops of DCGS2's passes also in an FMA (and AVX) build chosen at run time: the
+// same operations in the same order on wider registers, so the same bits. Their products are
+// fused multiply-adds written out (fma), as the CUDA backend's: one rounding each on every
+// machine (a machine without FMA computes them in software, slower but alike).
 #if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
-#define MSP__CPU_WIDE __attribute__((target_clones("avx2", "default")))
+#define MSP__CPU_WIDE __attribute__((target_clones("fma", "default")))
 #else
 #define MSP__CPU_WIDE
 #endif
@@ -219,71 +221,111 @@ MSP__CPU_INLINE void decode_rows(msp_precision P, const msp_acc *v, int64_t b, i
     buf[i] = msp_acc_load_p(P, v, b + i);
 }
 
-// tq -= s1 x1 + s2 x2 and tw -= c1 x1 + c2 x2 over m rows (each a difference at a time).
-MSP__CPU_WIDE static void axpy4(double *tq, double *tw, const double *x1, const double *x2,
-                                double s1, double s2, double c1, double c2, int64_t m) {
+// tq -= s1 x1, then s2 x2, and tw -= c1 x1, then c2 x2, over m rows (a fused multiply-add each).
+MSP__CPU_WIDE static void axpy4(double *restrict tq, double *restrict tw, const double *restrict x1,
+                                const double *restrict x2, double s1, double s2, double c1,
+                                double c2, int64_t m) {
   for (int64_t i = 0; i < m; i++) {
-    tq[i] = (tq[i] - s1 * x1[i]) - s2 * x2[i];
-    tw[i] = (tw[i] - c1 * x1[i]) - c2 * x2[i];
+    tq[i] = fma(-s2, x2[i], fma(-s1, x1[i], tq[i]));
+    tw[i] = fma(-c2, x2[i], fma(-c1, x1[i], tw[i]));
+  }
+}
+// tq -= s x and tw -= c x (a fused multiply-add each).
+MSP__CPU_WIDE static void axpy2(double *restrict tq, double *restrict tw, const double *restrict x,
+                                double s, double c, int64_t m) {
+  for (int64_t i = 0; i < m; i++) {
+    tq[i] = fma(-s, x[i], tq[i]);
+    tw[i] = fma(-c, x[i], tw[i]);
   }
 }
 
-// *r1 += x . y and (z not NULL) *r2 += x . z over m values, in eight interleaved sums added in a
-// fixed tree.
-MSP__CPU_WIDE static void dot2(const double *x, const double *y, const double *z, int64_t m,
-                               double *r1, double *r2) {
-  double a[8] = {0}, c[8] = {0};
-  int64_t i = 0;
-  if (z) {
-    for (; i + 8 <= m; i += 8)
-      for (int l = 0; l < 8; l++) {
-        a[l] += x[i + l] * y[i + l];
-        c[l] += x[i + l] * z[i + l];
-      }
-    for (; i < m; i++) {
-      a[i & 7] += x[i] * y[i];
-      c[i & 7] += x[i] * z[i];
+// Pass 1 in the CUDA backend's order (src/cuda/basis_dcgs2.cu), so that both backends give the
+// same bits: a chunk of MSP__RED_CHUNK rows is 8 blocks of DBLOCK = 512 rows; in a block, lane
+// l < 32 adds the products of rows l, l + 32, ... in row order (a fused multiply-add each, on
+// both sides), the 32 lanes are added by halving (l with l + 16, then 8, 4, 2,
+// 1), and the chunk's partial is its blocks' sums added in order. A fixed-point basis rounds at a
+// fixed position of its column's scale, so a last-bit difference of w between the backends can
+// move a stored entry by a unit, and in an unpreconditioned solve that difference spreads over the
+// following columns (the residual histories of sherman4 with an fx32 basis parted by 8e-10 when
+// only this order differed).
+#define DBLOCK 512
+#define DLANES 32
+
+// The lanes' sums added as a warp adds them (a is overwritten).
+static double lanes_sum(double *a) {
+  for (int off = DLANES / 2; off > 0; off >>= 1)
+    for (int l = 0; l < off; l++)
+      a[l] += a[l + off];
+  return a[0];
+}
+
+// One block of m <= DBLOCK rows: the sums of x1 y, x1 z, x2 y, x2 z added as above into
+// out[0..4). Eight lanes at a time, their sums in registers; the block stays in L1 across them.
+MSP__CPU_WIDE static void block4(const double *restrict x1, const double *restrict x2,
+                                 const double *restrict y, const double *restrict z, int64_t m,
+                                 double out[4]) {
+  double a[DLANES], c[DLANES], e[DLANES], f[DLANES];
+  for (int h = 0; h < DLANES; h += 8) {
+    double ra[8], rc[8], re[8], rf[8];
+    for (int l = 0; l < 8; l++)
+      ra[l] = rc[l] = re[l] = rf[l] = 0.0;
+    if (m == DBLOCK) {
+      for (int k = 0; k < DBLOCK / DLANES; k++)
+        for (int l = 0; l < 8; l++) {
+          const int i = k * DLANES + h + l;
+          ra[l] = fma(x1[i], y[i], ra[l]);
+          rc[l] = fma(x1[i], z[i], rc[l]);
+          re[l] = fma(x2[i], y[i], re[l]);
+          rf[l] = fma(x2[i], z[i], rf[l]);
+        }
+    } else {
+      for (int64_t i0 = h; i0 < m; i0 += DLANES)
+        for (int l = 0; l < 8 && i0 + l < m; l++) {
+          const int64_t i = i0 + l;
+          ra[l] = fma(x1[i], y[i], ra[l]);
+          rc[l] = fma(x1[i], z[i], rc[l]);
+          re[l] = fma(x2[i], y[i], re[l]);
+          rf[l] = fma(x2[i], z[i], rf[l]);
+        }
     }
-  } else {
-    for (; i + 8 <= m; i += 8)
-      for (int l = 0; l < 8; l++)
-        a[l] += x[i + l] * y[i + l];
-    for (; i < m; i++)
-      a[i & 7] += x[i] * y[i];
-  }
-  *r1 += ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-  if (z) *r2 += ((c[0] + c[1]) + (c[2] + c[3])) + ((c[4] + c[5]) + (c[6] + c[7]));
-}
-
-// The same for two columns x1, x2 against y and z at once (y and z read once for both):
-// r[0] += x1 . y, r[1] += x1 . z, r[2] += x2 . y, r[3] += x2 . z.
-MSP__CPU_WIDE static void dot4(const double *x1, const double *x2, const double *y, const double *z,
-                               int64_t m, double r[4]) {
-  double a[8] = {0}, c[8] = {0}, e[8] = {0}, f[8] = {0};
-  int64_t i = 0;
-  for (; i + 8 <= m; i += 8)
     for (int l = 0; l < 8; l++) {
-      a[l] += x1[i + l] * y[i + l];
-      c[l] += x1[i + l] * z[i + l];
-      e[l] += x2[i + l] * y[i + l];
-      f[l] += x2[i + l] * z[i + l];
+      a[h + l] = ra[l];
+      c[h + l] = rc[l];
+      e[h + l] = re[l];
+      f[h + l] = rf[l];
     }
-  for (; i < m; i++) {
-    a[i & 7] += x1[i] * y[i];
-    c[i & 7] += x1[i] * z[i];
-    e[i & 7] += x2[i] * y[i];
-    f[i & 7] += x2[i] * z[i];
   }
-  r[0] += ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-  r[1] += ((c[0] + c[1]) + (c[2] + c[3])) + ((c[4] + c[5]) + (c[6] + c[7]));
-  r[2] += ((e[0] + e[1]) + (e[2] + e[3])) + ((e[4] + e[5]) + (e[6] + e[7]));
-  r[3] += ((f[0] + f[1]) + (f[2] + f[3])) + ((f[4] + f[5]) + (f[6] + f[7]));
+  out[0] = lanes_sum(a);
+  out[1] = lanes_sum(c);
+  out[2] = lanes_sum(e);
+  out[3] = lanes_sum(f);
+}
+// One column: x y into out[0] and (z not NULL) x z into out[1].
+MSP__CPU_WIDE static void block2(const double *restrict x, const double *restrict y,
+                                 const double *restrict z, int64_t m, double out[2]) {
+  double a[DLANES], c[DLANES];
+  for (int h = 0; h < DLANES; h += 8) {
+    double ra[8], rc[8];
+    for (int l = 0; l < 8; l++)
+      ra[l] = rc[l] = 0.0;
+    for (int64_t i0 = h; i0 < m; i0 += DLANES)
+      for (int l = 0; l < 8 && i0 + l < m; l++) {
+        const int64_t i = i0 + l;
+        ra[l] = fma(x[i], y[i], ra[l]);
+        if (z) rc[l] = fma(x[i], z[i], rc[l]);
+      }
+    for (int l = 0; l < 8; l++) {
+      a[h + l] = ra[l];
+      c[h + l] = rc[l];
+    }
+  }
+  out[0] = lanes_sum(a);
+  out[1] = z ? lanes_sum(c) : 0.0;
 }
 
-// Pass 1: per chunk of MSP__RED_CHUNK rows (column j's chunk decoded once), the partials of
-// V_k . V_j and V_k . w for every k <= j, written to part[k * kstride + c * cstride] and
-// part[(j + 1 + k) * kstride + c * cstride]. Each column's chunk is read from start to end (a
-// stream the prefetchers follow; a walk over all columns every few rows defeats them).
+// Per chunk (column j's rows decoded once), the partials of V_k . V_j and V_k . w for every
+// k <= j, written to part[k * kstride + c * cstride] and part[(j + 1 + k) * kstride + c * cstride];
+// two columns at a time against column j and w, a block of rows at a time.
 MSP__CPU_INLINE void dcgs2_project_kernel(msp_precision P, basis_args *a) {
   const msp__basis *V = a->V;
   const double *w = a->w;
@@ -294,15 +336,15 @@ MSP__CPU_INLINE void dcgs2_project_kernel(msp_precision P, basis_args *a) {
 #pragma omp for schedule(static)
   for (int64_t c = 0; c < nchunks; c++) {
     const int64_t c0 = c * MSP__RED_CHUNK, c1 = c0 + MSP__RED_CHUNK < n ? c0 + MSP__RED_CHUNK : n;
-    double q[MSP__RED_CHUNK], x[BLOCK], x2b[BLOCK];
+    double q[MSP__RED_CHUNK], x[DBLOCK], x2b[DBLOCK];
     decode_rows(P, &vj, c0, c1 - c0, q);
     int k = 0;
     if (w) // two columns at a time, against column j and w
       for (; k + 1 <= j; k += 2) {
         const msp_acc v1 = col_acc(V, k), v2 = col_acc(V, k + 1);
-        double r[4] = {0, 0, 0, 0};
-        for (int64_t b = c0; b < c1; b += BLOCK) {
-          const int64_t m = c1 - b < BLOCK ? c1 - b : BLOCK;
+        double t[4] = {0.0, 0.0, 0.0, 0.0}, s[4];
+        for (int64_t b = c0; b < c1; b += DBLOCK) {
+          const int64_t m = c1 - b < DBLOCK ? c1 - b : DBLOCK;
           const double *x1 = x, *x2 = x2b;
           if (P == MSP_PRECISION_F64) {
             x1 = (const double *)v1.data + b;
@@ -311,27 +353,31 @@ MSP__CPU_INLINE void dcgs2_project_kernel(msp_precision P, basis_args *a) {
             decode_rows(P, &v1, b, m, x);
             decode_rows(P, &v2, b, m, x2b);
           }
-          dot4(x1, x2, q + (b - c0), w + b, m, r);
+          block4(x1, x2, q + (b - c0), w + b, m, s);
+          for (int v = 0; v < 4; v++)
+            t[v] += s[v];
         }
-        a->part[(int64_t)k * ks + c * cs] = r[0];
-        a->part[(int64_t)(j + 1 + k) * ks + c * cs] = r[1];
-        a->part[(int64_t)(k + 1) * ks + c * cs] = r[2];
-        a->part[(int64_t)(j + 2 + k) * ks + c * cs] = r[3];
+        a->part[(int64_t)k * ks + c * cs] = t[0];
+        a->part[(int64_t)(j + 1 + k) * ks + c * cs] = t[1];
+        a->part[(int64_t)(k + 1) * ks + c * cs] = t[2];
+        a->part[(int64_t)(j + 2 + k) * ks + c * cs] = t[3];
       }
     for (; k <= j; k++) {
       const msp_acc v = col_acc(V, k);
-      double r1 = 0.0, r2 = 0.0;
-      for (int64_t b = c0; b < c1; b += BLOCK) {
-        const int64_t m = c1 - b < BLOCK ? c1 - b : BLOCK;
+      double t[2] = {0.0, 0.0}, s[2];
+      for (int64_t b = c0; b < c1; b += DBLOCK) {
+        const int64_t m = c1 - b < DBLOCK ? c1 - b : DBLOCK;
         const double *xs = x;
         if (P == MSP_PRECISION_F64)
           xs = (const double *)v.data + b;
         else
           decode_rows(P, &v, b, m, x);
-        dot2(xs, q + (b - c0), w ? w + b : NULL, m, &r1, &r2);
+        block2(xs, q + (b - c0), w ? w + b : NULL, m, s);
+        t[0] += s[0];
+        t[1] += s[1];
       }
-      a->part[(int64_t)k * ks + c * cs] = r1;
-      if (w) a->part[(int64_t)(j + 1 + k) * ks + c * cs] = r2;
+      a->part[(int64_t)k * ks + c * cs] = t[0];
+      if (w) a->part[(int64_t)(j + 1 + k) * ks + c * cs] = t[1];
     }
   }
 }
@@ -384,10 +430,7 @@ MSP__CPU_INLINE void dcgs2_update_kernel(msp_precision P, dcgs2_args *d) {
         xs = (const double *)v.data + b;
       else
         decode_rows(P, &v, b, m, x);
-      for (int64_t i = 0; i < m; i++) {
-        tq[i] -= sk * xs[i];
-        tw[i] -= ck * xs[i];
-      }
+      axpy2(tq, tw, xs, sk, ck, m);
     }
     const double r = d->rjj, cj = d->c[j];
     for (int64_t i = 0; i < m; i++) {

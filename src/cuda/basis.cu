@@ -134,10 +134,10 @@ extern "C" msp_status msp__cuda_basis_alloc(msp_context ctx, int64_t n, int cols
   const int64_t nb = proj_blocks(n) > 0 ? proj_blocks(n) : 1;
   const size_t bytes = msp__prec_bytes(prec);
   const size_t vals = (size_t)col_ld(n > 0 ? n : 1) * (size_t)cols;
-  // the larger of the projections' (cols + 1) (nb + 1) and DCGS2's 2 cols nb + 4 cols + 1
-  // (basis_dcgs2.cu)
+  // the larger of the projections' (cols + 1) (nb + 1) and DCGS2's 2 cols nw + 4 cols + 1
+  // (basis_dcgs2.cu: nw warp partials per value)
   const size_t work1 = ((size_t)nb + 1) * ((size_t)cols + 1);
-  const size_t work2 = 2 * (size_t)cols * (size_t)nb + 4 * (size_t)cols + 1;
+  const size_t work2 = 2 * (size_t)cols * (size_t)dcgs2_warps(n > 0 ? n : 1) + 4 * (size_t)cols + 1;
   const size_t work = work1 > work2 ? work1 : work2;
   MSP_TRY(MSP_ALLOC_ZERO(V, 1, "GMRES Krylov basis"));
   MSP_TRY(msp__basis_header(V, n, cols, prec));

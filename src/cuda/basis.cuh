@@ -29,6 +29,12 @@ static inline int64_t proj_blocks(int64_t n) {
   return (n + PROJ_CHUNK - 1) / PROJ_CHUNK;
 }
 
+// DCGS2's first pass: one partial per warp of 32 lanes, 8 warps per chunk of MSP__RED_CHUNK rows
+// (basis_dcgs2.cu).
+static inline int64_t dcgs2_warps(int64_t n) {
+  return (n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK * 8;
+}
+
 // Values from one column's start to the next: n rounded up to COL_LD, so that every column and
 // every tile of the staged kernel starts on a 16-byte boundary whatever n and the value width.
 static inline int64_t col_ld(int64_t n) {

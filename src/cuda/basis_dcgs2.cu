@@ -1,31 +1,42 @@
 // basis_dcgs2.cu: the CUDA basis's two passes of DCGS2 (src/solvers/gmres.c): the fused
 // projection r = (V_<=j^T v_j, V_<=j^T w), one reduction, and the update that rewrites column j
 // corrected and leaves w orthogonalised once as column j + 1; fp64 arithmetic over the stored
-// values (the design of the basis: basis.cu).
+// values (the design of the basis: basis.cu). Both passes give the CPU backend's bits
+// (src/cpu/basis.c): a fixed-point basis rounds at a fixed position of its column's scale, so a
+// last-bit difference of w moves a stored entry by a unit, and without a preconditioner that
+// difference spreads over the following columns and the residual history.
 //
-// Pass 1 (dcgs2_partials): block b owns 256 R rows, R per thread (f64 2 rows, the others 4); the
-// thread keeps its rows of v_j and w in registers and, for a group of 8 columns, its 16 products
-// (8 columns x 2 vectors). The warp adds them with one transposed butterfly: 16 shuffles leave
-// each lane pair with the warp's sum of one value (a tree per value takes 5 shuffles each). The
-// warp sums of 4 groups are staged in shared memory between two barriers and added in warp order
-// into one partial per value and block; a second kernel adds each value's partials in a fixed
-// order, and the host gets all 2 j + 2 values with one copy: the iteration's only
-// synchronisation. The kernel is kept to few registers so that 3 or 4 blocks share an SM: with
-// 2, a block in its reduction left the SM's memory pipe idle. The row ranges depend on n and the
-// format only: the same bits on every run and every GPU.
+// Pass 1 (dcgs2_partials): the rows fall into the CPU's reduction chunks of MSP__RED_CHUNK, a
+// chunk into 8 blocks of DBLOCK = 512 rows, one per warp; lane l owns its block's rows l, l + 32,
+// ... (DROWS = 16 of them, each load of the warp 32 consecutive rows), whose values of v_j and w
+// it keeps in registers; a CUDA block of 64 threads is two warps, and a system too small to give
+// every SM 32 warps of rows also splits the column groups over blockIdx.y. For a group of 4
+// columns a thread forms its 8 sums (4 columns x 2 vectors) in row order, a fused multiply-add
+// each (fma, as the C code writes it); the warp adds them with one transposed butterfly (9
+// shuffles for 8 values, in the tree that pairs lanes l and l + 16, then 8, 4, 2, 1) and writes
+// one partial per value and warp, with no barrier. dcgs2_final adds each chunk's 8 warp sums in
+// order and the chunks' sums pairwise, as msp__cpu_pairwise does, and the host gets all 2 j + 2
+// values with one copy: the iteration's only synchronisation. Sixteen rows per thread and no
+// barrier, where the narrow formats had four rows and shared-memory staging: their pass was bound
+// by the reduction's instructions and barriers per byte read, not by DRAM (the 16-bit formats
+// still spend a load, two conversions and two fused multiply-adds per 2 bytes).
 //
-// Pass 2 (dcgs2_update): blocks of 256 R rows (R as in pass 1), each thread its R rows of column j
-// and w; every
+// Pass 2 (dcgs2_update): blocks of 256 R rows, each thread its R rows of column j and w; every
 // column k < j is read once for both updates (column j's correction with s, w's projection with
-// c), in order of k, an FMA each; the coefficients come through one asynchronous copy to the
-// device (no synchronisation) and shared memory. Column j is rewritten (fixed point: with the
-// bounding scale computed on the device from the scales and s, as the CPU does), and w, divided
-// by r_jj, goes to column j + 1 as stored.
+// c), in order of k, a fused multiply-add each (the CPU's operations); the coefficients come
+// through one asynchronous copy to the device (no synchronisation) and shared memory. Column j is
+// rewritten (fixed point: with the bounding scale computed on the device from the scales and s, as
+// the CPU does), and w, divided by r_jj, goes to column j + 1 as stored.
 #include "basis.cuh"
 
-#define DG 8 // columns per group of pass 1: 2 DG = 16 values, one per lane pair after the butterfly
-#define DSUPER 4 // groups whose warp sums are staged in shared memory between two barriers
-#define DTHREADS 256
+#define DG 4 // columns per group of pass 1: 2 DG = 8 values, one per 4 lanes after the butterfly
+#define DTHREADS 256 // threads of a pass-2 block
+#define DLANES 256   // lanes of a chunk in pass 1: 8 warps, one per block of DBLOCK rows
+#define DBLOCK 512   // rows of a warp in pass 1 (src/cpu/basis.c's DBLOCK)
+#define PTHREADS 64  // threads of a pass-1 block: a chunk's warps over 4 blocks
+
+#define DROWS (DBLOCK / 32) // rows per lane of pass 1
+static_assert(DBLOCK * (DLANES / 32) == MSP__RED_CHUNK, "pass 1's warps cover the CPU's chunks");
 
 // Bytes per value from MSP_PRECISION_LIST, at compile time.
 static constexpr int dbytes(msp_precision p) {
@@ -33,10 +44,9 @@ static constexpr int dbytes(msp_precision p) {
   return MSP_PRECISION_LIST(MSP_DCGS2_BYTES_) 8;
 #undef MSP_DCGS2_BYTES_
 }
-// Rows per thread: 16 bytes of each column (8 of a 16-bit one).
-template <msp_precision P> struct drows { static constexpr int R = dbytes(P) >= 8 ? 2 : 4; };
-// Rows per thread of pass 2: as pass 1's (8 rows of a 16-bit column ran slower than 4).
-template <msp_precision P> struct urows { static constexpr int R = drows<P>::R; };
+// Rows per thread of pass 2: 16 bytes of each column (8 of a 16-bit one; 8 rows of a 16-bit
+// column ran slower than 4).
+template <msp_precision P> struct urows { static constexpr int R = dbytes(P) >= 8 ? 2 : 4; };
 
 // One step of the transposed butterfly over LEN values across the lanes that differ in bit OFF:
 // the lane keeps the half that its bit OFF selects, plus its partner's copy of that half.
@@ -52,81 +62,108 @@ __device__ __forceinline__ void butterfly(double (&p)[2 * DG], int lane) {
   }
 }
 
-template <msp_precision P, int R>
-__global__ void __launch_bounds__(DTHREADS,
-                                  R == 2 ? 4 : 3) // few registers: many warps hide latency
-    dcgs2_partials(const bview V, int j, const double *__restrict__ w, int64_t nb,
+// Column k's values as its loader streams them (the same bits), a fixed-point column's one scale
+// read once per thread instead of once per value.
+template <msp_precision P> struct colv {
+  loader<P> l;
+  double sc;
+  __device__ __forceinline__ colv(const bview &V, int k) : l(col<P>(V, k)), sc(0.0) {
+    if constexpr (P == MSP_PRECISION_FX32 || P == MSP_PRECISION_FX16) sc = __ldg(V.scales + k);
+  }
+  __device__ __forceinline__ double operator()(int64_t i) const {
+    if constexpr (P == MSP_PRECISION_FX32)
+      return (double)__ldcs((const int *)l.a.data + i) * sc;
+    else if constexpr (P == MSP_PRECISION_FX16)
+      return (double)__ldcs((const short *)l.a.data + i) * sc;
+    else
+      return l.stream(i);
+  }
+};
+
+template <msp_precision P>
+__global__ void __launch_bounds__(PTHREADS)
+    dcgs2_partials(const bview V, int j, const double *__restrict__ w, int64_t nw, int gslice,
                    double *__restrict__ part) {
-  __shared__ double sh[DSUPER][DTHREADS / 32][2 * DG];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int64_t base = (int64_t)blockIdx.x * (DTHREADS * R) + threadIdx.x;
-  double q[R], wv[R];
+  const int lane = threadIdx.x & 31;
+  const int64_t chunk = blockIdx.x / (DLANES / PTHREADS);
+  const int lc = (int)(blockIdx.x % (DLANES / PTHREADS)) * PTHREADS + (int)threadIdx.x;
+  // warp lc / 32 of the chunk owns its block of DBLOCK rows, lane l its rows l, l + 32, ...
+  const int64_t base = chunk * MSP__RED_CHUNK + (int64_t)(lc >> 5) * DBLOCK + (lc & 31);
+  const int64_t wslot = chunk * (DLANES / 32) + (lc >> 5);
+  const bool full = (chunk + 1) * MSP__RED_CHUNK <= V.n; // no row past n
+  double q[DROWS], wv[DROWS];
   {
     const loader<P> lj = col<P>(V, j);
 #pragma unroll
-    for (int r = 0; r < R; r++) {
-      const int64_t i = base + (int64_t)r * DTHREADS;
-      q[r] = i < V.n ? lj(i) : 0.0;
-      wv[r] = w && i < V.n ? w[i] : 0.0;
+    for (int r = 0; r < DROWS; r++) {
+      const int64_t i = base + (int64_t)r * 32;
+      q[r] = full || i < V.n ? lj(i) : 0.0;
+      wv[r] = w && (full || i < V.n) ? w[i] : 0.0;
     }
   }
-  for (int s0 = 0; s0 <= j; s0 += DSUPER * DG) {
-    for (int g = 0; g < DSUPER; g++) {
-      const int g0 = s0 + g * DG;
-      const int gn = j + 1 - g0 < DG ? j + 1 - g0 : DG; // may be <= 0: zeros
-      double p[2 * DG];
+  // this block's slice of the column groups (blockIdx.y): every value is one warp's alone
+  const int gbeg = (int)blockIdx.y * gslice * DG, gend = gbeg + gslice * DG;
+  for (int g0 = gbeg; g0 <= j && g0 < gend; g0 += DG) {
+    const int gn = j + 1 - g0 < DG ? j + 1 - g0 : DG;
+    double p[2 * DG];
 #pragma unroll
-      for (int c = 0; c < DG; c++) {
-        p[2 * c] = 0.0;
-        p[2 * c + 1] = 0.0;
-        if (c < gn) {
-          const loader<P> v = col<P>(V, g0 + c);
+    for (int c = 0; c < DG; c++) {
+      p[2 * c] = 0.0;
+      p[2 * c + 1] = 0.0;
+      if (c < gn) {
+        const colv<P> v(V, g0 + c);
 #pragma unroll
-          for (int r = 0; r < R; r++) {
-            const int64_t i = base + (int64_t)r * DTHREADS;
-            if (i < V.n) {
-              const double x = v.stream(i);
-              p[2 * c] += x * q[r];
-              p[2 * c + 1] += x * wv[r];
-            }
+        for (int r = 0; r < DROWS; r++) {
+          const int64_t i = base + (int64_t)r * 32;
+          if (full || i < V.n) {
+            const double x = v(i);
+            p[2 * c] = fma(x, q[r], p[2 * c]);
+            p[2 * c + 1] = fma(x, wv[r], p[2 * c + 1]);
           }
         }
       }
-      // 16 values over 32 lanes: four halving steps leave lanes 2 v and 2 v + 1 with halves of
-      // value v, which one more exchange adds (the same sum on both)
-      butterfly<16, 16>(p, lane);
-      butterfly<8, 8>(p, lane);
-      butterfly<4, 4>(p, lane);
-      butterfly<2, 2>(p, lane);
-      p[0] += __shfl_xor_sync(0xffffffffu, p[0], 1);
-      if (!(lane & 1)) sh[g][warp][lane >> 1] = p[0]; // value v: column g0 + v / 2, w if v odd
     }
-    __syncthreads();
-    if ((int)threadIdx.x < DSUPER * 2 * DG) {
-      const int g = (int)threadIdx.x / (2 * DG), v = (int)threadIdx.x % (2 * DG);
-      const int c = s0 + g * DG + v / 2;
-      if (c <= j) {
-        double t = 0.0;
-#pragma unroll
-        for (int wp = 0; wp < DTHREADS / 32; wp++)
-          t += sh[g][wp][v];
-        const int slot = (v & 1) ? j + 1 + c : c;
-        if (w || !(v & 1)) part[(int64_t)slot * nb + blockIdx.x] = t;
-      }
-    }
-    __syncthreads();
+    // 8 values over 32 lanes: three halving steps leave lanes 4 v .. 4 v + 3 with quarters of
+    // value v, which two more exchanges add (the same sum on all four)
+    butterfly<8, 16>(p, lane);
+    butterfly<4, 8>(p, lane);
+    butterfly<2, 4>(p, lane);
+    p[0] = __dadd_rn(p[0], __shfl_xor_sync(0xffffffffu, p[0], 2));
+    p[0] = __dadd_rn(p[0], __shfl_xor_sync(0xffffffffu, p[0], 1));
+    const int v = lane >> 2, c = g0 + v / 2; // value v: column g0 + v / 2, w if v odd
+    if (!(lane & 3) && c <= j && (w || !(v & 1)))
+      part[(int64_t)((v & 1) ? j + 1 + c : c) * nw + wslot] = p[0];
   }
 }
 
-// Block k: out[k] = the sum of partial[k * nb .. k * nb + nb) (thread-strided, then the tree).
+// Block k: out[k] from the warp sums partial[k * nw .. k * nw + nw): each chunk's 8 in order,
+// then the chunks' sums pairwise, as msp__cpu_pairwise (a[i] += a[i + w] for i a multiple of
+// 2 w, w = 1, 2, 4, ...); in shared memory, or in place (a chunk's sum in its first warp's slot)
+// where they do not fit it.
+#define FINAL_SMEM 4096
 __global__ void __launch_bounds__(RED_THREADS)
-    dcgs2_final(int64_t nb, const double *__restrict__ partial, double *__restrict__ out) {
-  const double *p = partial + (int64_t)blockIdx.x * nb;
-  double s = 0.0;
-  for (int64_t b = threadIdx.x; b < nb; b += RED_THREADS)
-    s += p[b];
-  s = block_reduce<false>(s);
-  if (threadIdx.x == 0) out[blockIdx.x] = s;
+    dcgs2_final(int64_t nw, double *__restrict__ partial, double *__restrict__ out) {
+  __shared__ double sp[FINAL_SMEM];
+  constexpr int W = DLANES / 32;
+  const int64_t nc = nw / W;
+  double *p = partial + (int64_t)blockIdx.x * nw;
+  const bool in_smem = nc <= FINAL_SMEM;
+  const int64_t st = in_smem ? 1 : W; // a chunk's sum at a[c * st]
+  double *a = in_smem ? sp : p;
+  for (int64_t c = threadIdx.x; c < nc; c += RED_THREADS) {
+    double t = 0.0;
+#pragma unroll
+    for (int k = 0; k < W; k++)
+      t = __dadd_rn(t, p[c * W + k]);
+    a[c * st] = t;
+  }
+  __syncthreads();
+  for (int64_t w = 1; w < nc; w *= 2) {
+    for (int64_t i = 2 * w * threadIdx.x; i + w < nc; i += 2 * w * RED_THREADS)
+      a[i * st] = __dadd_rn(a[i * st], a[(i + w) * st]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[blockIdx.x] = nc > 0 ? a[0] : 0.0;
 }
 
 // Fixed point: the scale of the rewritten column j from the old scales and s (in the CPU's order).
@@ -161,15 +198,15 @@ __global__ void __launch_bounds__(DTHREADS)
   }
 #pragma unroll 4
   for (int k = 0; k < j; k++) {
-    const loader<P> v = col<P>(V, k);
+    const colv<P> v(V, k);
     const double sk = cs[k], ck = cs[j + k];
 #pragma unroll
     for (int r = 0; r < R; r++) {
       const int64_t i = base + (int64_t)r * DTHREADS;
       if (i < V.n) {
-        const double x = v.stream(i);
-        tq[r] -= sk * x;
-        tw[r] -= ck * x;
+        const double x = v(i);
+        tq[r] = fma(-sk, x, tq[r]);
+        tw[r] = fma(-ck, x, tw[r]);
       }
     }
   }
@@ -181,9 +218,9 @@ __global__ void __launch_bounds__(DTHREADS)
   for (int r = 0; r < R; r++) {
     const int64_t i = base + (int64_t)r * DTHREADS;
     if (i < V.n) {
-      msp_acc_store_p(P, &aj, i, tq[r] / rjj);
+      msp_acc_store_p(P, &aj, i, __ddiv_rn(tq[r], rjj));
       const double qn = msp_acc_load_p(P, &aj, i);
-      const double t = (tw[r] - cj * qn) / rjj;
+      const double t = __ddiv_rn(__dsub_rn(tw[r], __dmul_rn(cj, qn)), rjj);
       if (store) {
         msp_acc_store_p(P, &an, i, t);
         w[i] = msp_acc_load_p(P, &an, i);
@@ -194,38 +231,64 @@ __global__ void __launch_bounds__(DTHREADS)
   }
 }
 
-// The workspace of DCGS2 inside V->work (basis.cu sizes it): the partials [2 cols][nb], then the
+// The workspace of DCGS2 inside V->work (basis.cu sizes it): the partials [2 cols][nw], then the
 // 2 cols sums, the 2 cols coefficients and the new scale.
 static double *dcgs2_sums(const msp__basis *V) {
-  return V->work + (size_t)V->nchunks * 2 * (size_t)V->cols;
+  return V->work + (size_t)dcgs2_warps(V->n > 0 ? V->n : 1) * 2 * (size_t)V->cols;
+}
+
+// The projection's sums left on the device (*out, valid until V's next operation; NULL when V
+// has no rows: the sums are 0), enqueued with no wait: the distributed layer reduces them over
+// the ranks on the device.
+extern "C" msp_status msp__cuda_basis_dcgs2_sums(msp_context ctx, const msp__basis *V, int j,
+                                                 msp_vector w, const double **out) {
+  msp_status st = MSP_SUCCESS;
+  const cudaStream_t s = msp__cuda(ctx)->stream;
+  const bview b = view_of(V);
+  const int cnt = w ? 2 * j + 2 : j + 1;
+  double *d_r = dcgs2_sums(V);
+  *out = NULL;
+  if (V->n == 0) goto exit;
+  MSP_TRY(msp__prec_dispatch(V->prec, [&](auto pc) -> msp_status {
+    msp_status st = MSP_SUCCESS;
+    constexpr msp_precision P = decltype(pc)::value;
+    const int64_t nc = (V->n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK, nw = dcgs2_warps(V->n);
+    static_assert(DLANES / 32 == 8, "dcgs2_warps: 8 warps per chunk");
+    // a system too small to give every SM 32 warps of rows splits the column groups over
+    // blockIdx.y as well (the same bits: each value is still one warp's sum)
+    const int groups = (j + DG) / DG;
+    const int64_t want = (int64_t)msp__cuda(ctx)->sm_count * 32;
+    int slices = nw >= want ? 1 : (int)((want + nw - 1) / nw);
+    if (slices > groups) slices = groups;
+    const int gslice = (groups + slices - 1) / slices;
+    slices = (groups + gslice - 1) / gslice;
+    const dim3 grid((unsigned)(nc * (DLANES / PTHREADS)), (unsigned)slices);
+    dcgs2_partials<P>
+        <<<grid, PTHREADS, 0, s>>>(b, j, w ? (const double *)w->d_data : NULL, nw, gslice, V->work);
+    MSP_CUDA_CHECK_LAUNCH("dcgs2_partials");
+    // the sums in the slots' order: column dots 0..j, then (with w) w's j + 1
+    dcgs2_final<<<(unsigned)cnt, RED_THREADS, 0, s>>>(nw, V->work, d_r);
+    MSP_CUDA_CHECK_LAUNCH("dcgs2_final");
+  exit:
+    return st;
+  }));
+  *out = d_r;
+exit:
+  return st;
 }
 
 extern "C" msp_status msp__cuda_basis_dcgs2_project(msp_context ctx, const msp__basis *V, int j,
                                                     msp_vector w, double *r) {
   msp_status st = MSP_SUCCESS;
   const cudaStream_t s = msp__cuda(ctx)->stream;
-  const bview b = view_of(V);
   const int cnt = w ? 2 * j + 2 : j + 1;
-  double *d_r = dcgs2_sums(V);
-  if (V->n == 0) {
+  const double *d_r = NULL;
+  MSP_TRY(msp__cuda_basis_dcgs2_sums(ctx, V, j, w, &d_r));
+  if (!d_r) {
     for (int k = 0; k < cnt; k++)
       r[k] = 0.0;
     goto exit;
   }
-  MSP_TRY(msp__prec_dispatch(V->prec, [&](auto pc) -> msp_status {
-    msp_status st = MSP_SUCCESS;
-    constexpr msp_precision P = decltype(pc)::value;
-    constexpr int R = drows<P>::R;
-    const int64_t nb = (V->n + DTHREADS * R - 1) / (DTHREADS * R);
-    dcgs2_partials<P, R>
-        <<<(unsigned)nb, DTHREADS, 0, s>>>(b, j, w ? (const double *)w->d_data : NULL, nb, V->work);
-    MSP_CUDA_CHECK_LAUNCH("dcgs2_partials");
-    // the sums in the slots' order: column dots 0..j, then (with w) w's j + 1
-    dcgs2_final<<<(unsigned)cnt, RED_THREADS, 0, s>>>(nb, V->work, d_r);
-    MSP_CUDA_CHECK_LAUNCH("dcgs2_final");
-  exit:
-    return st;
-  }));
   MSP_CUDA_TRY(
       cudaMemcpyAsync(V->host_h, d_r, (size_t)cnt * sizeof(double), cudaMemcpyDeviceToHost, s));
   MSP_CUDA_TRY(cudaStreamSynchronize(s));

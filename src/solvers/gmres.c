@@ -310,6 +310,7 @@ static int monitor(const gmres_state *s, int64_t iter, double res, double bnorm,
 // one product later (the last product of a converged cycle is not used).
 static msp_status nonfinite(int64_t iter);
 
+// v_0 (column 0) is r / beta: r's norm is beta times column 0's.
 static msp_status cycle_dcgs2(gmres_state *s, msp_solver_report *R, double beta, double bnorm,
                               double tol, msp_precision prec, int *kout) {
   msp_status st = MSP_SUCCESS;
@@ -506,14 +507,21 @@ static msp_status gmres_run(msp_context ctx, const msp_matrix A, msp_vector b, m
     if (cycles > 0) R.restarts++;
     if (cycles < MSP_SOLVER_MAX_CYCLES) R.cycle_precision[R.cycles_recorded++] = prec;
     cycles++;
+    int k = 0; // columns of H built in this cycle
+    if (S.o.ortho == MSP_ORTHO_DCGS2) {
+      // v_0 = r scaled by the power of two 2^-e next to 1 / beta (exact), stored and rounded
+      // like every basis vector; DCGS2's first step normalises it with its own reduction, so r's
+      // norm from msp_nrm2 (whose last bits differ between backends) does not enter the basis.
+      int e = 0;
+      (void)frexp(beta, &e);
+      MSP_TRY(msp_axpby(ctx, ldexp(1.0, -e), S.r, 0.0, S.v));
+      MSP_TRY(basis_store(&S, 0, S.v));
+      MSP_TRY(cycle_dcgs2(&S, &R, ldexp(1.0, e), bnorm, tol, prec, &k));
+      goto update;
+    }
     // v_0 = r / beta, stored and rounded like every basis vector.
     MSP_TRY(msp_axpby(ctx, 1.0 / beta, S.r, 0.0, S.v));
     MSP_TRY(basis_store(&S, 0, S.v));
-    int k = 0; // columns of H built in this cycle
-    if (S.o.ortho == MSP_ORTHO_DCGS2) {
-      MSP_TRY(cycle_dcgs2(&S, &R, beta, bnorm, tol, prec, &k));
-      goto update;
-    }
     for (int i = 0; i <= m; i++)
       S.g[i] = 0.0;
     S.g[0] = beta;
