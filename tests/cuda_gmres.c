@@ -28,9 +28,9 @@ static msp_context gpu, cpu;
 #define HIST_TOL 1e-10
 
 // The bound on the difference of the CPU and CUDA residual histories. DCGS2's two passes, the
-// start vector of its cycles and the scalar CSR product give the CPU's bits on CUDA; where
-// anything else rounds or sums otherwise (the vector CSR kernel, the combination's fused
-// multiply-adds, CGS's and MGS's projections), w differs in its last bits, and an entry that lies
+// start vector of its cycles, the combination and the scalar CSR product give the CPU's bits on
+// CUDA; where anything else rounds or sums otherwise (the vector CSR kernel, CGS's and MGS's
+// projections and subtractions), w differs in its last bits, and an entry that lies
 // next to a rounding boundary of the basis may round one way on one backend and the other way on
 // the other. IEEE bases round relative to each value and stay within HIST_TOL on every system here.
 // A fixed-point basis rounds at a fixed position of its column's scale: one such entry moves the

@@ -23,8 +23,10 @@ template <int C> static coefs<C> coefs_of(const double *coef, int cnt, double si
 // partial sums over k mod 8, spread over 8 threads per row in the staged kernel, ran up to 1.3x
 // faster there, but with an f32 basis the CPU and CUDA residual histories of GMRES on pde2961
 // then parted by 1.5e-8 after 239 iterations; rounding each product as the CPU does, orsirr_1
-// with Jacobi then converged one iteration later on CUDA: tests/cuda_gmres.c.)
-template <int VEC, int C, class LOAD>
+// with Jacobi then converged one iteration later on CUDA: tests/cuda_gmres.c.) EXACT: each
+// product rounded and then added, the CPU's operations, for the combination: DCGS2's passes give
+// the CPU's bits, and the combination is then the only difference left between a cycle's ends.
+template <int VEC, int C, class LOAD, bool EXACT = false>
 __device__ __forceinline__ void seq_sum(const double (&base)[VEC], int cnt, const coefs<C> &h,
                                         LOAD v, double (&t)[VEC]) {
 #pragma unroll
@@ -37,28 +39,29 @@ __device__ __forceinline__ void seq_sum(const double (&base)[VEC], int cnt, cons
     const double c = h.c[k];
 #pragma unroll
     for (int r = 0; r < VEC; r++)
-      t[r] += c * x[r];
+      t[r] = EXACT ? __dadd_rn(t[r], __dmul_rn(c, x[r])) : t[r] + c * x[r];
   }
 }
 // One row (v(k): its value in column k).
-template <int C, class LOAD>
+template <int C, bool EXACT = false, class LOAD>
 __device__ __forceinline__ double seq_sum1(double base, int cnt, const coefs<C> &h, LOAD v) {
   const double b[1] = {base};
   double t[1];
-  seq_sum(
-      b, cnt, h, [&](int k, double(&x)[1]) { x[0] = v(k); }, t);
+  auto load = [&](int k, double(&x)[1]) { x[0] = v(k); };
+  seq_sum<1, C, decltype(load), EXACT>(b, cnt, h, load, t);
   return t[0];
 }
 
 // w_i = (ZERO ? 0 : w_i) + sum over k < cnt of h.c[k] V_{j0+k}(i), as seq_sum (the subtraction
-// passes -h).
-template <msp_precision P, int C, bool ZERO>
+// passes -h; the combination is EXACT).
+template <msp_precision P, int C, bool ZERO, bool EXACT>
 __global__ void __launch_bounds__(EW_THREADS)
     update_kernel(const bview V, int j0, int cnt, const __grid_constant__ coefs<C> h,
                   double *__restrict__ w) {
   const int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < V.n; i += stride)
-    w[i] = seq_sum1(ZERO ? 0.0 : w[i], cnt, h, [&](int k) { return col<P>(V, j0 + k).stream(i); });
+    w[i] = seq_sum1<C, EXACT>(ZERO ? 0.0 : w[i], cnt, h,
+                              [&](int k) { return col<P>(V, j0 + k).stream(i); });
 }
 
 // One launch over columns j0 .. j0+cnt-1 (cnt <= C) with coefficients sign * coef[0..cnt).
@@ -69,10 +72,16 @@ static msp_status update_launch(msp_context ctx, const bview &b, int j0, int cnt
   const coefs<C> h = coefs_of<C>(coef, cnt, sign);
   const unsigned g = ew_blocks(ctx, b.n);
   const cudaStream_t s = msp__cuda(ctx)->stream;
-  if (zero)
-    update_kernel<P, C, true><<<g, EW_THREADS, 0, s>>>(b, j0, cnt, h, w);
-  else
-    update_kernel<P, C, false><<<g, EW_THREADS, 0, s>>>(b, j0, cnt, h, w);
+  if (sign > 0.0) { // the combination
+    if (zero)
+      update_kernel<P, C, true, true><<<g, EW_THREADS, 0, s>>>(b, j0, cnt, h, w);
+    else
+      update_kernel<P, C, false, true><<<g, EW_THREADS, 0, s>>>(b, j0, cnt, h, w);
+  } else if (zero) {
+    update_kernel<P, C, true, false><<<g, EW_THREADS, 0, s>>>(b, j0, cnt, h, w);
+  } else {
+    update_kernel<P, C, false, false><<<g, EW_THREADS, 0, s>>>(b, j0, cnt, h, w);
+  }
   MSP_CUDA_CHECK_LAUNCH("update_kernel");
 exit:
   return st;
