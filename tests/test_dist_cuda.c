@@ -639,6 +639,66 @@ static void oom_one_rank(msp_matrix G) {
   free(b);
 }
 
+// Out of memory on one rank (the last) at each allocation of GMRES's setup, which has no
+// collective step of its own: every rank returns the same status (none waits in the first
+// product for the failed rank), nothing is left allocated, and the solve without a failure runs
+// its iterations.
+static void oom_gmres_one_rank(msp_matrix G) {
+  const int64_t n = msp_matrix_rows(G);
+  double *b = malloc((size_t)n * sizeof *b);
+  CHECK(b != NULL, "out of memory");
+  if (!b) return;
+  test_dist_fill(n, 23, b);
+  const long live_start = test_alloc.live;
+  msp_dist d = NULL;
+  msp_matrix A = NULL;
+  msp_vector bl = NULL, xl = NULL;
+  CHECK_OK(make_dist(&d));
+  if (d) CHECK_OK(msp_dist_matrix_scatter(d, 0, rank_ == 0 ? G : NULL, NULL, &A));
+  if (A) {
+    msp_dist_matrix_info in;
+    msp_dist_matrix_info_get(A, &in);
+    CHECK_OK(msp_vector_create(msp_dist_context(d), in.rows, &bl));
+    CHECK_OK(msp_vector_create(msp_dist_context(d), in.rows, &xl));
+  }
+  if (bl && xl) CHECK_OK(msp_dist_vector_scatter(A, 0, rank_ == 0 ? b : NULL, bl));
+  int done = !(bl && xl), runs = 0, failed = 0;
+  for (long k = 0; !done && k < 400; k++, runs++) {
+    msp_solver_options o = test_dist_gmres_options(MSP_PRECISION_F64, MSP_PRECOND_JACOBI);
+    o.max_iters = 5;
+    msp_solver_report rep;
+    memset(&rep, 0, sizeof rep);
+    CHECK_OK(msp_vector_fill(xl, 0.0));
+    test_alloc.calls = 0;
+    test_alloc.fail_at = rank_ == size_ - 1 ? k : -1;
+    const msp_status st = msp_dist_gmres(d, A, bl, xl, &o, &rep);
+    test_alloc.fail_at = -1;
+    CHECK(test_dist_agreed(st) >= 0, "fail at %ld: msp_dist_gmres: %s on rank %d", k,
+          msp_status_name(st), rank_);
+    int mine = rank_ == size_ - 1 && test_alloc.calls <= k; // no failure injected: a full run
+    MPI_Bcast(&mine, 1, MPI_INT, size_ - 1, MPI_COMM_WORLD);
+    done = mine;
+    if (done)
+      CHECK(st == MSP_SUCCESS && rep.iterations == 5, "GMRES without a failure: %s, %lld its",
+            msp_status_name(st), (long long)rep.iterations);
+    else
+      failed += st == MSP_ERR_OUT_OF_MEMORY;
+  }
+  CHECK(done, "no GMRES run without a failure within %d runs", runs);
+  CHECK(failed > 0, "no injected failure reached GMRES's setup");
+  if (rank_ == 0)
+    printf("out of memory in GMRES's setup on rank %d: %d runs, statuses agreed\n", size_ - 1,
+           runs);
+  msp_vector_destroy(&bl);
+  msp_vector_destroy(&xl);
+  msp_matrix_destroy(&A);
+  CHECK_OK(msp_dist_destroy(&d));
+  // (the context keeps its reduction buffers between solves: counted once it is gone)
+  CHECK(test_alloc.live == live_start, "%ld blocks left after the GMRES runs",
+        test_alloc.live - live_start);
+  free(b);
+}
+
 // A local matrix of the distributed context (each rank's own, no halo) multiplies on the rank's
 // backend as on one process; what these ranks refuse is refused on every rank alike.
 static void local_and_refused(void) {
@@ -827,6 +887,7 @@ int main(int argc, char **argv) {
     // a fixed-point basis: its column scale from the whole vector's largest value
     gmres_case(G, "convdiff3d:26", MSP_PRECISION_FX32, MSP_PRECOND_JACOBI);
     if (!quick_) oom_one_rank(G);
+    if (!quick_) oom_gmres_one_rank(G);
   }
   msp_matrix_destroy(&G);
   CHECK_OK(msp_context_destroy(&ref));

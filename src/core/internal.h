@@ -418,6 +418,10 @@ struct msp__backend {
   // folds its own values in; phase 1: the state goes to the next rank and every rank gets the
   // last rank's.
   msp_status (*host_fold)(msp_context ctx, double *state, int n, int phase);
+  // Optional (NULL on one process; src/dist): every rank's status of a step that has no
+  // collective operation of its own (a solver's allocations), combined so that every rank returns
+  // the first rank's failure instead of going on to a collective step that the failed rank skips.
+  msp_status (*agree)(msp_context ctx, msp_status st);
   // device queries
   msp_status (*device_count)(int *count);
   msp_status (*device_info)(int ordinal, msp_device_props *props);

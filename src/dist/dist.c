@@ -42,6 +42,11 @@ msp_status msp__dist_agree(msp_dist d, msp_status st) {
   return msp__error((msp_status)code, "rank %d: %s", first.rank, msg);
 }
 
+// The backend table's agreement for the solvers' steps without a collective operation.
+static msp_status agree_step(msp_context ctx, msp_status st) {
+  return msp__dist_agree(msp__dist_of(ctx), st);
+}
+
 // ---- context ------------------------------------------------------------------------------------
 
 // The vector and basis operations of split contexts: a failure is kept for the next collective
@@ -329,6 +334,7 @@ msp_status msp_dist_create_backend(MPI_Comm comm, msp_backend backend, int devic
   d->table.pr_free = msp__dist_pr_free;
   d->table.pr_step = msp__dist_pr_step;
   d->table.host_fold = msp__dist_host_fold;
+  d->table.agree = agree_step;
   d->ctx->backend = &d->table;
   d->transport = MSP_DIST_TRANSPORT_MPI;
   if (backend == MSP_BACKEND_CUDA) MSP_TRY(device_transport(d));

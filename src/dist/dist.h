@@ -118,6 +118,10 @@ struct msp_dist_s {
   int64_t *chunks;      // size: every rank's chunk count
   double *part, *all, *col, *vals;
   size_t part_cap, all_cap, col_cap, vals_cap;
+  // The gather of the ranks' values (reduce.c gather_ranks) and the projections it sums: sizes
+  // that are the same on every rank, grown only with every rank's agreement.
+  double *gsend, *grecv, *gproj;
+  size_t gsend_cap, grecv_cap, gproj_cap;
   msp__dist_block *blk; // every rank's tree nodes
   size_t blk_cap;
   int64_t products;  // products of distributed matrices made with this context (all of them)

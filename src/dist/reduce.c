@@ -19,7 +19,27 @@ static msp_status grow(double **p, size_t *cap, size_t need, const char *what) {
   return MSP_SUCCESS;
 }
 
+// grow for a size that every rank asks for at the same step (so every rank decides alike whether
+// to grow): the ranks agree on the outcome before the collective that needs the buffer, which a
+// rank that failed alone would skip, and after a failure every rank drops its buffer, so that the
+// next step grows on every rank again.
+static msp_status grow_agreed(msp_dist d, double **p, size_t *cap, size_t need, const char *what) {
+  if (need <= *cap) return MSP_SUCCESS;
+  const msp_status st = msp__dist_agree(d, grow(p, cap, need, what));
+  if (st != MSP_SUCCESS) {
+    msp__free(*p);
+    *p = NULL;
+    *cap = 0;
+  }
+  return st;
+}
+
 void msp__dist_reduce_free(msp_dist d) {
+  msp__free(d->gsend);
+  msp__free(d->grecv);
+  msp__free(d->gproj);
+  d->gsend = d->grecv = d->gproj = NULL;
+  d->gsend_cap = d->grecv_cap = d->gproj_cap = 0;
   msp__free(d->part);
   msp__free(d->all);
   msp__free(d->col);
@@ -261,40 +281,48 @@ exit:
 // part, the ranks' values gathered (every rank gets all) and added in rank order, so every rank
 // holds the same bits, the same for the same number of ranks; within rounding of one process.
 
-// Every rank's m values (v) and its status (lst) into d->all ([rank][m values, status]) over MPI.
+// Every rank's m values (v) and its status (lst) into d->grecv ([rank][m values, status]) over
+// MPI. The buffers have the same size on every rank, so a failed growth is agreed.
 static msp_status gather_ranks(msp_dist d, const double *v, int m, msp_status lst) {
   msp_status st = MSP_SUCCESS;
-  MSP_TRY(grow(&d->vals, &d->vals_cap, (size_t)m + 1, "distributed reduction partials"));
+  const size_t ld = (size_t)m + 1;
+  if ((size_t)d->size * ld > INT32_MAX)
+    return msp__error(MSP_ERR_NOT_SUPPORTED,
+                      "distributed reduction: %zu partials exceed MPI's int counts",
+                      (size_t)d->size * ld);
+  MSP_TRY(grow_agreed(d, &d->gsend, &d->gsend_cap, ld, "distributed reduction partials"));
+  MSP_TRY(grow_agreed(d, &d->grecv, &d->grecv_cap, (size_t)d->size * ld,
+                      "distributed reduction partials"));
   if (lst == MSP_SUCCESS && m > 0)
-    memcpy(d->vals, v, (size_t)m * sizeof(double));
+    memcpy(d->gsend, v, (size_t)m * sizeof(double));
   else if (m > 0)
-    memset(d->vals, 0, (size_t)m * sizeof(double));
-  d->vals[m] = (double)lst;
-  for (int q = 0; q < d->size; q++)
-    d->chunks[q] = 1;
-  MSP_TRY(gather_vals(d, d->chunks, m + 1));
+    memset(d->gsend, 0, (size_t)m * sizeof(double));
+  d->gsend[m] = (double)lst;
+  if (MPI_Allgather(d->gsend, (int)ld, MPI_DOUBLE, d->grecv, (int)ld, MPI_DOUBLE, d->comm) !=
+      MPI_SUCCESS)
+    return msp__error(MSP_ERR_INTERNAL, "distributed reduction: MPI_Allgather failed");
 exit:
   return st;
 }
 
-// The ranks' values in d->all combined in rank order (mode, as the device's combine_ranks does)
+// The ranks' values in d->grecv combined in rank order (mode, as the device's combine_ranks does)
 // into out, and each rank's status into codes.
 static void combine_host(const msp_dist d, int m, int mode, double *out, int *codes) {
   const size_t ld = (size_t)m + 1;
   for (int k = 0; k < m; k++) {
-    double t = d->all[k];
+    double t = d->grecv[k];
     if (mode == MSP__DIST_SUM) {
       for (int q = 1; q < d->size; q++)
-        t += d->all[(size_t)q * ld + (size_t)k];
+        t += d->grecv[(size_t)q * ld + (size_t)k];
     } else {
       double mx = 0.0;
       for (int q = 0; q < d->size; q++)
-        mx = msp_absmax_step(mx, d->all[(size_t)q * ld + (size_t)k]);
+        mx = msp_absmax_step(mx, d->grecv[(size_t)q * ld + (size_t)k]);
       t = mx;
       if (mode == MSP__DIST_NRM2 && mx != 0.0 && isfinite(mx)) {
         double sq = 0.0;
         for (int q = 0; q < d->size; q++) {
-          const double x = d->all[(size_t)q * ld + (size_t)k] / mx;
+          const double x = d->grecv[(size_t)q * ld + (size_t)k] / mx;
           sq += x * x;
         }
         t = mx * sqrt(sq);
@@ -303,7 +331,7 @@ static void combine_host(const msp_dist d, int m, int mode, double *out, int *co
     out[k] = t;
   }
   for (int q = 0; q < d->size; q++)
-    codes[q] = (int)d->all[(size_t)q * ld + (size_t)m];
+    codes[q] = (int)d->grecv[(size_t)q * ld + (size_t)m];
 }
 
 // One reduction over the ranks: every rank's m values (v on the host, or dv on the device where
@@ -379,12 +407,12 @@ static msp_status sum_projection_st(msp_dist d, double *h, int cnt, double *ww, 
   msp_status st = MSP_SUCCESS;
   const int m = cnt + (ww != NULL);
   if (m == 0) return MSP_SUCCESS;
-  MSP_TRY(grow(&d->col, &d->col_cap, (size_t)m, "distributed reduction partials"));
-  if (cnt) memcpy(d->col, h, (size_t)cnt * sizeof(double));
-  if (ww) d->col[cnt] = *ww;
-  MSP_TRY(msp__dist_sum_ranks(d, d->col, m, lst));
-  if (cnt) memcpy(h, d->col, (size_t)cnt * sizeof(double));
-  if (ww) *ww = d->col[cnt];
+  MSP_TRY(grow_agreed(d, &d->gproj, &d->gproj_cap, (size_t)m, "distributed reduction partials"));
+  if (cnt) memcpy(d->gproj, h, (size_t)cnt * sizeof(double));
+  if (ww) d->gproj[cnt] = *ww;
+  MSP_TRY(msp__dist_sum_ranks(d, d->gproj, m, lst));
+  if (cnt) memcpy(h, d->gproj, (size_t)cnt * sizeof(double));
+  if (ww) *ww = d->gproj[cnt];
 exit:
   return st;
 }

@@ -463,30 +463,39 @@ static msp_status gmres_run(msp_context ctx, const msp_matrix A, msp_vector b, m
   }
   const double tol = fmax(S.o.rtol * bnorm, S.o.atol);
 
-  MSP_TRY(msp_vector_create(ctx, S.n, &S.r));
-  MSP_TRY(msp_vector_create(ctx, S.n, &S.v));
-  MSP_TRY(msp_vector_create(ctx, S.n, &S.w));
-  MSP_TRY(msp_vector_create(ctx, S.n, &S.z));
-  if (S.o.precond != MSP_PRECOND_NONE) MSP_TRY(msp_vector_create(ctx, S.n, &S.t));
-  MSP_TRY(MSP_ALLOC_ZERO(S.H, (size_t)(m + 1) * (size_t)m, "GMRES Hessenberg matrix"));
-  MSP_TRY(MSP_ALLOC_ZERO(S.cs, m, "GMRES rotations"));
-  MSP_TRY(MSP_ALLOC_ZERO(S.sn, m, "GMRES rotations"));
-  MSP_TRY(MSP_ALLOC_ZERO(S.g, m + 1, "GMRES right-hand side"));
-  MSP_TRY(MSP_ALLOC_ZERO(S.h, m + 1, "GMRES projections"));
-  MSP_TRY(MSP_ALLOC_ZERO(S.u, m + 1, "GMRES projections"));
-  if (S.o.ortho == MSP_ORTHO_DCGS2) {
-    MSP_TRY(MSP_ALLOC_ZERO(S.Hu, (size_t)(m + 1) * (size_t)m, "GMRES Hessenberg matrix"));
-    MSP_TRY(MSP_ALLOC_ZERO(S.rr, 2 * (size_t)m + 2, "GMRES projections"));
-    MSP_TRY(MSP_ALLOC_ZERO(S.c, m + 1, "GMRES projections"));
-  }
-  MSP_TRY(msp__precond_setup(A, S.o.precond, &S.P));
   msp_precision prec = S.o.basis_auto ? MSP_PRECISION_F32 : S.o.basis_precision;
+  // The setup allocates on each rank of a distributed context with no collective step between:
+  // the ranks agree on its status before the first product, which a failed rank would not join.
+#define SETUP_TRY(call)                                                                            \
+  do {                                                                                             \
+    if (st == MSP_SUCCESS) st = (call);                                                            \
+  } while (0)
+  SETUP_TRY(msp_vector_create(ctx, S.n, &S.r));
+  SETUP_TRY(msp_vector_create(ctx, S.n, &S.v));
+  SETUP_TRY(msp_vector_create(ctx, S.n, &S.w));
+  SETUP_TRY(msp_vector_create(ctx, S.n, &S.z));
+  if (S.o.precond != MSP_PRECOND_NONE) SETUP_TRY(msp_vector_create(ctx, S.n, &S.t));
+  SETUP_TRY(MSP_ALLOC_ZERO(S.H, (size_t)(m + 1) * (size_t)m, "GMRES Hessenberg matrix"));
+  SETUP_TRY(MSP_ALLOC_ZERO(S.cs, m, "GMRES rotations"));
+  SETUP_TRY(MSP_ALLOC_ZERO(S.sn, m, "GMRES rotations"));
+  SETUP_TRY(MSP_ALLOC_ZERO(S.g, m + 1, "GMRES right-hand side"));
+  SETUP_TRY(MSP_ALLOC_ZERO(S.h, m + 1, "GMRES projections"));
+  SETUP_TRY(MSP_ALLOC_ZERO(S.u, m + 1, "GMRES projections"));
+  if (S.o.ortho == MSP_ORTHO_DCGS2) {
+    SETUP_TRY(MSP_ALLOC_ZERO(S.Hu, (size_t)(m + 1) * (size_t)m, "GMRES Hessenberg matrix"));
+    SETUP_TRY(MSP_ALLOC_ZERO(S.rr, 2 * (size_t)m + 2, "GMRES projections"));
+    SETUP_TRY(MSP_ALLOC_ZERO(S.c, m + 1, "GMRES projections"));
+  }
+  SETUP_TRY(msp__precond_setup(A, S.o.precond, &S.P));
   int from_guess = 0; // basis auto: 1 once the f64 cycles started over from the initial guess
   if (S.o.basis_auto) {
-    MSP_TRY(msp_vector_create(ctx, S.n, &S.x0));
-    MSP_TRY(msp_copy(ctx, x, S.x0));
+    SETUP_TRY(msp_vector_create(ctx, S.n, &S.x0));
+    SETUP_TRY(msp_copy(ctx, x, S.x0));
   }
-  MSP_TRY(basis_make(&S, prec));
+  SETUP_TRY(basis_make(&S, prec));
+#undef SETUP_TRY
+  if (S.be->agree) st = S.be->agree(ctx, st);
+  if (st != MSP_SUCCESS) goto exit;
   R.setup_s = omp_get_wtime() - t_start;
 
   double beta = 0.0;
@@ -569,7 +578,9 @@ static msp_status gmres_run(msp_context ctx, const msp_matrix A, msp_vector b, m
         (beta > STAGNATION * before || (prec != MSP_PRECISION_F64 && beta > GAP * S.last_res))) {
       if (prec != MSP_PRECISION_F64) {
         prec = MSP_PRECISION_F64;
-        MSP_TRY(basis_make(&S, prec));
+        st = basis_make(&S, prec);
+        if (S.be->agree) st = S.be->agree(ctx, st);
+        if (st != MSP_SUCCESS) goto exit;
       } else if (!from_guess) {
         from_guess = 1;
         MSP_TRY(msp_copy(ctx, S.x0, x));
