@@ -298,6 +298,11 @@ msp_status msp__dist_defer(msp_dist d, msp_status st);
 msp_status msp__dist_partials(msp_dist d, int64_t nchunks, int m, double **out);
 msp_status msp__dist_tree_reduce(msp_dist d, int64_t nchunks, int m, int64_t group, int grouped,
                                  double **out);
+// The nchunks to pass msp__dist_tree_reduce when this rank's part failed with lst (its partials
+// not made): the rank still joins the reduction, which then returns the failure on every rank.
+static inline int64_t msp__dist_tree_failed(msp_status lst) {
+  return -(int64_t)lst;
+}
 // 1 when d's reductions go through NCCL on the device: CUDA ranks whose transport is NCCL (the
 // host transport and CPU ranks reduce over MPI on the host).
 static inline int msp__dist_nccl_reduces(const msp_dist d) {

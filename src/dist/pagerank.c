@@ -311,11 +311,15 @@ msp_status msp__dist_pr_step(msp_context ctx, const msp__prgraph *g, const msp__
   A.y = (const double *)y->h_data;
   if (a->v) A.v = (const double *)a->v->h_data;
   A.nchunks = (g->n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
-  MSP_TRY(msp__dist_partials(d, A.nchunks, 3, &A.part));
+  // (a rank whose partials cannot be made still joins the reduction, which returns the failure)
+  const msp_status lst = msp__dist_partials(d, A.nchunks, 3, &A.part);
+  if (lst == MSP_SUCCESS) {
 #pragma omp parallel
-  upd_kernel_dispatch(a->p->prec, &A);
+    upd_kernel_dispatch(a->p->prec, &A);
+  }
   double *res = NULL;
-  MSP_TRY(msp__dist_tree_reduce(d, A.nchunks, 3, 0, 0, &res));
+  MSP_TRY(msp__dist_tree_reduce(d, lst == MSP_SUCCESS ? A.nchunks : msp__dist_tree_failed(lst), 3,
+                                0, 0, &res));
   for (int r = 0; r < 3; r++)
     sums[r] = res[r];
 exit:

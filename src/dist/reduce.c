@@ -83,8 +83,8 @@ static msp_status gather_vals(msp_dist d, const int64_t *count, int m) {
     d->displs[r] = (int)o;
     t += count[r];
   }
-  MSP_TRY(grow(&d->all, &d->all_cap, (size_t)(t > 0 ? t : 1) * (size_t)m,
-               "distributed reduction partials"));
+  MSP_TRY(grow_agreed(d, &d->all, &d->all_cap, (size_t)(t > 0 ? t : 1) * (size_t)m,
+                      "distributed reduction partials"));
   if (MPI_Allgatherv(d->vals, d->counts[d->rank], MPI_DOUBLE, d->all, d->counts, d->displs,
                      MPI_DOUBLE, d->comm) != MPI_SUCCESS)
     return msp__error(MSP_ERR_INTERNAL, "distributed reduction: MPI_Allgatherv failed");
@@ -102,6 +102,12 @@ msp_status msp__dist_tree_reduce(msp_dist d, int64_t nchunks, int m, int64_t gro
   int64_t total = 0;
   const double t0 = MPI_Wtime();
   MSP_TRY(chunk_counts(d, nchunks, &total));
+  for (int r = 0; r < d->size; r++) // a rank whose part failed (msp__dist_tree_failed)
+    if (d->chunks[r] < 0) {
+      const msp_status code = (msp_status)(-d->chunks[r]);
+      if (r == d->rank) return msp__error(code, "%s", msp_last_error());
+      return msp__error(code, "rank %d: %s (the step failed there)", r, msp_status_string(code));
+    }
   if (group <= 0 || group > total) group = total > 0 ? total : 1;
   // every rank's nodes (a few per level), in chunk order; this rank's values
   int64_t nblk = 0, mine0 = 0, a = 0;
@@ -109,13 +115,24 @@ msp_status msp__dist_tree_reduce(msp_dist d, int64_t nchunks, int m, int64_t gro
   for (int r = 0; r < d->size; r++)
     nblk += msp__dist_tree_blocks(a, a + per[r], total, group, NULL), a += per[r];
   {
+    // (every rank needs the same count: the growth is agreed, as grow_agreed's)
     size_t need = (size_t)(nblk > 0 ? nblk : 1);
     if (need > d->blk_cap) {
       msp__dist_block *q = (msp__dist_block *)msp__realloc(d->blk, need * sizeof *q);
-      if (!q)
-        return msp__error(MSP_ERR_OUT_OF_MEMORY, "distributed reduction: %zu tree nodes", need);
-      d->blk = q;
-      d->blk_cap = need;
+      msp_status gst = MSP_SUCCESS;
+      if (q) {
+        d->blk = q;
+        d->blk_cap = need;
+      } else {
+        gst = msp__error(MSP_ERR_OUT_OF_MEMORY, "distributed reduction: %zu tree nodes", need);
+      }
+      gst = msp__dist_agree(d, gst);
+      if (gst != MSP_SUCCESS) {
+        msp__free(d->blk);
+        d->blk = NULL;
+        d->blk_cap = 0;
+        return gst;
+      }
     }
   }
   a = 0;
@@ -130,10 +147,14 @@ msp_status msp__dist_tree_reduce(msp_dist d, int64_t nchunks, int m, int64_t gro
     at += (int)k;
     a += c;
   }
-  MSP_TRY(grow(&d->vals, &d->vals_cap, (size_t)(per[d->rank] > 0 ? per[d->rank] : 1) * (size_t)m,
-               "distributed reduction partials"));
-  MSP_TRY(grow(&d->col, &d->col_cap, (size_t)(nchunks > 0 ? nchunks : 1),
-               "distributed reduction partials"));
+  // Sized for the largest rank, so that every rank asks for the same and grows alike (agreed).
+  int64_t most_nodes = 1;
+  for (int r = 0; r < d->size; r++)
+    if (per[r] > most_nodes) most_nodes = per[r];
+  MSP_TRY(grow_agreed(d, &d->vals, &d->vals_cap, (size_t)most_nodes * (size_t)m,
+                      "distributed reduction partials"));
+  MSP_TRY(grow_agreed(d, &d->col, &d->col_cap, (size_t)(total > 0 ? total : 1),
+                      "distributed reduction partials"));
   msp__dist_tree_local(d->blk + mine0, per[d->rank], a0, total, group, d->part, m, d->col, d->vals);
   MSP_TRY(gather_vals(d, per, m));
   *out = d->vals; // sent: free to hold the results (at least m values)
@@ -162,16 +183,18 @@ static msp_status reduce(msp_context ctx, int op, msp_vector x, msp_vector y, do
   msp_dist d = msp__dist_of(ctx);
   const int64_t nchunks = (x->n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
   double *part = NULL;
-  MSP_TRY(msp__dist_partials(d, nchunks, 1, &part));
-  msp__cpu_red_partials(op, x, y, s, 0, nchunks, part);
+  // (a rank whose partials cannot be made still joins the reduction, which returns the failure)
+  const msp_status lst = msp__dist_partials(d, nchunks, 1, &part);
+  if (lst == MSP_SUCCESS) msp__cpu_red_partials(op, x, y, s, 0, nchunks, part);
   double t = 0.0;
   if (op == MSP__RED_MAX) {
-    for (int64_t c = 0; c < nchunks; c++)
+    for (int64_t c = 0; lst == MSP_SUCCESS && c < nchunks; c++)
       t = msp_absmax_step(t, part[c]);
-    MSP_TRY(max_reduce(d, t, &t, MSP_SUCCESS));
+    MSP_TRY(max_reduce(d, t, &t, lst));
   } else {
     double *res = NULL;
-    MSP_TRY(msp__dist_tree_reduce(d, nchunks, 1, MSP__RED_GROUP, 1, &res));
+    MSP_TRY(msp__dist_tree_reduce(d, lst == MSP_SUCCESS ? nchunks : msp__dist_tree_failed(lst), 1,
+                                  MSP__RED_GROUP, 1, &res));
     t = res[0];
   }
   *r = t;
@@ -213,10 +236,12 @@ static msp_status project(msp_context ctx, const msp__basis *V, int j0, int cnt,
   if (m == 0) return MSP_SUCCESS;
   const int64_t nchunks = (V->n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
   double *part = NULL;
-  MSP_TRY(msp__dist_partials(d, nchunks, m, &part));
-  msp__cpu_basis_partials(V, j0, cnt, (const double *)w->h_data, ww != NULL, part, 1, m);
+  const msp_status lst = msp__dist_partials(d, nchunks, m, &part);
+  if (lst == MSP_SUCCESS)
+    msp__cpu_basis_partials(V, j0, cnt, (const double *)w->h_data, ww != NULL, part, 1, m);
   double *res = NULL;
-  MSP_TRY(msp__dist_tree_reduce(d, nchunks, m, 0, 0, &res));
+  MSP_TRY(msp__dist_tree_reduce(d, lst == MSP_SUCCESS ? nchunks : msp__dist_tree_failed(lst), m, 0,
+                                0, &res));
   for (int k = 0; k < cnt; k++)
     h[k] = res[k];
   if (ww) *ww = res[cnt];
@@ -251,9 +276,11 @@ msp_status msp__dist_basis_dcgs2_project(msp_context ctx, const msp__basis *V, i
   const int m = w ? 2 * j + 2 : j + 1;
   const int64_t nchunks = (V->n + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
   double *part = NULL, *res = NULL;
-  MSP_TRY(msp__dist_partials(d, nchunks, m, &part));
-  msp__cpu_basis_dcgs2_partials(V, j, w ? (const double *)w->h_data : NULL, part, 1, m);
-  MSP_TRY(msp__dist_tree_reduce(d, nchunks, m, 0, 0, &res));
+  const msp_status lst = msp__dist_partials(d, nchunks, m, &part);
+  if (lst == MSP_SUCCESS)
+    msp__cpu_basis_dcgs2_partials(V, j, w ? (const double *)w->h_data : NULL, part, 1, m);
+  MSP_TRY(msp__dist_tree_reduce(d, lst == MSP_SUCCESS ? nchunks : msp__dist_tree_failed(lst), m, 0,
+                                0, &res));
   for (int k = 0; k < m; k++)
     r[k] = res[k];
 exit:
