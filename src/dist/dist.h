@@ -191,6 +191,13 @@ static inline msp_precision msp__dist_halo_prec(msp_precision p) {
              : MSP_PRECISION_F64;
 }
 
+// The tail of distributing a matrix of rows rp/ci/val (global columns): its descriptor
+// (msp__dist_build), the handle *A owning *m (then *m is NULL), every rank's status agreed (a
+// rank whose handle failed makes every rank's fail). Collective.
+msp_status msp__dist_finish(msp_dist d, const int64_t *rp, const int32_t *ci, const double *val,
+                            const msp_convert_options *opts, msp__dist_mat **m, msp_matrix *A);
+// qsort's order of int32_t values.
+int msp__dist_cmp_i32(const void *a, const void *b);
 // Build m's halo, descriptor, parts and work vectors from its rows (m->row0, m->rows set; rp
 // rebased to 0, global columns) converted with opts. Collective (errors agreed).
 msp_status msp__dist_build(msp_dist d, const int64_t *rp, const int32_t *ci, const double *val,
