@@ -503,17 +503,14 @@ exit:
 }
 
 // ---- a fixed-point Krylov column over the ranks ------------------------------------------------
+static msp_status dev_absmax_dev(msp_context ctx, msp_vector w, const double **dv);
 static msp_status dev_absmax(msp_context ctx, msp_vector w, double *m) {
   msp_status st = MSP_SUCCESS;
   dev_ctx *c = (dev_ctx *)msp__dist_of(ctx)->dev;
   const cudaStream_t s = msp__cuda(ctx)->stream;
-  int nb = (int)msp__cuda_blocks(w->n > 0 ? w->n : 1, MAX_THREADS);
-  if (nb > MAX_BLOCKS) nb = MAX_BLOCKS;
-  absmax_part<<<nb, MAX_THREADS, 0, s>>>(w->n, (const double *)w->d_data, c->d_max);
-  MSP_CUDA_CHECK_LAUNCH("absmax_part");
-  absmax_last<<<1, MAX_THREADS, 0, s>>>(nb, c->d_max);
-  MSP_CUDA_CHECK_LAUNCH("absmax_last");
-  MSP_CUDA_TRY(cudaMemcpyAsync(c->h_max, c->d_max + nb, sizeof(double), cudaMemcpyDeviceToHost, s));
+  const double *dv = NULL;
+  MSP_TRY(dev_absmax_dev(ctx, w, &dv));
+  MSP_CUDA_TRY(cudaMemcpyAsync(c->h_max, dv, sizeof(double), cudaMemcpyDeviceToHost, s));
   MSP_CUDA_TRY(cudaStreamSynchronize(s));
   *m = *c->h_max;
 exit:
