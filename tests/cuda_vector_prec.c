@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef MSP_TEST_CUDART
+#include <cuda_runtime.h>
+#endif
+
 static msp_context cpu, gpu;
 
 static int is_fixed(msp_precision p) {
@@ -329,6 +333,81 @@ exit:
   free(fp);
 }
 
+// Vectors made while the legacy default stream is busy. The context's stream does not wait for
+// that stream, so a vector's setup (its fixed-point scales and range counters zeroed) must not be
+// queued there: it would land after the upload and the first product and zero x's scales under
+// the second product (whose result would then be 0). The busy work is plain memsets on the
+// legacy stream, long enough to outlast an upload and a product.
+static void busy_default_stream(msp_precision p) {
+#ifdef MSP_TEST_CUDART
+  const char *tp = msp_precision_name(p);
+  const int64_t n = 4097;
+  const size_t busy_bytes = (size_t)1 << 28;
+  test_csr m;
+  msp_matrix A = NULL, Ac = NULL;
+  msp_vector x = NULL, y = NULL, xc = NULL, yc = NULL;
+  void *busy = NULL;
+  double *hx = malloc((size_t)n * sizeof *hx), *c = malloc((size_t)n * sizeof *c);
+  double *g = malloc((size_t)n * sizeof *g), *fp = malloc((size_t)n * sizeof *fp);
+  CHECK(test_csr_random(&m, n, n, 12, 23) == 0, "generator");
+  CHECK(hx && c && g && fp, "allocation");
+  CHECK_OK(test_csr_to_matrix(&m, gpu, &A));
+  CHECK_OK(test_csr_to_matrix(&m, cpu, &Ac));
+  CHECK(cudaMalloc(&busy, busy_bytes) == cudaSuccess, "cudaMalloc of the busy buffer");
+  CHECK(cudaDeviceSynchronize() == cudaSuccess, "cudaDeviceSynchronize");
+  if (!hx || !c || !g || !fp || !A || !Ac || !busy) goto exit;
+  fill_random(hx, n, 29);
+  for (int k = 0; k < 256; k++)
+    CHECK(cudaMemsetAsync(busy, k, busy_bytes, cudaStreamLegacy) == cudaSuccess, "busy memset %d",
+          k);
+  CHECK_OK(msp_vector_create_precision(gpu, n, p, &x));
+  CHECK_OK(msp_vector_create_precision(gpu, n, p, &y));
+  CHECK_OK(msp_vector_create_precision(cpu, n, p, &xc));
+  CHECK_OK(msp_vector_create_precision(cpu, n, p, &yc));
+  if (!x || !y || !xc || !yc) goto exit;
+  CHECK_OK(msp_vector_set(x, hx));
+  CHECK_OK(msp_vector_set(xc, hx));
+  CHECK_OK(msp_spmv(cpu, 1.0, Ac, xc, 0.0, yc));
+  get_results(yc, c, tp);
+  CHECK_OK(msp_vector_get(xc, hx)); // x as stored, for the bound
+  for (int64_t i = 0; i < n; i++) {
+    double mag = 0;
+    for (int64_t k = m.rowptr[i]; k < m.rowptr[i + 1]; k++)
+      mag += fabs(m.val[k] * hx[m.colind[k]]);
+    fp[i] = 4.0 * 0x1.0p-52 * (double)(m.rowptr[i + 1] - m.rowptr[i] + 2) * mag;
+  }
+  for (int round = 0; round < 2; round++) {
+    CHECK_OK(msp_spmv(gpu, 1.0, A, x, 0.0, y));
+    get_results(y, g, tp);
+    const int64_t bad = outside_store(p, g, c, n, fp);
+    CHECK(bad == 0,
+          "busy default stream, %s, product %d: %lld of %lld results outside the bound plus one "
+          "rounding (row 0: %.17g against %.17g)",
+          tp, round + 1, (long long)bad, (long long)n, g[0], c[0]);
+    // The busy work ends: under the defect, the vectors' setup lands now.
+    if (round == 0) CHECK(cudaStreamSynchronize(cudaStreamLegacy) == cudaSuccess, "legacy wait");
+  }
+exit:
+  if (busy) (void)cudaFree(busy);
+  msp_matrix_destroy(&A);
+  msp_matrix_destroy(&Ac);
+  msp_vector_destroy(&x);
+  msp_vector_destroy(&y);
+  msp_vector_destroy(&xc);
+  msp_vector_destroy(&yc);
+  test_csr_free(&m);
+  free(hx);
+  free(c);
+  free(g);
+  free(fp);
+#else
+  (void)p;
+  printf("cuda_vector_prec: busy default stream (%s): skipped, the test was built without the "
+         "CUDA runtime\n",
+         msp_precision_name(p));
+#endif
+}
+
 int main(void) {
   int rc_ = test_cuda_context("cuda_vector_prec", &gpu);
   if (rc_ >= 0) return rc_;
@@ -350,6 +429,8 @@ int main(void) {
     range_counted(MSP_PRECISION_F32);
     range_counted(MSP_PRECISION_F16);
     range_counted(MSP_PRECISION_BF16);
+    busy_default_stream(MSP_PRECISION_FX16);
+    busy_default_stream(MSP_PRECISION_FX32);
   }
   msp_context_destroy(&cpu);
   msp_context_destroy(&gpu);

@@ -215,6 +215,7 @@ static msp_status cuda_vector_alloc(msp_vector v) {
   // At least one element so that a length-0 vector still has a valid device pointer.
   const int64_t n = v->n > 0 ? v->n : 1;
   const size_t vb = msp__prec_bytes(v->prec);
+  const cudaStream_t s = msp__cuda(v->ctx)->stream;
   if ((uint64_t)n > SIZE_MAX / 8)
     return msp__error(MSP_ERR_OUT_OF_MEMORY, "CUDA backend: a vector of %lld values is too large",
                       (long long)v->n);
@@ -225,11 +226,14 @@ static msp_status cuda_vector_alloc(msp_vector v) {
     v->d_data = p;
     MSP_TRY(vector_malloc(v, 2 * sizeof(unsigned long long), "a vector's range counters", &p));
     v->d_range = (unsigned long long *)p;
-    MSP_CUDA_TRY(cudaMemset(v->d_range, 0, 2 * sizeof(unsigned long long)));
+    // On the context's stream: it does not wait for the legacy default stream (it is
+    // non-blocking), so a plain cudaMemset there could land after the upload or the product that
+    // follows and zero its scales or counters.
+    MSP_CUDA_TRY(cudaMemsetAsync(v->d_range, 0, 2 * sizeof(unsigned long long), s));
     if (v->nscales > 0) {
       MSP_TRY(vector_malloc(v, (size_t)v->nscales * sizeof(double), "a vector's scales", &p));
       v->d_scales = (double *)p;
-      MSP_CUDA_TRY(cudaMemset(v->d_scales, 0, (size_t)v->nscales * sizeof(double)));
+      MSP_CUDA_TRY(cudaMemsetAsync(v->d_scales, 0, (size_t)v->nscales * sizeof(double), s));
     }
   }
 exit:
