@@ -115,6 +115,7 @@ static void arguments(void) {
 // The kernel rule of the adaptive SpMV design notes ("Design Philosophy") on hand-made statistics.
 static void kernel_rule(void) {
   msp_matrix_stats s;
+  char why[256];
   memset(&s, 0, sizeof s);
   s.nnz = 100;
   s.rows = 4096;
@@ -132,12 +133,21 @@ static void kernel_rule(void) {
   s.skewness = 1.2;
   CHECK(msp_choose_kernel(&s, NULL, 0) == MSP_KERNEL_SCALAR, "short uniform rows -> scalar");
   s.skewness = 2;
+  s.row_cv = 0.5;
   CHECK(msp_choose_kernel(&s, NULL, 0) == MSP_KERNEL_VECTOR, "short, less uniform -> vector");
+  // short rows of small spread (row_cv <= 0.35) whose longest row is 3x the mean: scalar
+  s.skewness = 3;
+  s.row_cv = 0.22;
+  CHECK(msp_choose_kernel(&s, why, sizeof why) == MSP_KERNEL_SCALAR,
+        "short rows of small spread -> scalar");
+  CHECK(strstr(why, "row_cv") != NULL, "reason names the spread: %s", why);
+  s.row_cv = 0.36;
+  CHECK(msp_choose_kernel(&s, NULL, 0) == MSP_KERNEL_VECTOR, "row_cv 0.36 -> vector");
+  s.row_cv = 0;
   s.row_mean = 16;
   s.skewness = 9.9;
   CHECK(msp_choose_kernel(&s, NULL, 0) == MSP_KERNEL_VECTOR, "balanced -> vector");
   s.skewness = 10;
-  char why[256];
   CHECK(msp_choose_kernel(&s, why, sizeof why) == MSP_KERNEL_MERGE, "skewed -> merge");
   CHECK(strstr(why, "skewness") != NULL, "reason names the statistic: %s", why);
   // short near-uniform rows: scalar from a mean of 6 to 9 only on large near-banded matrices

@@ -1,5 +1,6 @@
 // test_formats.c: every storage format on the CPU: hand-checked layouts, exact round trips,
 // fill-limit refusals, SpMV against the long-double oracle, determinism, AUTO and TUNE.
+#include "convert.h"
 #include "internal.h"
 #include "testlib.h"
 
@@ -818,6 +819,66 @@ static void test_auto_tune(void) {
   f = msp__choose_format(&s, why, sizeof why);
   CHECK(f == MSP_FORMAT_CSR && strstr(why, "too few"), "stats rule (small): %s (%s)",
         msp_format_name(f), why);
+
+  // The refinement by storage precision (msp__choose_format_prec) on hand-made statistics: small
+  // matrices of irregular rows -> COO in fp64 and fp32; near-uniform rows -> COO in fp64 outside
+  // the vector band of mean lengths (8 to 25), CSR in fp32; other precisions and large matrices
+  // keep rule 7's CSR.
+  {
+    static const struct {
+      double mean, cv;
+      int64_t nnz;
+      msp_precision p;
+      msp_format want;
+      const char *what, *reason;
+    } c[] = {
+        {10, 0.8, 200000, MSP_PRECISION_F64, MSP_FORMAT_COO, "irregular f64", "row_cv"},
+        {10, 0.8, 200000, MSP_PRECISION_F32, MSP_FORMAT_COO, "irregular f32", "row_cv"},
+        {10, 0.8, 200000, MSP_PRECISION_F16, MSP_FORMAT_CSR, "irregular f16", "too few"},
+        {10, 0.8, 2000000, MSP_PRECISION_F64, MSP_FORMAT_CSR, "irregular, 2e6 nnz", "too few"},
+        {5, 0.8, 200000, MSP_PRECISION_F64, MSP_FORMAT_CSR, "irregular, mean 5", "too few"},
+        {10, 0.2, 200000, MSP_PRECISION_F64, MSP_FORMAT_CSR, "uniform, mean 10, f64", "band"},
+        {10, 0.4, 200000, MSP_PRECISION_F64, MSP_FORMAT_CSR, "cv 0.4, mean 10, f64", "band"},
+        {24, 0.2, 200000, MSP_PRECISION_F64, MSP_FORMAT_CSR, "uniform, mean 24, f64", "band"},
+        {30, 0.2, 200000, MSP_PRECISION_F64, MSP_FORMAT_COO, "uniform, mean 30, f64", "outside"},
+        {7, 0.2, 200000, MSP_PRECISION_F64, MSP_FORMAT_COO, "uniform, mean 7, f64", "outside"},
+        {10, 0.2, 200000, MSP_PRECISION_F32, MSP_FORMAT_CSR, "uniform, mean 10, f32", "csr kept"},
+        {30, 0.2, 200000, MSP_PRECISION_F32, MSP_FORMAT_CSR, "uniform, mean 30, f32", "csr kept"},
+        {7, 0.2, 200000, MSP_PRECISION_F32, MSP_FORMAT_CSR, "uniform, mean 7, f32", "csr kept"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+      memset(&s, 0, sizeof s);
+      s.nnz = c[i].nnz;
+      s.row_mean = c[i].mean;
+      s.rows = s.cols = (int64_t)((double)c[i].nnz / c[i].mean);
+      if (s.rows >= 50000) s.rows = s.cols = 49999; // rule 7's "too few rows" CSR
+      s.row_cv = c[i].cv;
+      s.skewness = 3;
+      s.dia_fill = s.hdia_fill = s.ell_fill = s.hll_fill = 5;
+      s.diagonals = 1000;
+      f = msp__choose_format_prec(&s, c[i].p, why, sizeof why);
+      CHECK(f == c[i].want && strstr(why, c[i].reason), "%s: %s, expected %s (%s)", c[i].what,
+            msp_format_name(f), msp_format_name(c[i].want), why);
+    }
+    // skewed rows: COO by rule 4 in every precision
+    s.skewness = 12;
+    f = msp__choose_format_prec(&s, MSP_PRECISION_F16, why, sizeof why);
+    CHECK(f == MSP_FORMAT_COO && strstr(why, "skewness"), "skewed f16: %s (%s)", msp_format_name(f),
+          why);
+    // a large irregular matrix: rule 7's CSR ("irregular") stays CSR above 1e6 nonzeros, and
+    // goes to COO below
+    s.skewness = 3;
+    s.rows = s.cols = 100000;
+    s.nnz = 1000000;
+    s.row_mean = 10;
+    s.row_cv = 0.8;
+    f = msp__choose_format_prec(&s, MSP_PRECISION_F64, why, sizeof why);
+    CHECK(f == MSP_FORMAT_COO && strstr(why, "irregular"), "1e6 nnz irregular: %s (%s)",
+          msp_format_name(f), why);
+    s.nnz = 1000001;
+    f = msp__choose_format_prec(&s, MSP_PRECISION_F64, why, sizeof why);
+    CHECK(f == MSP_FORMAT_CSR, "1e6 + 1 nnz: %s (%s)", msp_format_name(f), why);
+  }
 
   // AUTO under a max_fill so low that the rule's choice is refused: CSR, said so.
   {

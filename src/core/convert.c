@@ -45,15 +45,23 @@
 #define MSP__AUTO_ELL_FILL 0.25  // ELL when ell_fill <= this ...
 #define MSP__AUTO_ELL_CV 0.25    // ... and the row lengths are near-uniform (row_cv <= this)
 #define MSP__AUTO_HLL_FILL 0.3   // HLL when the hacked padding (hll_fill) <= this
-// A refinement of rule 7 for values stored in fp64 (msp__convert_auto_rule): a matrix of at most
+// A refinement of rule 7 (msp__choose_format_prec), fitted on every kernel of ours over the
+// collection (docs/performance.md, "The AUTO rule on the collection"): a matrix of at most
 // COO_MAX_NNZ nonzeros is bound by latency more than by bytes, and there COO (one launch, the
-// same work per warp, 16-byte loads, rows split over tiles finished in the same launch) beat our
-// CSR kernels wherever the rows were long enough for its row indices (4 more bytes per entry) to
-// weigh little against a row's values: from a mean row length of COO_MEAN on (docs/performance.md,
-// the SpMV collection table; shorter rows stay with CSR's scalar kernel). With 4-byte values the
-// row indices weigh more and CSR stayed ahead: the refinement is for fp64 only.
+// same work per warp) beats CSR once rows are long enough (mean >= COO_MEAN) for its row index
+// to weigh little, unless the rows are regular enough for a CSR kernel:
+// - irregular rows (row_cv > COO_CV) -> COO in fp64 and fp32: a CSR group idles on the short
+//   rows beside the long ones, COO's tiles do not;
+// - near-uniform rows (row_cv <= COO_CV) -> CSR in fp32, and in fp64 within VECTOR_MEAN_MIN to
+//   VECTOR_MEAN_MAX entries a row, where a vector group is filled by a row without a tail and no
+//   row index is read; outside that band fp64 keeps COO (shorter rows idle the group, longer
+//   ones on few rows leave the GPU underfilled by groups).
+// Other storage precisions keep rule 7 (their COO was not measured against CSR).
 #define MSP__AUTO_COO_MEAN 6.0
 #define MSP__AUTO_COO_MAX_NNZ 1000000
+#define MSP__AUTO_COO_CV 0.4
+#define MSP__AUTO_VECTOR_MEAN_MIN 8.0
+#define MSP__AUTO_VECTOR_MEAN_MAX 25.0
 
 // TUNE: untimed warm-up runs and timed runs (the median is kept) per candidate.
 #define MSP__TUNE_WARMUP 2
@@ -202,6 +210,44 @@ msp_format msp__choose_format(const msp_matrix_stats *s, char *reason, size_t n)
              s->dia_fill, s->hdia_fill, s->ell_fill, s->hll_fill);
   }
   if (reason && n) snprintf(reason, n, "%s", buf);
+  return f;
+}
+
+// Rule 7's refinement for values stored in precision p (the COO_* constants above).
+msp_format msp__choose_format_prec(const msp_matrix_stats *s, msp_precision p, char *reason,
+                                   size_t n) {
+  char buf[256];
+  msp_format f = msp__choose_format(s, buf, sizeof buf);
+  if (f != MSP_FORMAT_CSR || s->nnz == 0 || s->nnz > MSP__AUTO_COO_MAX_NNZ ||
+      s->row_mean < MSP__AUTO_COO_MEAN || (p != MSP_PRECISION_F64 && p != MSP_PRECISION_F32)) {
+    if (reason && n) snprintf(reason, n, "%s", buf);
+    return f;
+  }
+  const int irregular = s->row_cv > MSP__AUTO_COO_CV;
+  const int vector_band =
+      s->row_mean >= MSP__AUTO_VECTOR_MEAN_MIN && s->row_mean < MSP__AUTO_VECTOR_MEAN_MAX;
+  char w2[512];
+  if (irregular || (p == MSP_PRECISION_F64 && !vector_band)) {
+    f = MSP_FORMAT_COO;
+    if (irregular)
+      snprintf(w2, sizeof w2,
+               "%s; but %lld nonzeros <= %d, mean row length %.3g >= %.0f and irregular rows "
+               "(row_cv %.3g > %.2g): coo (one launch, equal work per warp)",
+               buf, (long long)s->nnz, MSP__AUTO_COO_MAX_NNZ, s->row_mean, MSP__AUTO_COO_MEAN,
+               s->row_cv, MSP__AUTO_COO_CV);
+    else
+      snprintf(w2, sizeof w2,
+               "%s; but %lld nonzeros <= %d in fp64 and mean row length %.3g >= %.0f outside "
+               "%.0f-%.0f: coo (one launch, equal work per warp)",
+               buf, (long long)s->nnz, MSP__AUTO_COO_MAX_NNZ, s->row_mean, MSP__AUTO_COO_MEAN,
+               MSP__AUTO_VECTOR_MEAN_MIN, MSP__AUTO_VECTOR_MEAN_MAX);
+  } else {
+    snprintf(w2, sizeof w2, "%s; near-uniform rows (row_cv %.3g <= %.2g%s): csr kept", buf,
+             s->row_cv, MSP__AUTO_COO_CV,
+             p == MSP_PRECISION_F64 ? ", mean row length in the vector band" : "");
+  }
+  w2[255] = '\0'; // keep the reason within one line of the matrix's reason
+  if (reason && n) snprintf(reason, n, "%s", w2);
   return f;
 }
 
@@ -459,20 +505,9 @@ msp_status msp__convert_auto_rule(msp_context ctx, const msp_matrix A,
   msp_status st = MSP_SUCCESS;
   *s = A->stats;
   MSP_TRY(msp__analyze_formats(A, s));
-  msp_format f = ctx->backend->kind == MSP_BACKEND_CPU ? choose_format_cpu(s, why, 256)
-                                                       : msp__choose_format(s, why, 256);
-  if (ctx->backend->kind != MSP_BACKEND_CPU && f == MSP_FORMAT_CSR &&
-      opts->precision == MSP_PRECISION_F64 && s->nnz <= MSP__AUTO_COO_MAX_NNZ &&
-      s->row_mean >= MSP__AUTO_COO_MEAN) {
-    char w2[512];
-    snprintf(w2, sizeof w2,
-             "%s; but %lld nonzeros <= %d in fp64 and mean row length %.3g >= %.0f: coo (one "
-             "launch, equal work per warp)",
-             why, (long long)s->nnz, MSP__AUTO_COO_MAX_NNZ, s->row_mean, MSP__AUTO_COO_MEAN);
-    w2[255] = '\0'; // keep the reason within one line of the matrix's reason
-    memcpy(why, w2, 256);
-    f = MSP_FORMAT_COO;
-  }
+  msp_format f = ctx->backend->kind == MSP_BACKEND_CPU
+                     ? choose_format_cpu(s, why, 256)
+                     : msp__choose_format_prec(s, opts->precision, why, 256);
   if (f != MSP_FORMAT_CSR && !msp__convert_has_kernel(ctx, f, opts->precision)) {
     char w2[512];
     snprintf(w2, sizeof w2, "%s, which has no %s kernel on the %s backend: csr", why,

@@ -10,6 +10,11 @@
 // (matrix.c has the measurements).
 msp_kernel msp__choose_kernel_prec(const msp_matrix_stats *s, msp_precision p, char *reason,
                                    size_t n);
+// The CUDA backend's AUTO format (msp__choose_format) refined for values stored in precision p:
+// COO for small matrices of irregular rows (fp64 and fp32) and, in fp64, of near-uniform rows
+// outside the vector kernel's band of mean lengths (convert.c has the measurements).
+msp_format msp__choose_format_prec(const msp_matrix_stats *s, msp_precision p, char *reason,
+                                   size_t n);
 // Does format f have a kernel for values stored in precision p on ctx's backend?
 int msp__convert_has_kernel(msp_context ctx, msp_format f, msp_precision p);
 // b bytes as text ("12.3 MB") into out[n].

@@ -15,8 +15,14 @@
 // below 1.5) also go to the scalar kernel. laplace2d:3000 (mean 5.0, skewness 1.0): scalar
 // 0.253 ms, 97% of the measured read bandwidth; vector 0.344 ms. A thread's 5 entries share
 // one or two cache lines, which its neighbours' rows continue.
+// The same holds for short rows whose spread is small (row_cv <= UNIFORM_CV) even when the
+// longest row is up to about 3 times the mean (meshes: delaunay, crack, dw8192): a thread's row
+// still ends with its neighbours', so the warp's loads stay together and no lane waits. It is the
+// spread that decides, not the longest row: docs/performance.md ("The AUTO rule on the
+// collection") has the kernels side by side.
 #define MSP__SCALAR_UNIFORM_MEAN_BELOW 6.0
 #define MSP__SCALAR_UNIFORM_SKEW_BELOW 1.5
+#define MSP__SCALAR_UNIFORM_CV 0.35
 // A second one, measured on one H200 job (27 Nov, ms, vector -> scalar, x and y in f64 / f32): on
 // large near-banded matrices (at least 2^17 rows, no more occupied diagonals than rows) rows of
 // near-equal length up to a mean of 9 go to the scalar kernel too: gen:poisson3d:128 (7-point,
@@ -161,6 +167,12 @@ msp_kernel msp_choose_kernel(const msp_matrix_stats *s, char *reason, size_t n) 
              "thread per row)",
              s->row_mean, MSP__SCALAR_UNIFORM_MEAN_BELOW, s->skewness,
              MSP__SCALAR_UNIFORM_SKEW_BELOW);
+  } else if (s->row_mean < MSP__SCALAR_UNIFORM_MEAN_BELOW && s->row_cv <= MSP__SCALAR_UNIFORM_CV) {
+    k = MSP_KERNEL_SCALAR;
+    snprintf(buf, sizeof buf,
+             "short rows of small spread (mean %.2f < %.0f, row_cv %.2f <= %.2f): scalar (a "
+             "thread per row)",
+             s->row_mean, MSP__SCALAR_UNIFORM_MEAN_BELOW, s->row_cv, MSP__SCALAR_UNIFORM_CV);
   } else if (s->row_mean < MSP__SCALAR_BANDED_MEAN_BELOW &&
              s->skewness < MSP__SCALAR_UNIFORM_SKEW_BELOW && large_near_banded(s)) {
     k = MSP_KERNEL_SCALAR;
