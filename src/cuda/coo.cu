@@ -19,8 +19,9 @@
 //     holds, and each tile strictly inside the row publishes head[t], each behind a flag
 //     (value, fence, flag); tile t1's warp waits for the flags of tiles t0 .. t1 - 1 (lane l
 //     every 32nd), adds tail[t0] + head[t0+1] + ... in a fixed order (then a butterfly) and
-//     clears the flags for the next product. Every tile waits only on tiles before it, which
-//     were started no later than its own block, so the wait ends.
+//     clears the flags for the next product. A tile publishes before it waits, and waits only
+//     on tiles before it, which were started no later than its own block, so the wait ends and
+//     is never a chain; it comes after the tile's own products, which overlap it.
 // The lane where the row ends stores alpha * (earlier part + the tile's part) + beta * y_r.
 // pre[t] (computed once at upload) says what tile t's first row is, when it started in an
 // earlier tile: >= 0, an absorbed row whose first triple is pre[t]; -2, a look-back row going on
@@ -52,8 +53,12 @@
 #include "formats.cuh"
 
 // Straddling rows with at most this many triples before their last tile are absorbed by it: at
-// most 16 loads per lane, issued beside the tile's own; longer ones are summed by look-back.
-#define MSP__COO_ABSORB 512
+// most 4 loads per lane, one round issued beside the tile's own (fewer than a tile, so such a
+// row spans two tiles). Longer ones are summed by look-back, whose wait overlaps the tile's own
+// work, where each further round of absorbed loads would add two memory latencies to the tile.
+#define MSP__COO_ABSORB 128
+static_assert(MSP__COO_ABSORB % 32 == 0 && MSP__COO_ABSORB < MSP__COO_TILE,
+              "an absorbed row spans two tiles, its part before the last one read in whole rounds");
 
 enum { COO_ROW = 0, COO_COL, COO_HEAD, COO_TAIL, COO_FLAG };
 enum { COO_Q_TILES = 0, COO_Q_ABSORBED, COO_Q_LOOKBACK, COO_Q_NNZ, COO_Q_WARPS };
@@ -96,42 +101,39 @@ coo_tile(int64_t t, int64_t ntiles, const int32_t *__restrict__ row,
   const unsigned full = 0xffffffffu;
   const int lane = threadIdx.x & 31;
   const int64_t base = t * MSP__COO_TILE;
-  // Does the tile's first row start in an earlier tile (absorbed: from >= 0; finished here by
-  // look-back: t0 >= 0)? Which row follows the tile, and does a later tile wait for this tile's
-  // part of its last row?
-  const int32_t first_row = msp__ld(row + base);
-  const bool started_before = base > 0 && msp__ld(row + base - 1) == first_row;
-  const int64_t pt = started_before ? msp__ld(pre + t) : -1;
-  const int64_t from = pt >= 0 ? pt : -1, t0 = pt <= -3 ? -3 - pt : -1;
-  const bool next_waits = t + 1 < ntiles && msp__ld(pre + t + 1) <= -2;
-  const int32_t after = t + 1 < ntiles ? msp__ld(row + base + MSP__COO_TILE) : INT32_MAX;
-
+  // The tile's own triples, then what the tile needs to know of its neighbours: every load here
+  // depends on t alone, so they all go out at once (pre[t] is read whatever the first row does).
   int32_t r[MSP__COO_ITEMS], c[MSP__COO_ITEMS];
   double v[MSP__COO_ITEMS];
   const int64_t mine = base + (int64_t)lane * MSP__COO_ITEMS;
   coo_load8(row + mine, r);
   coo_load8(col + mine, c);
   msp__load8(va, voff + mine, voff + nnz, v);
-  // The absorbed row's triples before this tile (warp-uniform branch): lane l sums every 32nd
-  // from from + l, then a butterfly gives every lane the same sum.
+  // Does the tile's first row start in an earlier tile (absorbed: from >= 0; finished here by
+  // look-back: t0 >= 0)? Which row follows the tile, and does a later tile wait for this tile's
+  // part of its last row?
+  const int32_t first_row = msp__ld(row + base);
+  const int32_t row_before = base > 0 ? msp__ld(row + base - 1) : -1;
+  const int64_t pre_t = msp__ld(pre + t);
+  const int64_t pre_next = t + 1 < ntiles ? msp__ld(pre + t + 1) : -1;
+  const int32_t after = t + 1 < ntiles ? msp__ld(row + base + MSP__COO_TILE) : INT32_MAX;
+  const bool started_before = base > 0 && row_before == first_row;
+  const int64_t pt = started_before ? pre_t : -1;
+  const int64_t from = pt >= 0 ? pt : -1, t0 = pt <= -3 ? -3 - pt : -1;
+  const bool next_waits = pre_next <= -2;
+  // The absorbed row's triples before this tile: lane l sums every 32nd from from + l (at most
+  // MSP__COO_ABSORB / 32 each, unrolled and predicated, so their loads go out beside the tile's
+  // own gathers of x), then a butterfly gives every lane the same sum.
   double earlier = 0.0;
-  if (from >= 0) {
-#pragma unroll 4
-    for (int64_t k = from + lane; k < base; k += 32)
-      earlier += va.stream(voff + k) * x(msp__ld(col + k));
-  } else if (t0 >= 0) {
-    // Tile t0's tail, then the heads of the tiles inside the row: wait for each flag, read the
-    // value from L2 (never a stale L1 line), clear the flag.
-    for (int64_t u = t0 + lane; u < t; u += 32) {
-      unsigned *f = flag + 2 * u + (u == t0);
-      while (atomicAdd(f, 0u) == 0u) {
-      }
-      __threadfence();
-      earlier += __ldcg(u == t0 ? tail + u : head + u);
-      atomicExch(f, 0u);
+  {
+    const int64_t k0 = (from >= 0 ? from : base) + lane;
+#pragma unroll
+    for (int j = 0; j < MSP__COO_ABSORB / 32; j++) {
+      const int64_t k = k0 + 32 * j;
+      if (k < base) earlier += va.stream(voff + k) * x(msp__ld(col + k));
     }
   }
-  if (from >= 0 || t0 >= 0) {
+  if (from >= 0) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1)
       earlier += __shfl_xor_sync(full, earlier, o);
@@ -163,24 +165,51 @@ coo_tile(int64_t t, int64_t ntiles, const int32_t *__restrict__ row,
   int32_t next = __shfl_down_sync(full, r[0], 1);
   if (lane == 31) next = after;
 
+  // Every row ending here is stored at once but a look-back row (t0 >= 0), whose part here the
+  // lane where it ends keeps (held) until the earlier tiles' parts are in.
+  double held = 0.0;
+  bool holds = false;
 #pragma unroll
   for (int k = 0; k < MSP__COO_ITEMS; k++) {
     run += p[k];
     const int32_t nr = k + 1 < MSP__COO_ITEMS ? r[k + 1] : next;
     if (nr != r[k]) { // row r[k] ends here
-      if (r[k] != INT32_MAX)
+      if (t0 >= 0 && r[k] == first_row) {
+        held = run;
+        holds = true;
+      } else if (r[k] != INT32_MAX) {
         coo_finish(y, r[k], alpha, started_before && r[k] == first_row ? earlier + run : run, beta,
                    part);
+      }
       run = 0.0;
     }
   }
   // The tile's last row goes on in the next tile and is finished by look-back: publish its part
-  // (value, fence, flag).
+  // (value, fence, flag). This comes before the tile's own wait below, so no tile waits on a
+  // tile that waits: the wait is one step, never a chain.
   if (lane == 31 && next == last && last != INT32_MAX && next_waits) {
     const bool inside = started_before && last == first_row;
     (inside ? head : tail)[t] = run;
     __threadfence();
     atomicExch(flag + 2 * t + !inside, 1u);
+  }
+  // Look-back (warp-uniform branch), after the tile's own products, so their loads and the
+  // earlier tiles' work overlap: tile t0's tail, then the heads of the tiles inside the row; wait
+  // for each flag, read the value from L2 (never a stale L1 line), clear the flag; a butterfly
+  // gives every lane the same sum, in a fixed order.
+  if (t0 >= 0) {
+    for (int64_t u = t0 + lane; u < t; u += 32) {
+      unsigned *f = flag + 2 * u + (u == t0);
+      while (atomicAdd(f, 0u) == 0u) {
+      }
+      __threadfence();
+      earlier += __ldcg(u == t0 ? tail + u : head + u);
+      atomicExch(f, 0u);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+      earlier += __shfl_xor_sync(full, earlier, o);
+    if (holds) coo_finish(y, (int64_t)first_row, alpha, earlier + held, beta, part);
   }
 }
 
