@@ -22,8 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "docs", "results")
 IMG = os.path.join(ROOT, "docs", "img")
 OUT = os.path.join(ROOT, "docs", "performance.md")
-ORDER = ["spmv", "spmv-collection", "spmv-collection-classes", "precision", "bdmp", "gmres_cupy",
-         "pagerank", "cpu", "threads", "history", "scaling"]
+ORDER = ["spmv", "spmv-collection", "spmv-collection-classes", "spmv-collection-kernels",
+         "precision", "bdmp", "gmres_cupy", "pagerank", "cpu", "threads", "history", "scaling"]
 
 INTRO = """# Performance
 
