@@ -157,6 +157,37 @@ template <class F> static msp_status msp__prec_dispatch(msp_precision p, F &&f) 
   }
 }
 
+// ---- the pairs (values, x) the products are compiled for
+// The product kernels are templates over the loader of the values (precision PA) and that of x
+// (PX). The pairs compiled: x in f64, in f32 or in the values' own precision (the vectors of the
+// API's default, of single-precision work and of a product whose operands share their storage,
+// as PageRank's); with MSP_CUDA_ALL_PAIRS (CMake option of that name), every pair. An x of
+// another precision reaches the kernels of (PA, f64) instead (msp__cuda_spmv_x, spmv_x.cu): its
+// values as its loader reads them, copied into an f64 work vector, which holds each of them
+// exactly, so the kernels read the same numbers. BDMP's kernels take PA = f64.
+__host__ __device__ constexpr bool msp__pair_compiled(msp_precision pa, msp_precision px) {
+#ifdef MSP_CUDA_ALL_PAIRS
+  return (void)pa, (void)px, true;
+#else
+  return px == MSP_PRECISION_F64 || px == MSP_PRECISION_F32 || px == pa;
+#endif
+}
+
+// f(msp__prec_c<PX>{}) for x's run-time precision px, for the PX compiled with values PA; f is not
+// instantiated for the others, which msp__cuda_spmv_x has turned into an f64 x before.
+template <msp_precision PA, class F> static msp_status msp__x_dispatch(msp_precision px, F &&f) {
+  return msp__prec_dispatch(px, [&](auto c) -> msp_status {
+    if constexpr (msp__pair_compiled(PA, decltype(c)::value)) {
+      return f(c);
+    } else {
+      return msp__error(MSP_ERR_INTERNAL,
+                        "CUDA backend: no kernel for %s values with a %s x (such an x is read "
+                        "through an f64 copy, msp__cuda_spmv_x)",
+                        msp_precision_name(PA), msp_precision_name(decltype(c)::value));
+    }
+  });
+}
+
 // ---- device views of matrices and vectors
 // -------------------------------------------------------- The loader of a vector's device values
 // (CPMS: the segments v->segments asks for).

@@ -43,6 +43,7 @@ static void cuda_context_fini(msp_context ctx) {
   if (c->d_scratch) (void)cudaFree(c->d_scratch);
   if (c->h_result) (void)cudaFreeHost(c->h_result);
   if (c->d_ywork) (void)cudaFree(c->d_ywork);
+  if (c->d_xwork) (void)cudaFree(c->d_xwork);
   (void)cudaGetLastError();
   msp__free(c);
   ctx->impl = NULL;
@@ -478,23 +479,25 @@ static cuda_tables make_tables(void) {
   b.device_info = cuda_device_info;
 
   // ---- per-format slots (src/cuda/<fmt>.cu); a slot left NULL answers MSP_ERR_NOT_SUPPORTED --
-  b.spmv[MSP_FORMAT_CSR] = msp__cuda_csr_spmv;
+  // A product goes through msp__cuda_spmv_x (spmv_x.cu): an x whose pair with the values has no
+  // compiled kernel is read through an f64 copy.
+  b.spmv[MSP_FORMAT_CSR] = msp__cuda_spmv_any_x<msp__cuda_csr_spmv>;
   t.upload[MSP_FORMAT_CSR] = msp__cuda_csr_upload;
-  b.spmv[MSP_FORMAT_COO] = msp__cuda_coo_spmv;
+  b.spmv[MSP_FORMAT_COO] = msp__cuda_spmv_any_x<msp__cuda_coo_spmv>;
   t.upload[MSP_FORMAT_COO] = msp__cuda_coo_upload;
-  b.spmv[MSP_FORMAT_ELL] = msp__cuda_ell_spmv;
+  b.spmv[MSP_FORMAT_ELL] = msp__cuda_spmv_any_x<msp__cuda_ell_spmv>;
   t.upload[MSP_FORMAT_ELL] = msp__cuda_ell_upload;
-  b.spmv[MSP_FORMAT_HLL] = msp__cuda_hll_spmv;
+  b.spmv[MSP_FORMAT_HLL] = msp__cuda_spmv_any_x<msp__cuda_hll_spmv>;
   t.upload[MSP_FORMAT_HLL] = msp__cuda_hll_upload;
-  b.spmv[MSP_FORMAT_DIA] = msp__cuda_dia_spmv;
+  b.spmv[MSP_FORMAT_DIA] = msp__cuda_spmv_any_x<msp__cuda_dia_spmv>;
   t.upload[MSP_FORMAT_DIA] = msp__cuda_dia_upload;
-  b.spmv[MSP_FORMAT_HDIA] = msp__cuda_hdia_spmv;
+  b.spmv[MSP_FORMAT_HDIA] = msp__cuda_spmv_any_x<msp__cuda_hdia_spmv>;
   t.upload[MSP_FORMAT_HDIA] = msp__cuda_hdia_upload;
-  b.spmv[MSP_FORMAT_HYB] = msp__cuda_hyb_spmv;
+  b.spmv[MSP_FORMAT_HYB] = msp__cuda_spmv_any_x<msp__cuda_hyb_spmv>;
   t.upload[MSP_FORMAT_HYB] = msp__cuda_hyb_upload;
-  b.spmv[MSP_FORMAT_BDMP_PBP] = msp__cuda_bdmp_pbp_spmv;
+  b.spmv[MSP_FORMAT_BDMP_PBP] = msp__cuda_spmv_any_x<msp__cuda_bdmp_pbp_spmv>;
   t.upload[MSP_FORMAT_BDMP_PBP] = msp__cuda_bdmp_pbp_upload;
-  b.spmv[MSP_FORMAT_BDMP_TCKI] = msp__cuda_bdmp_tcki_spmv;
+  b.spmv[MSP_FORMAT_BDMP_TCKI] = msp__cuda_spmv_any_x<msp__cuda_bdmp_tcki_spmv>;
   t.upload[MSP_FORMAT_BDMP_TCKI] = msp__cuda_bdmp_tcki_upload;
   return t;
 }

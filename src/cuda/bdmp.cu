@@ -152,7 +152,8 @@ static msp_status pbp_launch(msp_context ctx, msp_kernel k, const msp__cuda_matr
 }
 
 // Every storage precision of x and y, as CSR (the merge-path kernel writes a fixed-point y through
-// msp__cuda_spmv_fixed_y).
+// msp__cuda_spmv_fixed_y); the kernels are compiled for the x of values in f64
+// (msp__pair_compiled), other x precisions come as an f64 copy (msp__cuda_spmv_x).
 extern "C" msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, const msp_matrix A,
                                               msp_vector x, double beta, msp_vector y) {
   if (A->rows == 0) return MSP_SUCCESS;
@@ -161,7 +162,7 @@ extern "C" msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, con
   const msp_kernel k = msp__cuda_csr_kernel(A);
   if (msp__cuda_csr_via_f64_y(k, y))
     return msp__cuda_spmv_fixed_y(ctx, alpha, A, x, beta, y, msp__cuda_bdmp_pbp_spmv);
-  return msp__prec_dispatch(x->prec, [&](auto px) {
+  return msp__x_dispatch<MSP_PRECISION_F64>(x->prec, [&](auto px) {
     constexpr msp_precision PX = decltype(px)::value;
     return msp__ystore_dispatch(y, [&](const auto &ys) {
       return pbp_launch<PX>(ctx, k, m, A->rows, A->nnz, x, alpha, beta, ys);
@@ -351,7 +352,7 @@ extern "C" msp_status msp__cuda_bdmp_tcki_spmv(msp_context ctx, double alpha, co
     return msp__cuda_spmv_fixed_y(ctx, alpha, A, x, beta, y, msp__cuda_bdmp_tcki_spmv);
   const cudaStream_t s = msp__cuda(ctx)->stream;
   const double tbeta = rows_part ? 1.0 : beta;
-  return msp__prec_dispatch(x->prec, [&](auto px) {
+  return msp__x_dispatch<MSP_PRECISION_F64>(x->prec, [&](auto px) {
     constexpr msp_precision PX = decltype(px)::value;
     const loader<PX> xl = msp__vector_loader<PX>(x);
     return msp__ystore_dispatch(y, [&](const auto &ys) {

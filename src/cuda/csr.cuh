@@ -495,10 +495,10 @@ __host__ __device__ static inline int msp__vector_group(int64_t rows, int64_t nn
 }
 
 // ---- the product, one value precision per instantiation -----------------------------------------
-// y = alpha A x + beta y with kernel k, for A's values stored in precision PA, in every precision
-// of x and store of y. csr.cu dispatches over the values' precision; the instantiations are
-// compiled in their own files (csr_values_*.cu), so that a build with several cores compiles the
-// CSR kernels in parallel. A missing one is a link error.
+// y = alpha A x + beta y with kernel k, for A's values stored in precision PA, x in the
+// precisions compiled with PA (msp__pair_compiled) and every store of y. csr.cu dispatches over the
+// values' precision; the instantiations are compiled in their own files (csr_values_*.cu), so that
+// a build with several cores compiles the CSR kernels in parallel. A missing one is a link error.
 template <msp_precision PA>
 msp_status msp__cuda_csr_spmv_values(msp_context ctx, msp_kernel k, const msp_matrix A,
                                      msp_vector x, double alpha, double beta, msp_vector y) {
@@ -507,7 +507,7 @@ msp_status msp__cuda_csr_spmv_values(msp_context ctx, msp_kernel k, const msp_ma
   // (msp_matrix_set_cpms_segments may change them after the upload).
   loader<PA> va;
   va.a = msp__fmt_values(A, m, SLOT_VAL, SLOT_SCALES);
-  return msp__prec_dispatch(x->prec, [&](auto px) {
+  return msp__x_dispatch<PA>(x->prec, [&](auto px) {
     return msp__ystore_dispatch(y, [&](const auto &ys) {
       return msp__cuda_csr_launch<decltype(va), decltype(px)::value>(ctx, k, m, A->rows, va, x,
                                                                      alpha, beta, ys);

@@ -33,6 +33,8 @@ typedef struct {
   double *h_result;  // pinned host slot for reduction results
   double *d_ywork;   // fp64 y of the kernels that cannot write a fixed-point y (grown on demand)
   int64_t ywork_n;   // its length
+  double *d_xwork;   // fp64 copy of an x whose pair with the values is not compiled (spmv_x.cu)
+  int64_t xwork_n;   // its length
 } msp__cuda_ctx;
 
 #define MSP__CUDA_SCRATCH 8192
@@ -84,6 +86,15 @@ msp_status msp__cuda_csr_spmv(msp_context ctx, double alpha, const msp_matrix A,
 // bytes per row than a kernel that stores y itself.
 msp_status msp__cuda_spmv_fixed_y(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                                   double beta, msp_vector y, msp__spmv_fn spmv);
+
+// A format's product for an x of any precision (spmv_x.cu): spmv itself where the kernels are
+// compiled for the pair (A's values, x) (msp__pair_compiled, access.cuh); otherwise spmv on an
+// f64 copy of x in the context's work vector, made on the context's stream by x's own loader (the
+// same numbers: f64 holds every value of the other precisions exactly). The backend's table
+// holds msp__cuda_spmv_any_x<format's spmv>, so every product, the distributed layer's included,
+// comes through it.
+msp_status msp__cuda_spmv_x(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
+                            double beta, msp_vector y, msp__spmv_fn spmv);
 
 // COO, ELL, HLL, DIA, HDIA, HYB (coo.cu, ell.cu, hll.cu, dia.cu, hdia.cu, hyb.cu): upload from
 // A->fmt (values: the host f64 array or A->pval, in the format's own order) and
@@ -145,6 +156,13 @@ msp_status msp__cuda_pr_step(msp_context ctx, const msp__prgraph *g, const msp__
 #ifdef __cplusplus
 }
 #endif
+
+// The backend table's entry for a format's product F: msp__cuda_spmv_x around it.
+template <msp__spmv_fn F>
+static msp_status msp__cuda_spmv_any_x(msp_context ctx, double alpha, const msp_matrix A,
+                                       msp_vector x, double beta, msp_vector y) {
+  return msp__cuda_spmv_x(ctx, alpha, A, x, beta, y, F);
+}
 
 // Number of blocks of `block` threads that cover n items (n > 0; callers skip empty launches).
 static inline unsigned msp__cuda_blocks(int64_t n, int block) {

@@ -1,11 +1,12 @@
 // formats.cuh: shared by the CUDA COO, ELL, HLL, DIA, HDIA, HYB files (and HYB's ELL, COO parts).
 //
 // Each format's kernel is one template over the loader of its values (loader<PA>) and the loader
-// of x (loader<PX>), instantiated for every pair of MSP_PRECISION_LIST by msp__fmt_dispatch2 (two
-// nested msp__prec_dispatch); y is written through `ystore`, which picks the rounding store of
-// y's precision at run time (access.cuh). One device layout per format whatever the precision:
-// the format's value array in the host's order (the f64 host array, or A->pval: the same array
-// encoded), in one slot, plus a slot of fixed-point scales (one per 2^MSP_FX_BLOCK_SHIFT values).
+// of x (loader<PX>), instantiated for the pairs of MSP_PRECISION_LIST that msp__pair_compiled
+// names (access.cuh) by msp__fmt_dispatch2; y is written through `ystore`, which picks the rounding
+// store of y's precision at run time (access.cuh). One device layout per format whatever the
+// precision: the format's value array in the host's order (the f64 host array, or A->pval: the same
+// array encoded), in one slot, plus a slot of fixed-point scales (one per 2^MSP_FX_BLOCK_SHIFT
+// values).
 #ifndef MSP_CUDA_FORMATS_CUH
 #define MSP_CUDA_FORMATS_CUH
 
@@ -352,12 +353,13 @@ __device__ __forceinline__ void msp__load8(const loader<P> &l, int64_t j, int64_
 
 // ---- the one dispatch over the pair (values, x) -------------------------------------------------
 // f(loader<PA>, loader<PX>) for the run-time precisions of the value view va and of x's view xa:
-// every format's launcher calls it once, so each kernel is instantiated for every pair of
-// MSP_PRECISION_LIST rows and a new row instantiates them all.
+// every format's launcher calls it once, so each kernel is instantiated for every value
+// precision of MSP_PRECISION_LIST with the x precisions compiled for it (msp__pair_compiled,
+// access.cuh), and a new row instantiates them all.
 template <class F>
 static msp_status msp__fmt_dispatch2(const msp_acc &va, const msp_acc &xa, F &&f) {
   return msp__prec_dispatch(va.prec, [&](auto pa) {
-    return msp__prec_dispatch(xa.prec, [&](auto px) {
+    return msp__x_dispatch<decltype(pa)::value>(xa.prec, [&](auto px) {
       loader<decltype(pa)::value> la;
       loader<decltype(px)::value> lx;
       la.a = va;
