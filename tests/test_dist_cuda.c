@@ -565,8 +565,80 @@ static void reduce_cases(void) {
   CHECK_OK(msp_dist_reductions(d, &n1, &s1));
   CHECK(n1 - n0 == 5 && s1 >= s0, "reductions counted %lld (want 5), seconds %g -> %g",
         (long long)(n1 - n0), s0, s1);
+  // a 2-norm whose squares would underflow (the backend's second, scaled pass; over NCCL every
+  // rank then leaves the device path): the rank-order combination of the ranks' norms
+  if (x) {
+    const double tiny = 0x1p-500, xv[3] = {rank_value(rank_) * tiny, 0.0, 0.0};
+    double nrm = 0.0, mx = 0.0, sq = 0.0;
+    CHECK_OK(msp_vector_set(x, xv));
+    for (int r = 0; r < size_; r++)
+      if (fabs(rank_value(r) * tiny) > mx) mx = fabs(rank_value(r) * tiny);
+    for (int r = 0; r < size_; r++) {
+      const double q = fabs(rank_value(r) * tiny) / mx;
+      sq += q * q;
+    }
+    CHECK_OK(msp_nrm2(c, x, &nrm));
+    CHECK(nrm == mx * sqrt(sq), "a tiny 2-norm over the ranks %.17g, want %.17g", nrm,
+          mx * sqrt(sq));
+  }
   msp_vector_destroy(&x);
   msp_vector_destroy(&y);
+  CHECK_OK(msp_dist_destroy(&d));
+}
+
+// A rank whose device fails where the others wait for it in NCCL: the last rank tells the
+// others (msp__dist_notify) and takes no part in what follows. Over NCCL the others' next
+// reduction, a gather the failed rank never joins, returns that failure instead of waiting for
+// ever (NCCL given up); on every transport a wait for device work that never ends
+// (msp__dist_wait with a poll that never answers done) does too. From then on every rank's wait
+// returns the failure at once.
+static int never_done(void *arg, msp_status *st) {
+  if (MPI_Wtime() - *(const double *)arg > 60.0) {
+    *st = msp__error(MSP_ERR_INTERNAL, "no failure notice within 60 s");
+    return -1;
+  }
+  return 0;
+}
+static int done_now(void *arg, msp_status *st) {
+  (void)arg, (void)st;
+  return 1;
+}
+
+static void device_failure_case(void) {
+  msp_dist d = NULL;
+  msp_vector x = NULL;
+  CHECK_OK(make_dist(&d));
+  if (!d) return;
+  msp_context c = msp_dist_context(d);
+  CHECK_OK(msp_vector_create(c, 3, &x));
+  if (x) CHECK_OK(msp_vector_fill(x, 1.0));
+  CHECK_OK(msp__dist_wait(d, done_now, NULL));
+  const int nccl = msp_dist_get_transport(d) == MSP_DIST_TRANSPORT_NCCL;
+  const int last = rank_ == size_ - 1;
+  char who[32];
+  snprintf(who, sizeof who, "rank %d", size_ - 1);
+  msp_status st = MSP_SUCCESS;
+  if (last) msp__dist_notify(d, msp__error(MSP_ERR_DEVICE, "injected: the GPU failed"));
+  if (nccl && x) {
+    double r = 0.0;
+    st = msp_dot(c, x, x, &r);
+  } else if (!last) {
+    const double t0 = MPI_Wtime();
+    st = msp__dist_wait(d, never_done, (void *)&t0);
+  } else {
+    st = msp__dist_wait(d, done_now, NULL);
+  }
+  CHECK(test_dist_agreed(st) == MSP_ERR_DEVICE, "a failed device on %s: %s on rank %d (%s)", who,
+        msp_status_name(st), rank_, msp_last_error());
+  CHECK(strstr(msp_last_error(), last ? "injected" : who) != NULL, "rank %d says %s", rank_,
+        msp_last_error());
+  st = msp__dist_wait(d, done_now, NULL);
+  CHECK(test_dist_agreed(st) == MSP_ERR_DEVICE, "a wait after the failure: %s on rank %d",
+        msp_status_name(st), rank_);
+  if (rank_ == 0)
+    printf("a failed device on %s: every rank returned %s (%s)\n", who, msp_status_name(st),
+           nccl ? "a NCCL gather it never joined" : "a wait for device work");
+  msp_vector_destroy(&x);
   CHECK_OK(msp_dist_destroy(&d));
 }
 
@@ -872,6 +944,8 @@ int main(int argc, char **argv) {
   if (G) local_and_refused();
   msp_matrix_destroy(&G);
   reduce_cases();
+  // (not in the short set, which compute-sanitizer runs: NCCL's abort ends kernels midway)
+  if (!quick_) device_failure_case();
   if (!quick_) generate_case("stencil27:40");
   if (!quick_) rmat_generate_case("rmat:14:8");
   // PageRank: a power-law graph with dangling nodes, f64 and CPMS

@@ -100,11 +100,11 @@ __global__ void __launch_bounds__(RED_THREADS)
   }
 }
 
-// Run a reduction over n > 0 entries; r[0] = sum, r[1] = max magnitude (RED_SQ_MAX). The one
-// synchronisation of these operations: the scalar goes back to the host.
+// Enqueue a reduction over n > 0 entries: out[0] = sum, out[1] = max magnitude (RED_SQ_MAX) in
+// the context's scratch (*res, valid until the stream's next reduction).
 template <int OP, msp_precision PX, msp_precision PY>
-static msp_status reduce(msp_context ctx, int64_t n, const loader<PX> &x, const loader<PY> &y,
-                         double scale, double r[2]) {
+static msp_status reduce_enqueue(msp_context ctx, int64_t n, const loader<PX> &x,
+                                 const loader<PY> &y, double scale, const double **res) {
   msp_status st = MSP_SUCCESS;
   msp__cuda_ctx *c = msp__cuda(ctx);
   // The partition depends on n only: ceil(n / nb) entries per block.
@@ -117,6 +117,20 @@ static msp_status reduce(msp_context ctx, int64_t n, const loader<PX> &x, const 
   MSP_CUDA_CHECK_LAUNCH("reduce_partials");
   reduce_final<OP><<<1, RED_THREADS, 0, c->stream>>>(nb, partial, out);
   MSP_CUDA_CHECK_LAUNCH("reduce_final");
+  *res = out;
+exit:
+  return st;
+}
+
+// Run a reduction over n > 0 entries; r[0] = sum, r[1] = max magnitude (RED_SQ_MAX). The one
+// synchronisation of these operations: the scalar goes back to the host.
+template <int OP, msp_precision PX, msp_precision PY>
+static msp_status reduce(msp_context ctx, int64_t n, const loader<PX> &x, const loader<PY> &y,
+                         double scale, double r[2]) {
+  msp_status st = MSP_SUCCESS;
+  msp__cuda_ctx *c = msp__cuda(ctx);
+  const double *out = NULL;
+  MSP_TRY((reduce_enqueue<OP, PX, PY>(ctx, n, x, y, scale, &out)));
   MSP_CUDA_TRY(
       cudaMemcpyAsync(c->h_result, out, 2 * sizeof(double), cudaMemcpyDeviceToHost, c->stream));
   MSP_CUDA_TRY(cudaStreamSynchronize(c->stream));
@@ -158,6 +172,41 @@ extern "C" msp_status msp__cuda_nrm1(msp_context ctx, msp_vector x, double *r) {
   *r = v[0];
 exit:
   return st;
+}
+
+// The reductions with their results left on the device (*out, valid until the stream's next
+// reduction; NULL for an empty x: the results are 0), enqueued with no wait: the distributed
+// layer adds the ranks' values on the device. dot and nrm1: out[0]; nrm2: msp__cuda_nrm2's first
+// pass, out[0] the sum of squares and out[1] the largest magnitude.
+extern "C" msp_status msp__cuda_dot_dev(msp_context ctx, msp_vector x, msp_vector y,
+                                        const double **out) {
+  *out = NULL;
+  if (x->n == 0) return MSP_SUCCESS;
+  return msp__prec_dispatch(x->prec, [&](auto px) {
+    return msp__prec_dispatch(y->prec, [&](auto py) {
+      return reduce_enqueue<RED_DOT>(ctx, x->n, msp__vector_loader<decltype(px)::value>(x),
+                                     msp__vector_loader<decltype(py)::value>(y), 1.0, out);
+    });
+  });
+}
+
+template <int OP> static msp_status reduce1_dev(msp_context ctx, msp_vector x, const double **out) {
+  *out = NULL;
+  if (x->n == 0) return MSP_SUCCESS;
+  return msp__prec_dispatch(x->prec, [&](auto px) {
+    loader<MSP_PRECISION_F64> none;
+    memset(&none, 0, sizeof none);
+    return reduce_enqueue<OP>(ctx, x->n, msp__vector_loader<decltype(px)::value>(x), none, 1.0,
+                              out);
+  });
+}
+
+extern "C" msp_status msp__cuda_nrm1_dev(msp_context ctx, msp_vector x, const double **out) {
+  return reduce1_dev<RED_ABS>(ctx, x, out);
+}
+
+extern "C" msp_status msp__cuda_nrm2_dev(msp_context ctx, msp_vector x, const double **out) {
+  return reduce1_dev<RED_SQ_MAX>(ctx, x, out);
 }
 
 // One pass gives the plain sum of squares and the largest magnitude m. The plain sum is used

@@ -322,11 +322,14 @@ exit:
   return st;
 }
 
-extern "C" msp_status msp__cuda_pr_step(msp_context ctx, const msp__prgraph *g,
-                                        const msp__pr_step *a, double sums[3]) {
+// One iteration with its three sums left on the device (*out, valid until g's next step),
+// enqueued with no wait: the distributed layer adds the ranks' sums on the device.
+extern "C" msp_status msp__cuda_pr_step_dev(msp_context ctx, const msp__prgraph *g,
+                                            const msp__pr_step *a, const double **out) {
   msp_status st = MSP_SUCCESS;
   msp__cuda_ctx *c = msp__cuda(ctx);
   cuda_pr *d = (cuda_pr *)g->dev;
+  *out = NULL;
   pr_kargs k;
   memset(&k, 0, sizeof k);
   k.deg = d->outdeg;
@@ -350,8 +353,19 @@ extern "C" msp_status msp__cuda_pr_step(msp_context ctx, const msp__prgraph *g,
   if (st != MSP_SUCCESS) return st;
   pr_final<<<1, PR_THREADS, 0, c->stream>>>(d->nblocks, d->part, d->sums);
   MSP_CUDA_CHECK_LAUNCH("pr_final");
+  *out = d->sums;
+exit:
+  return st;
+}
+
+extern "C" msp_status msp__cuda_pr_step(msp_context ctx, const msp__prgraph *g,
+                                        const msp__pr_step *a, double sums[3]) {
+  msp_status st = MSP_SUCCESS;
+  msp__cuda_ctx *c = msp__cuda(ctx);
+  const double *d_sums = NULL;
+  MSP_TRY(msp__cuda_pr_step_dev(ctx, g, a, &d_sums));
   MSP_CUDA_TRY(
-      cudaMemcpyAsync(c->h_result, d->sums, 3 * sizeof(double), cudaMemcpyDeviceToHost, c->stream));
+      cudaMemcpyAsync(c->h_result, d_sums, 3 * sizeof(double), cudaMemcpyDeviceToHost, c->stream));
   MSP_CUDA_TRY(cudaStreamSynchronize(c->stream));
   memcpy(sums, c->h_result, 3 * sizeof(double));
 exit:

@@ -4,13 +4,19 @@
 // A product of the split layout (dist.c, build_split) on the compute stream S of the context and
 // the communication stream C of the distributed context, with no host synchronisation on the
 // NCCL path and no allocation (every buffer is made with the matrix):
-//   S: gather the entries the neighbours read into the send buffer (x's storage precision for
-//      IEEE x; fixed point and CPMS decoded to f64), record ev_x;
-//   C: wait ev_x; grouped ncclSend / ncclRecv, each neighbour's entries straight into the halo
-//      vector (host transport: the send buffer down to pinned memory, MPI between the pinned
-//      buffers once the copy is done, the received halo up), record th;
-//   S: y = alpha Ad x + beta y (own columns: needs no halo), record ta; wait th; yo = Ao halo;
-//      y[brow] += alpha yo.
+//   S: record ev_x (x ready);
+//   C: wait ev_x; gather the entries the neighbours read into the send buffer (x's storage
+//      precision for IEEE x; fixed point and CPMS decoded to f64);
+//   S: meanwhile y = alpha Ad x + beta y (own columns: needs no halo), record ta;
+//   C: grouped ncclSend / ncclRecv, each neighbour's entries straight into the halo vector (host
+//      transport: the send buffer down to pinned memory, MPI between the pinned buffers once the
+//      copy is done, the received halo up), record th;
+//   S: wait th; yo = Ao halo; y[brow] += alpha yo.
+// The own columns' product is enqueued before NCCL's calls, so that the device computes while the
+// host enqueues the exchange (NCCL's group costs the host microseconds), and nothing of the
+// exchange (the gather neither) stands before it on S; C has the device's highest priority, so
+// that the gather's and NCCL's kernels get multiprocessors as soon as blocks of the product
+// retire, and the halo arrives while the product runs.
 // PSBLAS stages only the halo through the host (PSBLAS-Extensions reference guide: the GPU
 // descriptor's exchange); PETSc splits a rank's rows into its diagonal and off-diagonal blocks so
 // that the first product needs no communication (MatMult_MPIAIJ).
@@ -47,6 +53,7 @@ typedef struct {
   // and pinned (h_out), and the host values staged for their upload (h_in, red_cap).
   double *d_send, *d_all, *d_out, *h_out, *h_in;
   int red_cap;
+  double *d_loc;          // 2: this rank's 2-norm and whether its first pass gave it (nrm2_local)
   cudaEvent_t red0, red1; // a reduction's start and end on the compute stream (its device time)
 #ifdef MSP_HAVE_NCCL
   ncclComm_t nccl; // NULL: no communicator
@@ -60,6 +67,18 @@ extern "C" __attribute__((weak)) msp_status msp__cuda_basis_dcgs2_sums(msp_conte
                                                                        const msp__basis *V, int j,
                                                                        msp_vector w,
                                                                        const double **out);
+// The backend's reductions and PageRank's update with their results left on the device (blas1.cu,
+// pagerank.cu), weak as the one above: without them those values come from the host.
+extern "C" __attribute__((weak)) msp_status msp__cuda_dot_dev(msp_context ctx, msp_vector x,
+                                                              msp_vector y, const double **out);
+extern "C" __attribute__((weak)) msp_status msp__cuda_nrm1_dev(msp_context ctx, msp_vector x,
+                                                               const double **out);
+extern "C" __attribute__((weak)) msp_status msp__cuda_nrm2_dev(msp_context ctx, msp_vector x,
+                                                               const double **out);
+extern "C" __attribute__((weak)) msp_status msp__cuda_pr_step_dev(msp_context ctx,
+                                                                  const msp__prgraph *g,
+                                                                  const msp__pr_step *a,
+                                                                  const double **out);
 
 typedef struct {
   int32_t *d_sidx;        // the rank's rows of the entries sent (ns)
@@ -85,6 +104,67 @@ static msp_status nccl_status(ncclResult_t r, const char *call) {
     }                                                                                              \
   } while (0)
 #endif
+
+// ---- a rank that fails where the others wait for it in NCCL ------------------------------------
+// This rank gives NCCL up after a failure st (its own, or another rank's notice already in
+// d->failed): the others are told when it is its own (msp__dist_notify), the communicator is
+// aborted (which ends NCCL's kernels waiting on this device). Returns st.
+static msp_status give_up(msp_dist d, msp_status st) {
+  dev_ctx *c = (dev_ctx *)d->dev;
+  msp__dist_notify(d, st); // (nothing when a notice set d->failed first)
+#ifdef MSP_HAVE_NCCL
+  if (c && c->nccl) {
+    ncclCommAbort(c->nccl);
+    c->nccl = NULL;
+  }
+#else
+  (void)c;
+#endif
+  return st;
+}
+
+typedef struct {
+  cudaEvent_t ev;
+  dev_ctx *c;
+} ev_poll;
+
+// msp__dist_wait's poll of an event: done, not yet, or failed (the device, or NCCL's own error).
+static int poll_event(void *arg, msp_status *st) {
+  const ev_poll *w = (const ev_poll *)arg;
+  const cudaError_t e = cudaEventQuery(w->ev);
+  if (e == cudaSuccess) return 1;
+  if (e != cudaErrorNotReady) {
+    *st = msp__cuda_status(e, "cudaEventQuery", __FILE__, __LINE__);
+    return -1;
+  }
+#ifdef MSP_HAVE_NCCL
+  ncclResult_t a = ncclSuccess;
+  if (w->c->nccl && ncclCommGetAsyncError(w->c->nccl, &a) == ncclSuccess && a != ncclSuccess &&
+      a != ncclInProgress) {
+    *st = nccl_status(a, "an operation");
+    return -1;
+  }
+#endif
+  return 0;
+}
+
+// Wait for ev. With NCCL (or after a failure) the wait watches for another rank's failure
+// notice and gives NCCL up on a failure; otherwise a plain wait.
+static msp_status dev_wait(msp_dist d, cudaEvent_t ev) {
+  dev_ctx *c = (dev_ctx *)d->dev;
+  int watch = d->failed != MSP_SUCCESS;
+#ifdef MSP_HAVE_NCCL
+  watch |= c->nccl != NULL;
+#endif
+  if (watch) {
+    ev_poll w = {ev, c};
+    const msp_status st = msp__dist_wait(d, poll_event, &w);
+    return st == MSP_SUCCESS ? st : give_up(d, st);
+  }
+  const cudaError_t e = cudaEventSynchronize(ev);
+  return e == cudaSuccess ? MSP_SUCCESS
+                          : msp__cuda_status(e, "cudaEventSynchronize", __FILE__, __LINE__);
+}
 
 // ---- kernels ------------------------------------------------------------------------------------
 // The entries sent, as stored (T: the element of an IEEE precision).
@@ -172,6 +252,23 @@ __global__ void combine_ranks(const double *__restrict__ all, int size, int m, i
 __global__ void put_value(double *p, double v) {
   *p = v;
 }
+// A rank's 2-norm from the first pass of msp__cuda_nrm2 (sm: the sum of squares and the largest
+// magnitude; NULL: no rows), as that function takes it: out[0] the norm, out[1] 1 where the pass
+// cannot give it (the sum overflowed or may have lost squares to underflow: a second pass).
+__global__ void nrm2_local(const double *sm, double *out) {
+  double r = 0.0, second = 0.0;
+  if (sm) {
+    const double s = sm[0], m = sm[1];
+    if (m == 0.0 || !isfinite(m))
+      r = m;
+    else if (isfinite(s) && m >= 0x1p-450)
+      r = __dsqrt_rn(s);
+    else
+      second = 1.0;
+  }
+  out[0] = r;
+  out[1] = second;
+}
 
 // A fixed-point column's scale, then its values (w: the values as stored), as the backend's store
 // does with the scale of the whole distributed vector.
@@ -213,10 +310,15 @@ static void dev_fini(msp_dist d) {
   if (!c) return;
   (void)cudaSetDevice(c->device);
 #ifdef MSP_HAVE_NCCL
-  if (c->nccl) ncclCommDestroy(c->nccl);
+  // (after a rank's failure the communicator is aborted: its destroy could wait for that rank)
+  if (c->nccl && d->failed != MSP_SUCCESS)
+    ncclCommAbort(c->nccl);
+  else if (c->nccl)
+    ncclCommDestroy(c->nccl);
 #endif
   if (c->comm) cudaStreamDestroy(c->comm);
   cudaFree(c->d_max);
+  cudaFree(c->d_loc);
   cudaFreeHost(c->h_max);
   red_release(c);
   if (c->red0) cudaEventDestroy(c->red0);
@@ -247,8 +349,14 @@ static msp_status dev_init(msp_dist d, const void *nccl_id) {
   d->dev = c;
   c->device = d->device;
   MSP_CUDA_TRY(cudaSetDevice(c->device));
-  MSP_CUDA_TRY(cudaStreamCreateWithFlags(&c->comm, cudaStreamNonBlocking));
+  {
+    // the device's highest priority (the smallest number) for the halo's stream
+    int least = 0, greatest = 0;
+    MSP_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    MSP_CUDA_TRY(cudaStreamCreateWithPriority(&c->comm, cudaStreamNonBlocking, greatest));
+  }
   MSP_CUDA_TRY(cudaMalloc(&c->d_max, (MAX_BLOCKS + 1) * sizeof(double)));
+  MSP_CUDA_TRY(cudaMalloc(&c->d_loc, 2 * sizeof(double)));
   MSP_CUDA_TRY(cudaMallocHost(&c->h_max, sizeof(double)));
   c->size = d->size;
   if (nccl_id) {
@@ -356,7 +464,7 @@ static msp_status settle(msp__dist_mat *m, int k) {
   float all = 0.0f, wait = 0.0f;
   if (!b->pending[k]) return MSP_SUCCESS;
   b->pending[k] = 0;
-  MSP_CUDA_TRY(cudaEventSynchronize(b->t1[k]));
+  MSP_TRY(dev_wait(m->d, b->t1[k]));
   MSP_CUDA_TRY(cudaEventElapsedTime(&all, b->t0[k], b->t1[k]));
   MSP_CUDA_TRY(cudaEventElapsedTime(&wait, b->ta[k], b->th[k]));
   m->spmv_s += 1e-3 * all;
@@ -404,24 +512,26 @@ static msp_status dev_before(msp__dist_mat *m, dev_mat *b, msp_vector x, cudaStr
   MSP_CUDA_TRY(cudaSetDevice(d->device));
   MSP_TRY(settle(m, k));
   MSP_CUDA_TRY(cudaEventRecord(b->t0[k], S));
-  if (ns) {
-    const unsigned g = msp__cuda_blocks(ns, 256);
-    if (hp != x->prec)
-      gather_decode<<<g, 256, 0, S>>>(msp__vector_acc(x, 1), b->d_sidx, ns, (double *)b->d_sbuf);
-    else if (es == 8)
-      gather_raw<<<g, 256, 0, S>>>((const unsigned long long *)x->d_data, b->d_sidx, ns,
-                                   (unsigned long long *)b->d_sbuf);
-    else if (es == 4)
-      gather_raw<<<g, 256, 0, S>>>((const unsigned *)x->d_data, b->d_sidx, ns,
-                                   (unsigned *)b->d_sbuf);
-    else
-      gather_raw<<<g, 256, 0, S>>>((const unsigned short *)x->d_data, b->d_sidx, ns,
-                                   (unsigned short *)b->d_sbuf);
-    MSP_CUDA_CHECK_LAUNCH("gather");
-  }
   if (comm) {
+    // x is ready (and the last product's halo read) once S's work so far is done; the gather
+    // runs on C beside the own columns' product (x != y: nothing writes x meanwhile)
     MSP_CUDA_TRY(cudaEventRecord(b->ev_x, S));
     MSP_CUDA_TRY(cudaStreamWaitEvent(C, b->ev_x, 0));
+    if (ns) {
+      const unsigned g = msp__cuda_blocks(ns, 256);
+      if (hp != x->prec)
+        gather_decode<<<g, 256, 0, C>>>(msp__vector_acc(x, 1), b->d_sidx, ns, (double *)b->d_sbuf);
+      else if (es == 8)
+        gather_raw<<<g, 256, 0, C>>>((const unsigned long long *)x->d_data, b->d_sidx, ns,
+                                     (unsigned long long *)b->d_sbuf);
+      else if (es == 4)
+        gather_raw<<<g, 256, 0, C>>>((const unsigned *)x->d_data, b->d_sidx, ns,
+                                     (unsigned *)b->d_sbuf);
+      else
+        gather_raw<<<g, 256, 0, C>>>((const unsigned short *)x->d_data, b->d_sidx, ns,
+                                     (unsigned short *)b->d_sbuf);
+      MSP_CUDA_CHECK_LAUNCH("gather");
+    }
     if (!nccl && ns) {
       MSP_CUDA_TRY(
           cudaMemcpyAsync(b->h_sbuf, b->d_sbuf, (size_t)ns * es, cudaMemcpyDeviceToHost, C));
@@ -448,9 +558,17 @@ static msp_status dev_spmv(msp_context ctx, msp__dist_mat *m, double alpha, msp_
   const int k = (int)(b->seq % RING);
   const int direct = y->prec == MSP_PRECISION_F64;
   msp_vector t = direct ? y : m->yt;
+  // after another rank's device failed, NCCL is given up: no exchange to take part in
+  if (nccl && d->failed != MSP_SUCCESS) return msp__dist_failed_error(d);
   // This rank's steps before and beside the exchange: a failure there still takes part in the
   // exchange (the neighbours wait for it) and is returned after it.
   msp_status pre = dev_before(m, b, x, S, C, k, hp, es, comm, nccl);
+  if (nccl && d->failed != MSP_SUCCESS) return msp__dist_failed_error(d); // (its waits learnt it)
+  // the own columns, while the halo moves
+  if (pre == MSP_SUCCESS)
+    pre = base->spmv[m->Ad->format](ctx, direct ? alpha : 1.0, m->Ad, x, direct ? beta : 0.0, t);
+  if (pre == MSP_SUCCESS && cudaEventRecord(b->ta[k], S) != cudaSuccess)
+    pre = msp__cuda_status(cudaGetLastError(), "cudaEventRecord", __FILE__, __LINE__);
   if (comm && nccl) {
 #ifdef MSP_HAVE_NCCL
     NCCL_TRY(ncclGroupStart());
@@ -464,11 +582,6 @@ static msp_status dev_spmv(msp_context ctx, msp__dist_mat *m, double alpha, msp_
     NCCL_TRY(ncclGroupEnd());
 #endif
   }
-  // the own columns, while the halo moves
-  if (pre == MSP_SUCCESS)
-    pre = base->spmv[m->Ad->format](ctx, direct ? alpha : 1.0, m->Ad, x, direct ? beta : 0.0, t);
-  if (pre == MSP_SUCCESS && cudaEventRecord(b->ta[k], S) != cudaSuccess)
-    pre = msp__cuda_status(cudaGetLastError(), "cudaEventRecord", __FILE__, __LINE__);
   if (comm && !nccl) {
     if (pre == MSP_SUCCESS && ns) {
       const cudaError_t e = cudaEventSynchronize(b->ev_c);
@@ -499,6 +612,8 @@ static msp_status dev_spmv(msp_context ctx, msp__dist_mat *m, double alpha, msp_
   d->products++;
   d->bytes_sent += (double)ns * (double)es;
 exit:
+  // a device or NCCL failure on the NCCL path may leave the neighbours waiting for this rank
+  if (st != MSP_SUCCESS && nccl && d->failed == MSP_SUCCESS) st = give_up(d, st);
   return st;
 }
 
@@ -579,6 +694,10 @@ static msp_status dev_reduce(msp_dist d, const double *v, const double *dv, int 
 #ifdef MSP_HAVE_NCCL
   dev_ctx *c = (dev_ctx *)d->dev;
   const cudaStream_t s = msp__cuda(d->ctx)->stream;
+  int gathering = 0; // 1 from the steps whose failure leaves the others in the gather
+  *seconds = 0.0;
+  if (d->failed != MSP_SUCCESS) return msp__dist_failed_error(d);
+  if (!c->nccl) return msp__error(MSP_ERR_INTERNAL, "distributed reduction: no NCCL communicator");
   MSP_CUDA_TRY(cudaSetDevice(c->device));
   if (m > c->red_cap) {
     // every rank reduces the same number of values, so every rank grows here; agreed, since a
@@ -587,16 +706,19 @@ static msp_status dev_reduce(msp_dist d, const double *v, const double *dv, int 
     int cap = c->red_cap > RED_VALUES ? c->red_cap : RED_VALUES;
     while (cap < m)
       cap *= 2;
-    const cudaError_t e = cudaStreamSynchronize(s);
-    st = msp__dist_agree(d, e != cudaSuccess
-                                ? msp__cuda_status(e, "cudaStreamSynchronize", __FILE__, __LINE__)
-                                : red_buffers(c, cap));
+    msp_status gst =
+        cudaEventRecord(c->red1, s) == cudaSuccess
+            ? MSP_SUCCESS
+            : msp__cuda_status(cudaGetLastError(), "cudaEventRecord", __FILE__, __LINE__);
+    if (gst == MSP_SUCCESS) gst = dev_wait(d, c->red1); // (the buffers are in use until then)
+    if (gst == MSP_SUCCESS) gst = red_buffers(c, cap);
+    st = msp__dist_agree(d, gst);
     if (st != MSP_SUCCESS) {
       red_release(c);
       goto exit;
     }
   }
-  *seconds = 0.0;
+  gathering = 1;
   MSP_CUDA_TRY(cudaEventRecord(c->red0, s)); // (once the step's values are made)
   if (lst == MSP_SUCCESS && dv) {
     MSP_CUDA_TRY(
@@ -616,7 +738,8 @@ static msp_status dev_reduce(msp_dist d, const double *v, const double *dv, int 
   MSP_CUDA_TRY(cudaMemcpyAsync(c->h_out, c->d_out, ((size_t)m + (size_t)c->size) * sizeof(double),
                                cudaMemcpyDeviceToHost, s));
   MSP_CUDA_TRY(cudaEventRecord(c->red1, s));
-  MSP_CUDA_TRY(cudaStreamSynchronize(s));
+  gathering = 0; // (the wait gives NCCL up itself on a failure)
+  MSP_TRY(dev_wait(d, c->red1));
   {
     float ms = 0.0f;
     MSP_CUDA_TRY(cudaEventElapsedTime(&ms, c->red0, c->red1));
@@ -626,6 +749,7 @@ static msp_status dev_reduce(msp_dist d, const double *v, const double *dv, int 
   for (int q = 0; q < c->size; q++)
     codes[q] = (int)c->h_out[m + q];
 exit:
+  if (st != MSP_SUCCESS && gathering) st = give_up(d, st);
 #else
   (void)d, (void)v, (void)dv, (void)m, (void)lst, (void)mode, (void)out, (void)codes;
   *seconds = 0.0;
@@ -678,6 +802,7 @@ static msp_status dev_mat_warm(msp__dist_mat *m) {
   dev_ctx *c = (dev_ctx *)d->dev;
   dev_mat *b = (dev_mat *)m->dev;
   msp_vector xh = m->xh[MSP_PRECISION_F64];
+  if (d->failed != MSP_SUCCESS) return msp__dist_failed_error(d);
   if (!c->nccl || (m->nrecv == 0 && m->nsend == 0)) return MSP_SUCCESS;
   MSP_CUDA_TRY(cudaSetDevice(c->device));
   NCCL_TRY(ncclGroupStart());
@@ -688,12 +813,41 @@ static msp_status dev_mat_warm(msp__dist_mat *m) {
     NCCL_TRY(ncclSend((const double *)b->d_sbuf + m->soff[q], (size_t)(m->soff[q + 1] - m->soff[q]),
                       ncclDouble, m->srank[q], c->nccl, c->comm));
   NCCL_TRY(ncclGroupEnd());
-  MSP_CUDA_TRY(cudaStreamSynchronize(c->comm));
+  MSP_CUDA_TRY(cudaEventRecord(b->ev_c, c->comm));
+  return dev_wait(d, b->ev_c); // (gives NCCL up itself on a failure)
 exit:
+  if (st != MSP_SUCCESS && d->failed == MSP_SUCCESS) st = give_up(d, st);
 #else
   (void)m;
 #endif
   return st;
+}
+
+// ---- this rank's part of a reduction, left on the device ---------------------------------------
+static msp_status dev_dot_dev(msp_context ctx, msp_vector x, msp_vector y, const double **dv) {
+  return msp__cuda_dot_dev(ctx, x, y, dv);
+}
+
+static msp_status dev_nrm1_dev(msp_context ctx, msp_vector x, const double **dv) {
+  return msp__cuda_nrm1_dev(ctx, x, dv);
+}
+
+static msp_status dev_nrm2_dev(msp_context ctx, msp_vector x, const double **dv) {
+  msp_status st = MSP_SUCCESS;
+  dev_ctx *c = (dev_ctx *)msp__dist_of(ctx)->dev;
+  const double *sm = NULL;
+  *dv = NULL;
+  MSP_TRY(msp__cuda_nrm2_dev(ctx, x, &sm));
+  nrm2_local<<<1, 1, 0, msp__cuda(ctx)->stream>>>(sm, c->d_loc);
+  MSP_CUDA_CHECK_LAUNCH("nrm2_local");
+  *dv = c->d_loc;
+exit:
+  return st;
+}
+
+static msp_status dev_pr_step_dev(msp_context ctx, const msp__prgraph *lg, const msp__pr_step *a,
+                                  const double **dv) {
+  return msp__cuda_pr_step_dev(ctx, lg, a, dv);
 }
 
 static msp__dist_devops make_ops(void) {
@@ -719,6 +873,10 @@ static msp__dist_devops make_ops(void) {
   o.absmax_dev = dev_absmax_dev;
   o.warm = dev_warm;
   o.mat_warm = dev_mat_warm;
+  o.dot_dev = msp__cuda_dot_dev ? dev_dot_dev : NULL;
+  o.nrm1_dev = msp__cuda_nrm1_dev ? dev_nrm1_dev : NULL;
+  o.nrm2_dev = msp__cuda_nrm2_dev ? dev_nrm2_dev : NULL;
+  o.pr_step_dev = msp__cuda_pr_step_dev ? dev_pr_step_dev : NULL;
   return o;
 }
 

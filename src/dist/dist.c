@@ -42,6 +42,69 @@ msp_status msp__dist_agree(msp_dist d, msp_status st) {
   return msp__error((msp_status)code, "rank %d: %s", first.rank, msg);
 }
 
+// ---- a device that fails where the others may wait for it -------------------------------------
+// NCCL's operations have no failure status across ranks: a rank that skips one leaves its peers'
+// kernels waiting for ever. So a rank that cannot take its part tells every other rank over MPI
+// (a one-int message on a tag of its own, sent once), and every wait for device work behind
+// NCCL's calls watches for such a notice; a rank that receives one gives NCCL up (the device
+// transport aborts its communicator) and returns the failure, as the failed rank does.
+#define TAG_FAILED 301
+
+void msp__dist_notify(msp_dist d, msp_status st) {
+  if (d->failed != MSP_SUCCESS) return;
+  d->failed = st != MSP_SUCCESS ? st : MSP_ERR_DEVICE;
+  d->failed_rank = d->rank;
+  snprintf(d->failed_msg, sizeof d->failed_msg, "%s", msp_last_error());
+  d->notice = (int)d->failed;
+  for (int r = 0; r < d->size; r++) {
+    if (r == d->rank) continue;
+    MPI_Request req;
+    // (a small message: sent eagerly; the request is not waited for)
+    if (MPI_Isend(&d->notice, 1, MPI_INT, r, TAG_FAILED, d->comm, &req) == MPI_SUCCESS)
+      MPI_Request_free(&req);
+  }
+}
+
+msp_status msp__dist_failed_error(const msp_dist d) {
+  if (d->failed_rank == d->rank) return msp__error(d->failed, "%s", d->failed_msg);
+  return msp__error(d->failed, "rank %d: %s (its device failed there; NCCL given up)",
+                    d->failed_rank, msp_status_string(d->failed));
+}
+
+// A notice from another rank, received: 1 (d->failed set), else 0.
+static int noticed(msp_dist d) {
+  int flag = 0, code = 0;
+  MPI_Status s;
+  if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_FAILED, d->comm, &flag, &s) != MPI_SUCCESS || !flag) return 0;
+  if (MPI_Recv(&code, 1, MPI_INT, s.MPI_SOURCE, TAG_FAILED, d->comm, MPI_STATUS_IGNORE) !=
+      MPI_SUCCESS)
+    return 0;
+  if (d->failed == MSP_SUCCESS) {
+    d->failed = code != 0 ? (msp_status)code : MSP_ERR_DEVICE;
+    d->failed_rank = s.MPI_SOURCE;
+  }
+  return 1;
+}
+
+msp_status msp__dist_wait(msp_dist d, int (*poll)(void *arg, msp_status *st), void *arg) {
+  if (d->failed != MSP_SUCCESS) return msp__dist_failed_error(d);
+  for (unsigned k = 0;; k++) {
+    msp_status st = MSP_SUCCESS;
+    const int r = poll(arg, &st);
+    if (r > 0) return MSP_SUCCESS;
+    if (r < 0) return st != MSP_SUCCESS ? st : msp__error(MSP_ERR_DEVICE, "a device wait failed");
+    // (the notice is looked for once the wait is no longer short: a probe costs about a
+    // microsecond, a poll of the device less)
+    if (k >= 256 && k % 64 == 0 && noticed(d)) return msp__dist_failed_error(d);
+  }
+}
+
+// Notices nobody waited for, received before the communicator is freed.
+static void drain_notices(msp_dist d) {
+  while (noticed(d)) {
+  }
+}
+
 // The backend table's agreement for the solvers' steps without a collective operation.
 static msp_status agree_step(msp_context ctx, msp_status st) {
   return msp__dist_agree(msp__dist_of(ctx), st);
@@ -371,7 +434,8 @@ msp_status msp_dist_destroy(msp_dist *pd) {
                       "destroyed yet",
                       (long long)d->ctx->live);
   if (d->dops) d->dops->fini(d); // the communicator and stream, before the contexts
-  d->ctx->backend = d->base;     // the context's own table, for its destroy
+  drain_notices(d);
+  d->ctx->backend = d->base; // the context's own table, for its destroy
   st = msp_context_destroy(&d->ctx);
   if (st != MSP_SUCCESS) {
     d->ctx->backend = &d->table;

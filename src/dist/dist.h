@@ -76,6 +76,17 @@ typedef struct {
   // product or solve. Collective through NCCL: called once every rank has its buffers.
   msp_status (*warm)(msp_dist d);
   msp_status (*mat_warm)(msp__dist_mat *m);
+  // This rank's part of a reduction left on the device (*dv, valid until the context's next
+  // operation; NULL: zeros), enqueued with no wait, for the NCCL reductions: the backend's dot
+  // product and 1-norm (one value), its 2-norm (two values: the norm, and 1 where its first pass
+  // cannot give it, as msp__cuda_nrm2 then makes a second; every rank then takes the host path),
+  // and PageRank's update with its three sums (pr_step's, the graph lg's). NULL slots: the
+  // backend has no such entry.
+  msp_status (*dot_dev)(msp_context ctx, msp_vector x, msp_vector y, const double **dv);
+  msp_status (*nrm1_dev)(msp_context ctx, msp_vector x, const double **dv);
+  msp_status (*nrm2_dev)(msp_context ctx, msp_vector x, const double **dv);
+  msp_status (*pr_step_dev)(msp_context ctx, const msp__prgraph *lg, const msp__pr_step *a,
+                            const double **dv);
 } msp__dist_devops;
 // How a reduction combines the ranks' values, in rank order (the same on the host and device):
 // SUM v_0 + v_1 + ...; NRM2 (one value, each rank's 2-norm) m sqrt(sum (v_q / m)^2) with m the
@@ -146,6 +157,12 @@ struct msp_dist_s {
   // NCCL the device's time, so the step's own kernels, not waited for before, are not counted).
   int64_t reductions;
   double reduce_s;
+  // A rank whose device failed where the others may wait for it in NCCL (msp__dist_notify): its
+  // status and rank once this rank knows (MSP_SUCCESS before); NCCL is then given up on every rank.
+  msp_status failed;
+  int failed_rank;
+  char failed_msg[256];
+  int notice; // the notice's send buffer
 };
 
 // A rank's share of a distributed matrix (the handle's A->dev).
@@ -296,6 +313,10 @@ msp_status msp__dist_sum_basis_dcgs2_project(msp_context, const msp__basis *, in
 // rank. lst: this rank's status of the step that made v (or a kept failure): any rank's failure
 // is returned by every rank (the first failing rank's status). Collective.
 msp_status msp__dist_sum_ranks(msp_dist d, double *v, int m, msp_status lst);
+// The same over NCCL with this rank's m values on the device (dv: valid until the next operation
+// of the context; NULL: zeros), the sums into out. Collective through NCCL.
+msp_status msp__dist_sum_ranks_dev(msp_dist d, const double *dv, double *out, int m,
+                                   msp_status lst);
 // Keep a failure of this rank's own part of a step for the next collective call (split contexts:
 // returns MSP_SUCCESS then); st itself otherwise. Not collective.
 msp_status msp__dist_defer(msp_dist d, msp_status st);
@@ -317,6 +338,19 @@ static inline int msp__dist_nccl_reduces(const msp_dist d) {
 }
 // "fn: call failed" (MSP_ERR_INTERNAL) for a failed MPI call.
 msp_status msp__dist_mpi_fail(const char *fn, const char *call);
+// ---- a device that fails where the others may wait for it (dist.c) ----------------------------
+// This rank cannot complete its part of NCCL's operations (its device failed with st): every
+// other rank is sent a notice (once), and d->failed is set. Not collective.
+void msp__dist_notify(msp_dist d, msp_status st);
+// Wait until poll(arg, &st) answers 1 (done) or -1 (failed: st), watching meanwhile for
+// another rank's notice: MSP_SUCCESS, the poll's failure (this rank's own: the caller notifies
+// the others), or MSP_ERR_DEVICE-like the notice's status naming the failed rank (d->failed set
+// from then on). A wait for device work behind NCCL's calls, so that a rank whose peer failed
+// gives up instead of waiting forever. Not collective.
+msp_status msp__dist_wait(msp_dist d, int (*poll)(void *arg, msp_status *st), void *arg);
+// d->failed's error ("rank r: its device failed (...)" on the other ranks).
+msp_status msp__dist_failed_error(const msp_dist d);
+
 // 1 when d is a live distributed context.
 int msp__dist_ok(const msp_dist d);
 // The spmv slot of a distributed context (product.c): a distributed matrix's product, or the

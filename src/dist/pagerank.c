@@ -294,8 +294,16 @@ msp_status msp__dist_pr_step(msp_context ctx, const msp__prgraph *g, const msp__
   }
   if (w->have_lg) {
     // device ranks: the backend's update in its values form, the ranks' sums added in rank order
+    // (over NCCL the sums go from the update's kernels to the gather on the device, no wait)
     msp__pr_step b = *a;
     b.y = y;
+    if (msp__dist_nccl_reduces(d) && d->dops->pr_step_dev) {
+      const double *dv = NULL;
+      msp_status lst = d->dops->pr_step_dev(ctx, &w->lg, &b, &dv);
+      if (lst == MSP_SUCCESS && a->qn) lst = d->dops->pr_q(ctx, w->ddeg, a->pn, a->qn);
+      MSP_TRY(msp__dist_sum_ranks_dev(d, lst == MSP_SUCCESS ? dv : NULL, sums, 3, lst));
+      goto exit;
+    }
     msp_status lst = d->base->pr_step(ctx, &w->lg, &b, sums);
     if (lst == MSP_SUCCESS && a->qn) lst = d->dops->pr_q(ctx, w->ddeg, a->pn, a->qn);
     MSP_TRY(msp__dist_sum_ranks(d, sums, 3, lst));

@@ -404,9 +404,22 @@ msp_status msp__dist_sum_ranks(msp_dist d, double *v, int m, msp_status lst) {
   return exchange(d, v, NULL, m, lst, MSP__DIST_SUM, v);
 }
 
+msp_status msp__dist_sum_ranks_dev(msp_dist d, const double *dv, double *out, int m,
+                                   msp_status lst) {
+  return exchange(d, NULL, lst == MSP_SUCCESS ? dv : NULL, m, lst, MSP__DIST_SUM, out);
+}
+
+// Over NCCL the backend's value for this rank's part goes from its reduction kernels to the
+// gather on the device (no wait, no copy to the host and back): the same value as the backend's
+// host result, so the same bits as over MPI.
 msp_status msp__dist_sum_dot(msp_context ctx, msp_vector x, msp_vector y, double *r) {
   msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
+  if (msp__dist_nccl_reduces(d) && d->dops->dot_dev) {
+    const double *dv = NULL;
+    const msp_status lst = d->dops->dot_dev(ctx, x, y, &dv);
+    return exchange(d, NULL, lst == MSP_SUCCESS ? dv : NULL, 1, lst, MSP__DIST_SUM, r);
+  }
   MSP_TRY(msp__dist_sum_ranks(d, r, 1, d->base->dot(ctx, x, y, r)));
 exit:
   return st;
@@ -415,17 +428,39 @@ exit:
 msp_status msp__dist_sum_nrm1(msp_context ctx, msp_vector x, double *r) {
   msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
+  if (msp__dist_nccl_reduces(d) && d->dops->nrm1_dev) {
+    const double *dv = NULL;
+    const msp_status lst = d->dops->nrm1_dev(ctx, x, &dv);
+    return exchange(d, NULL, lst == MSP_SUCCESS ? dv : NULL, 1, lst, MSP__DIST_SUM, r);
+  }
   MSP_TRY(msp__dist_sum_ranks(d, r, 1, d->base->nrm1(ctx, x, r)));
 exit:
   return st;
 }
 
-// The ranks' norms r_q combined as one scaled norm: m sqrt(sum (r_q / m)^2), m the largest.
+// The ranks' norms r_q combined as one scaled norm: m sqrt(sum (r_q / m)^2), m the largest. Over
+// NCCL each rank's norm comes from the first pass of the backend's on the device with a flag for
+// a norm that pass cannot give (a sum of squares that overflowed or may have lost small squares);
+// the flags are combined with the norms (nonzero when any rank's is), and then every rank takes
+// the backend's norm (its second pass) through the host: the same bits either way.
 msp_status msp__dist_sum_nrm2(msp_context ctx, msp_vector x, double *r) {
+  msp_status st = MSP_SUCCESS;
   msp_dist d = msp__dist_of(ctx);
+  if (msp__dist_nccl_reduces(d) && d->dops->nrm2_dev) {
+    const double *dv = NULL;
+    double out[2] = {0.0, 0.0};
+    const msp_status lst = d->dops->nrm2_dev(ctx, x, &dv);
+    MSP_TRY(exchange(d, NULL, lst == MSP_SUCCESS ? dv : NULL, 2, lst, MSP__DIST_NRM2, out));
+    if (out[1] == 0.0) {
+      *r = out[0];
+      goto exit;
+    }
+  }
   double local = 0.0;
   const msp_status lst = d->base->nrm2(ctx, x, &local);
-  return exchange(d, &local, NULL, 1, lst, MSP__DIST_NRM2, r);
+  MSP_TRY(exchange(d, &local, NULL, 1, lst, MSP__DIST_NRM2, r));
+exit:
+  return st;
 }
 
 // h (cnt values) and *ww (when asked) summed over the ranks in one gather; lst as
