@@ -50,17 +50,24 @@ msp_status msp__dist_agree(msp_dist d, msp_status st) {
 // transport aborts its communicator) and returns the failure, as the failed rank does.
 #define TAG_FAILED 301
 
+// The notices' send buffers: a request is not waited for, so its buffer must outlive the context.
+static const int failed_codes[MSP_STATUS_COUNT] = {
+#define MSP_FAILED_CODE_(name, code, text) code,
+    MSP_STATUS_MAP(MSP_FAILED_CODE_)
+#undef MSP_FAILED_CODE_
+};
+
 void msp__dist_notify(msp_dist d, msp_status st) {
   if (d->failed != MSP_SUCCESS) return;
-  d->failed = st != MSP_SUCCESS ? st : MSP_ERR_DEVICE;
+  d->failed = st > MSP_SUCCESS && st < MSP_STATUS_COUNT ? st : MSP_ERR_DEVICE;
   d->failed_rank = d->rank;
   snprintf(d->failed_msg, sizeof d->failed_msg, "%s", msp_last_error());
-  d->notice = (int)d->failed;
   for (int r = 0; r < d->size; r++) {
     if (r == d->rank) continue;
     MPI_Request req;
     // (a small message: sent eagerly; the request is not waited for)
-    if (MPI_Isend(&d->notice, 1, MPI_INT, r, TAG_FAILED, d->comm, &req) == MPI_SUCCESS)
+    if (MPI_Isend(&failed_codes[d->failed], 1, MPI_INT, r, TAG_FAILED, d->comm, &req) ==
+        MPI_SUCCESS)
       MPI_Request_free(&req);
   }
 }

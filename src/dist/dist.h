@@ -162,7 +162,6 @@ struct msp_dist_s {
   msp_status failed;
   int failed_rank;
   char failed_msg[256];
-  int notice; // the notice's send buffer
 };
 
 // A rank's share of a distributed matrix (the handle's A->dev).
