@@ -361,12 +361,12 @@ __global__ void rows_longer(int64_t rows, const int64_t *__restrict__ rowptr, in
 
 // The merge-path coordinates of the tiles of csr.cu's plan (tiles + 1 diagonals); tstart (may be
 // NULL): the row pointer of each tile's row, rowptr[trow[k]].
-__global__ void merge_plan(int64_t tiles, int64_t rows, int64_t nnz,
+__global__ void merge_plan(int64_t tiles, int64_t tile, int64_t rows, int64_t nnz,
                            const int64_t *__restrict__ rowptr, int64_t *__restrict__ trow,
                            int64_t *__restrict__ tnz, int64_t *__restrict__ tstart) {
   const int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (k > tiles) return;
-  const int64_t dg = k * MERGE_TILE < rows + nnz ? k * MERGE_TILE : rows + nnz;
+  const int64_t dg = k * tile < rows + nnz ? k * tile : rows + nnz;
   msp__merge_search(dg, rowptr, rows, nnz, trow + k, tnz + k);
   if (tstart) tstart[k] = rowptr[trow[k]];
 }
@@ -637,7 +637,9 @@ msp_status msp__cv_pbp_pack(msp_context ctx, msp__cv_scratch &tmp, msp__cuda_mat
   msp_status st = MSP_SUCCESS;
   const cudaStream_t s = tmp.s;
   const int64_t words = (nnz + MSP__PBP_WORD - 1) / MSP__PBP_WORD;
-  const int64_t tiles = (rows + nnz + MERGE_TILE - 1) / MERGE_TILE;
+  // csr.cu's tile size for this matrix, so that the plan is the upload's
+  const int64_t tile = (int64_t)msp__cuda_csr_merge_ipt(ctx, rows, nnz) * MERGE_THREADS;
+  const int64_t tiles = (rows + nnz + tile - 1) / tile;
   uint32_t *mask = NULL;
   unsigned long long *count = NULL, *before = NULL, *longer = NULL;
   uint2 *meta = NULL;
@@ -667,7 +669,7 @@ msp_status msp__cv_pbp_pack(msp_context ctx, msp__cv_scratch &tmp, msp__cuda_mat
     const int64_t parts = h_rowptr ? 2 : 3; // rows, nonzeros (and row pointers) at the tiles
     MSP_TRY(tmp.get(&d_plan, parts * (tiles + 1), "the merge-path plan"));
     merge_plan<<<msp__cuda_blocks(tiles + 1, 256), 256, 0, s>>>(
-        tiles, rows, nnz, rowptr, d_plan, d_plan + tiles + 1,
+        tiles, tile, rows, nnz, rowptr, d_plan, d_plan + tiles + 1,
         h_rowptr ? NULL : d_plan + 2 * (tiles + 1));
     MSP_CUDA_CHECK_LAUNCH("merge_plan");
     MSP_TRY(MSP_ALLOC(h_plan, parts * (tiles + 1), "the merge-path plan"));

@@ -49,6 +49,19 @@
 // NULL): the tiles' merge-path coordinates made elsewhere (the device conversion of
 // bdmp_convert.cu), so that rowptr is read here only at the tiles' rows; longer_in >= 0: the rows
 // longer than the vector group, counted elsewhere.
+// Items per thread of the merge path: MERGE_IPT, halved (to 2 at least) while the tiles would
+// not give every SM 4 blocks and the smaller tiles still fit the fused fix-up. The upload and
+// BDMP's device conversion both take it from here, so that they make the same plan.
+extern "C" int msp__cuda_csr_merge_ipt(msp_context ctx, int64_t rows, int64_t nnz) {
+  const int64_t items = rows + nnz,
+                sms = msp__cuda(ctx)->sm_count > 0 ? msp__cuda(ctx)->sm_count : 1;
+  int ipt = MERGE_IPT;
+  while (ipt > 2 && (items + ipt * MERGE_THREADS - 1) / (ipt * MERGE_THREADS) < 4 * sms &&
+         (items + ipt / 2 * MERGE_THREADS - 1) / (ipt / 2 * MERGE_THREADS) <= MERGE_FUSE_TILES)
+    ipt /= 2;
+  return ipt;
+}
+
 extern "C" msp_status msp__cuda_csr_structure_planned(msp_context ctx, msp__cuda_matrix *m,
                                                       int64_t rows, int64_t nnz,
                                                       const int64_t *rowptr, const int32_t *colind,
@@ -57,16 +70,9 @@ extern "C" msp_status msp__cuda_csr_structure_planned(msp_context ctx, msp__cuda
   msp_status st = MSP_SUCCESS;
   int64_t *trow = NULL, *tnz = NULL, *runs = NULL, *lruns = NULL, *rrow = NULL;
   int32_t *trun = NULL;
-  // Items per thread: MERGE_IPT, halved (to 2 at least) while the tiles would not give every SM
-  // 4 blocks and the smaller tiles still fit the fused fix-up. Coordinates made elsewhere
-  // (trow_in) are for MERGE_IPT.
-  const int64_t items = rows + nnz,
-                sms = msp__cuda(ctx)->sm_count > 0 ? msp__cuda(ctx)->sm_count : 1;
-  int ipt = MERGE_IPT;
-  while (!trow_in && ipt > 2 &&
-         (items + ipt * MERGE_THREADS - 1) / (ipt * MERGE_THREADS) < 4 * sms &&
-         (items + ipt / 2 * MERGE_THREADS - 1) / (ipt / 2 * MERGE_THREADS) <= MERGE_FUSE_TILES)
-    ipt /= 2;
+  // Coordinates made elsewhere (trow_in) are for the tiles of msp__cuda_csr_merge_ipt too.
+  const int ipt = msp__cuda_csr_merge_ipt(ctx, rows, nnz);
+  const int64_t items = rows + nnz;
   const int64_t tile = (int64_t)ipt * MERGE_THREADS;
   const int64_t tiles = (items + tile - 1) / tile;
   int64_t nruns = 0, nlong = 0, nfused = 0;

@@ -531,6 +531,7 @@ extern "C" msp_status msp__cuda_csr_structure_upload(msp_context ctx, msp__cuda_
 // The same with the tiles' merge-path coordinates (trow, tnz: host arrays of MERGE_TILE-item
 // tiles + 1, as msp__merge_search gives them) and the rows longer than the vector group (>= 0)
 // made elsewhere, so that rowptr is read on the host only at the tiles' rows.
+extern "C" int msp__cuda_csr_merge_ipt(msp_context ctx, int64_t rows, int64_t nnz);
 extern "C" msp_status msp__cuda_csr_structure_planned(msp_context ctx, msp__cuda_matrix *m,
                                                       int64_t rows, int64_t nnz,
                                                       const int64_t *rowptr, const int32_t *colind,
