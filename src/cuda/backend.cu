@@ -225,6 +225,9 @@ static msp_status cuda_vector_alloc(msp_vector v) {
     void *p = NULL;
     MSP_TRY(vector_malloc(v, (size_t)n * vb, "a vector", &p));
     v->d_data = p;
+    // An empty vector's one element is 0: kernels may read it (ELL's padding reads x at column
+    // 0 of a matrix without columns) and multiply it by a 0 that must stay 0.
+    if (v->n == 0) MSP_CUDA_TRY(cudaMemsetAsync(v->d_data, 0, vb, s));
     MSP_TRY(vector_malloc(v, 2 * sizeof(unsigned long long), "a vector's range counters", &p));
     v->d_range = (unsigned long long *)p;
     // On the context's stream: it does not wait for the legacy default stream (it is

@@ -52,6 +52,8 @@ extern "C" msp_status msp__cuda_spmv_x(msp_context ctx, double alpha, const msp_
     }
     c->xwork_n = n;
   }
+  if (x->n == 0) // the empty x's one element, 0 as in an empty vector (backend.cu)
+    MSP_CUDA_TRY(cudaMemsetAsync(c->d_xwork, 0, sizeof(double), c->stream));
   if (x->n > 0)
     MSP_TRY(msp__prec_dispatch(x->prec, [&](auto px) -> msp_status {
       msp_status s2 = MSP_SUCCESS;
