@@ -452,6 +452,9 @@ static msp_status dev_mat_init(msp_dist d, msp__dist_mat *m) {
     MSP_CUDA_TRY(cudaEventCreate(&b->th[k]));
     MSP_CUDA_TRY(cudaEventCreate(&b->t1[k]));
   }
+  // cudaMemcpy from pageable memory may return before its copy lands, and that copy is ordered
+  // only on the legacy stream, which the compute and communication streams do not wait for.
+  MSP_CUDA_TRY(cudaDeviceSynchronize());
 exit:
   return st;
 }
@@ -662,6 +665,8 @@ static msp_status dev_pr_degrees(msp_context ctx, int64_t n, const int32_t *outd
   MSP_CUDA_TRY(cudaMalloc((void **)&d_deg, (size_t)(n > 0 ? n : 1) * sizeof(int32_t)));
   if (n)
     MSP_CUDA_TRY(cudaMemcpy(d_deg, outdeg, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice));
+  // Landed before the context's non-blocking stream reads it (see dev_mat_init).
+  MSP_CUDA_TRY(cudaDeviceSynchronize());
   *dev = d_deg;
   d_deg = NULL;
 exit:
