@@ -111,6 +111,7 @@ int main(int argc, char **argv) {
       continue;
     }
     for (int k = 0; k < cols; k++) {
+#pragma omp parallel for schedule(static)
       for (int64_t i = 0; i < n; i++)
         h[i] = sin(0.001 * (double)(i + 1) * (k + 1)) / sqrt(0.5 * (double)n);
       msp_vector_set(w, h);

@@ -214,6 +214,7 @@ int main(int argc, char **argv) {
                     (long long)r.iterations, (long long)r.restarts, r.time_s, r.setup_s, 1e3 * tpi,
                     spmv_bytes, basis_per, per, gbs, pct, r.rel_residual, precs);
           fflush(stdout);
+          if (out) fflush(out); // a run stopped by a time limit keeps its rows
         }
     if (st != MSP_SUCCESS && rc == 0) {
       fprintf(stderr, "%s: %s (%s)\n", spec, msp_last_error(), msp_status_name(st));

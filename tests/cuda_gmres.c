@@ -480,6 +480,10 @@ static void basis_ops_all(int quick) {
     basis_dcgs2((msp_precision)p, 2053, 17);
     basis_dcgs2((msp_precision)p, 9000, 33);
     if (!quick) basis_dcgs2((msp_precision)p, 70001, 40);
+    // Enough rows that a warp of the staged first pass (src/cuda/basis_dcgs2.cu) takes more
+    // column groups than its shared memory holds, so that its stages are refilled; the last chunk
+    // partial, the last warp's block past the column's padding, n not a multiple of 8.
+    basis_dcgs2((msp_precision)p, 200003, 100);
   }
   for (int p = 0; p < MSP_PRECISION_COUNT; p++) {
     basis_ops((msp_precision)p, 1000, 7, 0);

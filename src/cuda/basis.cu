@@ -143,8 +143,16 @@ extern "C" msp_status msp__cuda_basis_alloc(msp_context ctx, int64_t n, int cols
   MSP_TRY(msp__basis_header(V, n, cols, prec));
   V->nchunks = nb;
   MSP_CUDA_TRY(cudaSetDevice(ctx->device));
-  // Not zeroed: GMRES reads only the columns it has stored.
+  // Not zeroed: GMRES reads only the columns it has stored. But each column's padding (rows n to
+  // col_ld(n)) is: the passes that copy whole 16-byte pieces or tiles read it and never use it.
   MSP_CUDA_TRY(cudaMalloc(&V->data, vals * bytes));
+  {
+    const int64_t ld = col_ld(n > 0 ? n : 1), used = n > 0 ? n : 0;
+    if (ld > used)
+      MSP_CUDA_TRY(cudaMemset2DAsync((char *)V->data + (size_t)used * bytes, (size_t)ld * bytes, 0,
+                                     (size_t)(ld - used) * bytes, (size_t)cols,
+                                     msp__cuda(ctx)->stream));
+  }
   if (msp_prec_is_fixed(prec)) {
     MSP_CUDA_TRY(cudaMalloc((void **)&V->scales, (size_t)cols * sizeof(double)));
     MSP_CUDA_TRY(

@@ -82,6 +82,23 @@ template <msp_precision P> __device__ __forceinline__ loader<P> col(const bview 
   return l;
 }
 
+// Asynchronous 16-byte copies from global to shared memory (cp.async, cached in L2 only): issue,
+// close a group of them, wait for all, or for all but the N most recent groups; another thread
+// sees the copied bytes only after a barrier (__syncthreads, or __syncwarp within a warp).
+__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 // Fixed-order sum of s over the block (shuffle tree per warp, then warp 0 over the warp sums);
 // the result in thread 0. MAX: the NaN-keeping maximum magnitude instead of the sum.
 template <bool MAX> __device__ __forceinline__ double block_reduce(double s) {

@@ -184,13 +184,6 @@ exit:
 // buffers per block, the next tile's copies issued before the sums of this one, in half as tall
 // tiles (1,770-2,840 GB/s in f64, 1,350-2,150 in f32, with the eight partial sums); the eight
 // partial sums of seq_sum's note (f64 2,340-2,880, f32 1,800-2,570).
-__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
-  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all() {
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-}
 
 // Value t of column j's tile (rows values copied to col), as msp_acc_load_p reads it from the
 // column (the same double); CPMS: the tile starts on a group, so its groups are laid out as in
