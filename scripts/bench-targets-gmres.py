@@ -4,6 +4,8 @@
 usage: bench-targets-gmres.py OURS.csv CUPY.csv [BASIS.csv] [--cpu CPU.csv]
            [--results DIR --card CARD --date DATE --command COMMAND [--cgs OURS_CGS.csv]
            [--cpu-host CPU2.csv]]
+       bench-targets-gmres.py --basis BASIS.csv --results DIR --card CARD --date DATE
+           --command COMMAND
 
 OURS.csv: mixsparse-bench-solve (--orthos dcgs2), CUPY.csv: bench/gmres_cupy.py on the same
 systems in the same job, BASIS.csv: mixsparse-bench-basis; CPU.csv: scripts/bench-cpu-gmres.sh (the fastest of its runs
@@ -14,6 +16,8 @@ solver's issue gets a row per case: the figure, the target and met / missed.
 command, what; then the table) for scripts/perf-doc.py: DIR/gmres_cupy.csv (per system, restart
 and basis: ours against CuPy) DIR/gmres_targets.csv (the targets) and, with --cgs (mixsparse-bench-solve --orthos cgs on some of
 the same systems in the same job), DIR/gmres_ortho.csv.
+--basis BASIS.csv (a job of mixsparse-bench-basis alone): DIR/gmres_basis.csv, the DCGS2 passes
+of every basis precision beside their bandwidth target.
 """
 import csv
 import sys
@@ -49,14 +53,40 @@ def cpu_rows(path, add):
                 "%.4f vs %.4f ms (%.2fx)" % (o2, s1, s1 / o2), s1 / o2 >= 1.6)
 
 
+def basis_results(path, opt):
+    """DIR/gmres_basis.csv: the DCGS2 passes of a mixsparse-bench-basis CSV and their targets."""
+    rows = [b for b in load(path) if b["pass"].startswith("dcgs2")]
+    with open(opt["--results"] + "/gmres_basis.csv", "w", newline="") as f:
+        f.write("# title: GMRES: the basis passes\n# card: %s\n# date: %s\n# command: %s\n"
+                % (opt.get("--card", "?"), opt.get("--date", "?"), opt.get("--command", "?")))
+        f.write("# what: DCGS2's two passes over j + 1 = %s columns of n = %s rows per Krylov "
+                "basis precision: the median time, GB/s by the byte model (the columns read "
+                "once in their precision, w read in f64; the update also writes columns j and "
+                "j + 1 and w) and that rate as a share of the read bandwidth measured in the same "
+                "run (msp_nrm1 over 1 GiB: %s GB/s), beside the target (85%%, fixed point 75%%).\n"
+                % (rows[0]["columns"], rows[0]["n"], rows[0]["read_bw_gb_per_s"]))
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["precision", "pass", "ms", "GB/s", "% of read bandwidth", "target", "met"])
+        for b in rows:
+            want = 75.0 if b["precision"] in ("fx32", "fx16") else 85.0
+            target = "%d%%" % want if b["precision"] != "cpms2" else "-"
+            met = ("met" if float(b["pct_bw"]) >= want else "missed") if target != "-" else "-"
+            w.writerow([b["precision"], b["pass"], b["ms"], b["gb_per_s"], b["pct_bw"], target,
+                        met])
+    return 0
+
+
 def main(argv):
     opt = {}
-    for name in ("--cpu", "--results", "--card", "--date", "--command", "--cgs", "--cpu-host"):
+    for name in ("--cpu", "--results", "--card", "--date", "--command", "--cgs", "--cpu-host",
+                 "--basis"):
         if name in argv:
             i = argv.index(name)
             opt[name] = argv[i + 1]
             argv = argv[:i] + argv[i + 2:]
     cpu = opt.get("--cpu")
+    if "--basis" in opt and "--results" in opt:
+        return basis_results(opt["--basis"], opt)
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
