@@ -9,7 +9,9 @@
 // for the pair would. The one difference is where a kernel's tuning follows x's precision: the
 // CSR vector kernel's slots per step (csr.cuh vector_unroll) are those of an f64 x, which may
 // fuse a multiply and an add that the pair's tuning would round apart, or the reverse; the
-// result stays within the bound of every evaluation order (tests/cross.c).
+// result stays within the bound of every evaluation order (tests/cross.c). tests/cuda_pairs.c
+// checks the products of every such pair against those of an f64 x holding x's values, bit for
+// bit.
 #include "access.cuh"
 
 #define XWORK_THREADS 256
