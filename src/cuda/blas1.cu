@@ -9,6 +9,7 @@
 #include "access.cuh"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 // Reductions: the vector is cut into `blocks` contiguous ranges, a function of n only (never of
@@ -284,6 +285,40 @@ static msp_status ew_launch(msp_context ctx, int64_t n, double a, msp_vector x, 
       x->prec, [&](auto px) { return ew_enqueue<decltype(px)::value>(ctx, n, a, x, b, y); });
 }
 
+// The context's fp64 work array *d (grown to v's length, *have values) and t, a shallow copy of v
+// whose device data is that array: what a format's kernel reads or writes as an f64 vector in v's
+// place. `what` names the array in the error.
+extern "C" msp_status msp__cuda_f64_work(msp_context ctx, double **d, int64_t *have,
+                                         const msp_vector v, struct msp_vector_s *t,
+                                         const char *what) {
+  msp_status st = MSP_SUCCESS;
+  const int64_t n = v->n > 0 ? v->n : 1; // a valid pointer for an empty vector too
+  if (*have < n) {
+    if (*d) MSP_CUDA_TRY(cudaFree(*d)); // cudaFree waits for the device
+    *d = NULL;
+    *have = 0;
+    const cudaError_t e = cudaMalloc((void **)d, (size_t)n * sizeof(double));
+    if (e != cudaSuccess) {
+      *d = NULL;
+      st = msp__cuda_status(e, "cudaMalloc", __FILE__, __LINE__);
+      return msp__error(st, "CUDA backend: cannot allocate %zu bytes of device memory for %s (%s)",
+                        (size_t)n * sizeof(double), what, cudaGetErrorString(e));
+    }
+    *have = n;
+  }
+  *t = *v;
+  t->prec = MSP_PRECISION_F64;
+  t->segments = 0;
+  t->bank_shift = MSP_CPMS_SEPARATE;
+  t->nscales = 0;
+  t->h_data = NULL;
+  t->h_scales = NULL;
+  t->d_data = *d;
+  t->d_scales = NULL;
+exit:
+  return st;
+}
+
 // A fixed-point y from kernels that finish rows one lane or one fix-up at a time (see
 // cuda_internal.cuh): their product alpha*A*x into the context's fp64 work vector t (y's shallow
 // copy with fp64 device data, so the format's kernel takes its plain fp64 store), then
@@ -294,32 +329,11 @@ extern "C" msp_status msp__cuda_spmv_fixed_y(msp_context ctx, double alpha, cons
   msp_status st = MSP_SUCCESS;
   msp__cuda_ctx *c = msp__cuda(ctx);
   struct msp_vector_s t;
+  char what[96];
   if (y->n == 0) return MSP_SUCCESS;
-  if (c->ywork_n < y->n) {
-    if (c->d_ywork) MSP_CUDA_TRY(cudaFree(c->d_ywork)); // cudaFree waits for the device
-    c->d_ywork = NULL;
-    c->ywork_n = 0;
-    const cudaError_t e = cudaMalloc((void **)&c->d_ywork, (size_t)y->n * sizeof(double));
-    if (e != cudaSuccess) {
-      c->d_ywork = NULL;
-      st = msp__cuda_status(e, "cudaMalloc", __FILE__, __LINE__);
-      return msp__error(st,
-                        "CUDA backend: cannot allocate %zu bytes of device memory for the fp64 "
-                        "work vector of a product into a %s y (%s)",
-                        (size_t)y->n * sizeof(double), msp_precision_name(y->prec),
-                        cudaGetErrorString(e));
-    }
-    c->ywork_n = y->n;
-  }
-  t = *y;
-  t.prec = MSP_PRECISION_F64;
-  t.segments = 0;
-  t.bank_shift = MSP_CPMS_SEPARATE;
-  t.nscales = 0;
-  t.h_data = NULL;
-  t.h_scales = NULL;
-  t.d_data = c->d_ywork;
-  t.d_scales = NULL;
+  snprintf(what, sizeof what, "the fp64 work vector of a product into a %s y",
+           msp_precision_name(y->prec));
+  MSP_TRY(msp__cuda_f64_work(ctx, &c->d_ywork, &c->ywork_n, y, &t, what));
   MSP_TRY(spmv(ctx, alpha, A, x, 0.0, &t));
   ew_kernel<MSP_PRECISION_F64, true><<<ew_blocks(ctx, y->n), EW_THREADS, 0, c->stream>>>(
       y->n, 1.0, msp__vector_acc(&t, 1), beta, msp__vector_ystore(y));

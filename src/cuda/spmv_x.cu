@@ -14,6 +14,8 @@
 // bit.
 #include "access.cuh"
 
+#include <stdio.h>
+
 #define XWORK_THREADS 256
 
 template <msp_precision PX>
@@ -36,24 +38,11 @@ extern "C" msp_status msp__cuda_spmv_x(msp_context ctx, double alpha, const msp_
   msp_status st = MSP_SUCCESS;
   msp__cuda_ctx *c = msp__cuda(ctx);
   struct msp_vector_s t;
-  const int64_t n = x->n > 0 ? x->n : 1; // a valid pointer for an empty x too
+  char what[96];
   if (msp__pair_compiled(values_prec(A), x->prec)) return spmv(ctx, alpha, A, x, beta, y);
-  if (c->xwork_n < n) {
-    if (c->d_xwork) MSP_CUDA_TRY(cudaFree(c->d_xwork)); // cudaFree waits for the device
-    c->d_xwork = NULL;
-    c->xwork_n = 0;
-    const cudaError_t e = cudaMalloc((void **)&c->d_xwork, (size_t)n * sizeof(double));
-    if (e != cudaSuccess) {
-      c->d_xwork = NULL;
-      st = msp__cuda_status(e, "cudaMalloc", __FILE__, __LINE__);
-      return msp__error(st,
-                        "CUDA backend: cannot allocate %zu bytes of device memory for the f64 "
-                        "copy of a %s x read by %s values (%s)",
-                        (size_t)n * sizeof(double), msp_precision_name(x->prec),
-                        msp_precision_name(A->precision), cudaGetErrorString(e));
-    }
-    c->xwork_n = n;
-  }
+  snprintf(what, sizeof what, "the f64 copy of a %s x read by %s values",
+           msp_precision_name(x->prec), msp_precision_name(A->precision));
+  MSP_TRY(msp__cuda_f64_work(ctx, &c->d_xwork, &c->xwork_n, x, &t, what));
   if (x->n == 0) // the empty x's one element, 0 as in an empty vector (backend.cu)
     MSP_CUDA_TRY(cudaMemsetAsync(c->d_xwork, 0, sizeof(double), c->stream));
   if (x->n > 0)
@@ -70,15 +59,6 @@ extern "C" msp_status msp__cuda_spmv_x(msp_context ctx, double alpha, const msp_
       }
       return s2;
     }));
-  t = *x;
-  t.prec = MSP_PRECISION_F64;
-  t.segments = 0;
-  t.bank_shift = MSP_CPMS_SEPARATE;
-  t.nscales = 0;
-  t.h_data = NULL;
-  t.h_scales = NULL;
-  t.d_data = c->d_xwork;
-  t.d_scales = NULL;
   MSP_TRY(spmv(ctx, alpha, A, &t, beta, y));
 exit:
   return st;
