@@ -20,105 +20,20 @@
 // PSBLAS stages only the halo through the host (PSBLAS-Extensions reference guide: the GPU
 // descriptor's exchange); PETSc splits a rank's rows into its diagonal and off-diagonal blocks so
 // that the first product needs no communication (MatMult_MPIAIJ).
-// (MPI's C interface only: no C++ bindings in this translation unit)
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include "access.cuh"
-#include "basis.cuh"
-#include "dist.h"
-
-#ifdef MSP_HAVE_NCCL
-#include <nccl.h>
-#endif
-
-#include <stdio.h>
-
-// Products whose device times are read back later (the ring of timing events).
-#define RING 16
-
-#define MAX_THREADS 256
-#define MAX_BLOCKS 512
-
-// Values of one reduction the buffers hold at first (DCGS2 at restart 255 needs 512); a larger
-// one grows them, agreed by every rank.
-#define RED_VALUES 512
-
-typedef struct {
-  cudaStream_t comm; // the communication stream
-  int device, size;
-  double *d_max; // MAX_BLOCKS + 1: the block maxima of a fixed-point column and their maximum
-  double *h_max; // pinned: that maximum on the host
-  // The NCCL reductions: this rank's values and status (red_cap + 1), every rank's
-  // (size x (red_cap + 1)), the combined results and statuses (red_cap + size) on the device
-  // and pinned (h_out), and the host values staged for their upload (h_in, red_cap).
-  double *d_send, *d_all, *d_out, *h_out, *h_in;
-  int red_cap;
-  double *d_loc;          // 2: this rank's 2-norm and whether its first pass gave it (nrm2_local)
-  cudaEvent_t red0, red1; // a reduction's start and end on the compute stream (its device time)
-#ifdef MSP_HAVE_NCCL
-  ncclComm_t nccl; // NULL: no communicator
-#endif
-} dev_ctx;
-
-// The CUDA backend's DCGS2 projection with its sums left on the device (basis_dcgs2.cu). Weak:
-// against a backend without it the projection's values come from the host (the backend's
-// basis_dcgs2_project) and go through the same NCCL reduction.
-extern "C" __attribute__((weak)) msp_status msp__cuda_basis_dcgs2_sums(msp_context ctx,
-                                                                       const msp__basis *V, int j,
-                                                                       msp_vector w,
-                                                                       const double **out);
-// The backend's reductions and PageRank's update with their results left on the device (blas1.cu,
-// pagerank.cu), weak as the one above: without them those values come from the host.
-extern "C" __attribute__((weak)) msp_status msp__cuda_dot_dev(msp_context ctx, msp_vector x,
-                                                              msp_vector y, const double **out);
-extern "C" __attribute__((weak)) msp_status msp__cuda_nrm1_dev(msp_context ctx, msp_vector x,
-                                                               const double **out);
-extern "C" __attribute__((weak)) msp_status msp__cuda_nrm2_dev(msp_context ctx, msp_vector x,
-                                                               const double **out);
-extern "C" __attribute__((weak)) msp_status msp__cuda_pr_step_dev(msp_context ctx,
-                                                                  const msp__prgraph *g,
-                                                                  const msp__pr_step *a,
-                                                                  const double **out);
-
-typedef struct {
-  int32_t *d_sidx;        // the rank's rows of the entries sent (ns)
-  int32_t *d_brow;        // the boundary rows (Ao's rows in y)
-  void *d_sbuf;           // the entries sent, ns * 8 bytes at most
-  void *h_sbuf, *h_rbuf;  // pinned: the entries sent and received (host transport)
-  cudaEvent_t ev_x, ev_c; // gathered; copied down (host transport)
-  cudaEvent_t t0[RING], ta[RING], th[RING], t1[RING]; // product start, own part done, halo in, end
-  int pending[RING];
-  int64_t seq;
-} dev_mat;
-
-#ifdef MSP_HAVE_NCCL
-static msp_status nccl_status(ncclResult_t r, const char *call) {
-  return msp__error(MSP_ERR_DEVICE, "NCCL: %s failed: %s", call, ncclGetErrorString(r));
-}
-#define NCCL_TRY(call)                                                                             \
-  do {                                                                                             \
-    ncclResult_t r_ = (call);                                                                      \
-    if (r_ != ncclSuccess) {                                                                       \
-      st = nccl_status(r_, #call);                                                                 \
-      goto exit;                                                                                   \
-    }                                                                                              \
-  } while (0)
-#endif
+#include "device.cuh"
 
 // ---- a rank that fails where the others wait for it in NCCL ------------------------------------
 // This rank gives NCCL up after a failure st (its own, or another rank's notice already in
 // d->failed): the others are told when it is its own (msp__dist_notify), the communicator is
 // aborted (which ends NCCL's kernels waiting on this device). Returns st.
-static msp_status give_up(msp_dist d, msp_status st) {
-  dev_ctx *c = (dev_ctx *)d->dev;
+msp_status msp__dev_give_up(msp_dist d, msp_status st) {
   msp__dist_notify(d, st); // (nothing when a notice set d->failed first)
 #ifdef MSP_HAVE_NCCL
+  dev_ctx *c = (dev_ctx *)d->dev;
   if (c && c->nccl) {
     ncclCommAbort(c->nccl);
     c->nccl = NULL;
   }
-#else
-  (void)c;
 #endif
   return st;
 }
@@ -150,7 +65,7 @@ static int poll_event(void *arg, msp_status *st) {
 
 // Wait for ev. With NCCL (or after a failure) the wait watches for another rank's failure
 // notice and gives NCCL up on a failure; otherwise a plain wait.
-static msp_status dev_wait(msp_dist d, cudaEvent_t ev) {
+msp_status msp__dev_wait(msp_dist d, cudaEvent_t ev) {
   dev_ctx *c = (dev_ctx *)d->dev;
   int watch = d->failed != MSP_SUCCESS;
 #ifdef MSP_HAVE_NCCL
@@ -159,7 +74,7 @@ static msp_status dev_wait(msp_dist d, cudaEvent_t ev) {
   if (watch) {
     ev_poll w = {ev, c};
     const msp_status st = msp__dist_wait(d, poll_event, &w);
-    return st == MSP_SUCCESS ? st : give_up(d, st);
+    return st == MSP_SUCCESS ? st : msp__dev_give_up(d, st);
   }
   const cudaError_t e = cudaEventSynchronize(ev);
   return e == cudaSuccess ? MSP_SUCCESS
@@ -187,104 +102,6 @@ __global__ void add_rows(double *__restrict__ y, const int32_t *__restrict__ bro
   if (k < n) y[brow[k]] += a * yo[k];
 }
 
-// The largest |w_i| (NaN kept, msp_absmax_step): block maxima, then their maximum in part[nb]
-// (the same value in any order).
-__global__ void __launch_bounds__(MAX_THREADS)
-    absmax_part(int64_t n, const double *__restrict__ w, double *__restrict__ part) {
-  __shared__ double sh[MAX_THREADS];
-  double m = 0.0;
-  for (int64_t i = (int64_t)blockIdx.x * MAX_THREADS + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * MAX_THREADS)
-    m = msp_absmax_step(m, w[i]);
-  sh[threadIdx.x] = m;
-  __syncthreads();
-  for (int s = MAX_THREADS / 2; s > 0; s >>= 1) {
-    if ((int)threadIdx.x < s)
-      sh[threadIdx.x] = msp_absmax_step(sh[threadIdx.x], sh[threadIdx.x + s]);
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) part[blockIdx.x] = sh[0];
-}
-__global__ void __launch_bounds__(MAX_THREADS) absmax_last(int nb, double *__restrict__ part) {
-  __shared__ double sh[MAX_THREADS];
-  double m = 0.0;
-  for (int b = threadIdx.x; b < nb; b += MAX_THREADS)
-    m = msp_absmax_step(m, part[b]);
-  sh[threadIdx.x] = m;
-  __syncthreads();
-  for (int s = MAX_THREADS / 2; s > 0; s >>= 1) {
-    if ((int)threadIdx.x < s)
-      sh[threadIdx.x] = msp_absmax_step(sh[threadIdx.x], sh[threadIdx.x + s]);
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) part[nb] = sh[0];
-}
-// The ranks' values combined in rank order (all: size rows of m values and a status), one thread
-// per result, with explicit IEEE operations (no contraction) so that the host's combination of
-// the same values (reduce.c) has the same bits; out: the m results, then the size statuses.
-__global__ void combine_ranks(const double *__restrict__ all, int size, int m, int mode,
-                              double *__restrict__ out) {
-  const int ld = m + 1;
-  for (int k = threadIdx.x; k < m; k += blockDim.x) {
-    double t = all[k];
-    if (mode == MSP__DIST_SUM) {
-      for (int q = 1; q < size; q++)
-        t = __dadd_rn(t, all[(size_t)q * ld + k]);
-    } else {
-      double mx = 0.0;
-      for (int q = 0; q < size; q++)
-        mx = msp_absmax_step(mx, all[(size_t)q * ld + k]);
-      t = mx;
-      if (mode == MSP__DIST_NRM2 && mx != 0.0 && isfinite(mx)) {
-        double sq = 0.0;
-        for (int q = 0; q < size; q++) {
-          const double v = __ddiv_rn(all[(size_t)q * ld + k], mx);
-          sq = __dadd_rn(sq, __dmul_rn(v, v));
-        }
-        t = __dmul_rn(mx, __dsqrt_rn(sq));
-      }
-    }
-    out[k] = t;
-  }
-  for (int q = threadIdx.x; q < size; q += blockDim.x)
-    out[m + q] = all[(size_t)q * ld + m];
-}
-__global__ void put_value(double *p, double v) {
-  *p = v;
-}
-// A rank's 2-norm from the first pass of msp__cuda_nrm2 (sm: the sum of squares and the largest
-// magnitude; NULL: no rows), as that function takes it: out[0] the norm, out[1] 1 where the pass
-// cannot give it (the sum overflowed or may have lost squares to underflow: a second pass).
-__global__ void nrm2_local(const double *sm, double *out) {
-  double r = 0.0, second = 0.0;
-  if (sm) {
-    const double s = sm[0], m = sm[1];
-    if (m == 0.0 || !isfinite(m))
-      r = m;
-    else if (isfinite(s) && m >= 0x1p-450)
-      r = __dsqrt_rn(s);
-    else
-      second = 1.0;
-  }
-  out[0] = r;
-  out[1] = second;
-}
-
-// A fixed-point column's scale, then its values (w: the values as stored), as the backend's store
-// does with the scale of the whole distributed vector.
-__global__ void set_scale(double *scales, int j, double scale) {
-  scales[j] = scale;
-}
-template <msp_precision P>
-__global__ void __launch_bounds__(EW_THREADS) store_scaled(const bview V, int j, double *w) {
-  const msp_acc a = col_acc<P>(V, j);
-  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < V.n; i += stride) {
-    msp_acc_store_p(P, &a, i, w[i]);
-    w[i] = msp_acc_load_p(P, &a, i);
-  }
-}
-
 // PageRank's q = p ./ outdeg from the stored p (every segment: the value the update computed).
 __global__ void pr_q_kernel(int64_t n, const int32_t *__restrict__ deg, msp_acc pn, msp_acc qn) {
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -295,7 +112,7 @@ __global__ void pr_q_kernel(int64_t n, const int32_t *__restrict__ deg, msp_acc 
 
 // ---- the context --------------------------------------------------------------------------------
 // The reduction buffers freed (none: red_cap 0).
-static void red_release(dev_ctx *c) {
+void msp__dev_red_release(dev_ctx *c) {
   cudaFree(c->d_send);
   cudaFree(c->d_all);
   cudaFree(c->d_out);
@@ -320,7 +137,7 @@ static void dev_fini(msp_dist d) {
   cudaFree(c->d_max);
   cudaFree(c->d_loc);
   cudaFreeHost(c->h_max);
-  red_release(c);
+  msp__dev_red_release(c);
   if (c->red0) cudaEventDestroy(c->red0);
   if (c->red1) cudaEventDestroy(c->red1);
   msp__free(c);
@@ -328,10 +145,10 @@ static void dev_fini(msp_dist d) {
 }
 
 // The reduction buffers for cap values (the old ones freed: no reduction is in flight).
-static msp_status red_buffers(dev_ctx *c, int cap) {
+msp_status msp__dev_red_buffers(dev_ctx *c, int cap) {
   msp_status st = MSP_SUCCESS;
   const size_t ld = (size_t)cap + 1;
-  red_release(c);
+  msp__dev_red_release(c);
   MSP_CUDA_TRY(cudaMalloc(&c->d_send, ld * sizeof(double)));
   MSP_CUDA_TRY(cudaMalloc(&c->d_all, ld * (size_t)c->size * sizeof(double)));
   MSP_CUDA_TRY(cudaMalloc(&c->d_out, ((size_t)cap + (size_t)c->size) * sizeof(double)));
@@ -360,7 +177,7 @@ static msp_status dev_init(msp_dist d, const void *nccl_id) {
   MSP_CUDA_TRY(cudaMallocHost(&c->h_max, sizeof(double)));
   c->size = d->size;
   if (nccl_id) {
-    MSP_TRY(red_buffers(c, RED_VALUES));
+    MSP_TRY(msp__dev_red_buffers(c, RED_VALUES));
     MSP_CUDA_TRY(cudaEventCreate(&c->red0));
     MSP_CUDA_TRY(cudaEventCreate(&c->red1));
   }
@@ -467,7 +284,7 @@ static msp_status settle(msp__dist_mat *m, int k) {
   float all = 0.0f, wait = 0.0f;
   if (!b->pending[k]) return MSP_SUCCESS;
   b->pending[k] = 0;
-  MSP_TRY(dev_wait(m->d, b->t1[k]));
+  MSP_TRY(msp__dev_wait(m->d, b->t1[k]));
   MSP_CUDA_TRY(cudaEventElapsedTime(&all, b->t0[k], b->t1[k]));
   MSP_CUDA_TRY(cudaEventElapsedTime(&wait, b->ta[k], b->th[k]));
   m->spmv_s += 1e-3 * all;
@@ -616,43 +433,7 @@ static msp_status dev_spmv(msp_context ctx, msp__dist_mat *m, double alpha, msp_
   d->bytes_sent += (double)ns * (double)es;
 exit:
   // a device or NCCL failure on the NCCL path may leave the neighbours waiting for this rank
-  if (st != MSP_SUCCESS && nccl && d->failed == MSP_SUCCESS) st = give_up(d, st);
-  return st;
-}
-
-// ---- a fixed-point Krylov column over the ranks ------------------------------------------------
-static msp_status dev_absmax_dev(msp_context ctx, msp_vector w, const double **dv);
-static msp_status dev_absmax(msp_context ctx, msp_vector w, double *m) {
-  msp_status st = MSP_SUCCESS;
-  dev_ctx *c = (dev_ctx *)msp__dist_of(ctx)->dev;
-  const cudaStream_t s = msp__cuda(ctx)->stream;
-  const double *dv = NULL;
-  MSP_TRY(dev_absmax_dev(ctx, w, &dv));
-  MSP_CUDA_TRY(cudaMemcpyAsync(c->h_max, dv, sizeof(double), cudaMemcpyDeviceToHost, s));
-  MSP_CUDA_TRY(cudaStreamSynchronize(s));
-  *m = *c->h_max;
-exit:
-  return st;
-}
-
-static msp_status dev_basis_store_scaled(msp_context ctx, msp__basis *V, int j, msp_vector w,
-                                         double scale) {
-  msp_status st = MSP_SUCCESS;
-  const cudaStream_t s = msp__cuda(ctx)->stream;
-  const bview b = view_of(V);
-  const unsigned g = msp__cuda_blocks(V->n > 0 ? V->n : 1, EW_THREADS);
-  set_scale<<<1, 1, 0, s>>>(V->scales, j, scale);
-  MSP_CUDA_CHECK_LAUNCH("set_scale");
-  if (V->n == 0) goto exit;
-  if (V->prec == MSP_PRECISION_FX32)
-    store_scaled<MSP_PRECISION_FX32><<<g, EW_THREADS, 0, s>>>(b, j, (double *)w->d_data);
-  else if (V->prec == MSP_PRECISION_FX16)
-    store_scaled<MSP_PRECISION_FX16><<<g, EW_THREADS, 0, s>>>(b, j, (double *)w->d_data);
-  else
-    st = msp__error(MSP_ERR_INTERNAL, "distributed basis store: %s is not fixed point",
-                    msp_precision_name(V->prec));
-  MSP_CUDA_CHECK_LAUNCH("store_scaled");
-exit:
+  if (st != MSP_SUCCESS && nccl && d->failed == MSP_SUCCESS) st = msp__dev_give_up(d, st);
   return st;
 }
 
@@ -688,116 +469,6 @@ static void dev_pr_degrees_free(void *dev) {
   cudaFree(dev);
 }
 
-// ---- reductions over NCCL ----------------------------------------------------------------------
-// On the compute stream, after the step that made the values: this rank's values and status into
-// the send buffer, one ncclAllGather of every rank's into d_all, the combination in rank order,
-// one copy of the results and statuses to the host and the one wait. A rank whose step failed
-// still takes part (zeros and its status), so no rank is left waiting.
-static msp_status dev_reduce(msp_dist d, const double *v, const double *dv, int m, msp_status lst,
-                             int mode, double *out, int *codes, double *seconds) {
-  msp_status st = MSP_SUCCESS;
-#ifdef MSP_HAVE_NCCL
-  dev_ctx *c = (dev_ctx *)d->dev;
-  const cudaStream_t s = msp__cuda(d->ctx)->stream;
-  int gathering = 0; // 1 from the steps whose failure leaves the others in the gather
-  *seconds = 0.0;
-  if (d->failed != MSP_SUCCESS) return msp__dist_failed_error(d);
-  if (!c->nccl) return msp__error(MSP_ERR_INTERNAL, "distributed reduction: no NCCL communicator");
-  MSP_CUDA_TRY(cudaSetDevice(c->device));
-  if (m > c->red_cap) {
-    // every rank reduces the same number of values, so every rank grows here; agreed, since a
-    // rank that could not would leave the others in the gather; after a failure every rank has
-    // none (red_cap 0), so the next reduction grows on every rank again
-    int cap = c->red_cap > RED_VALUES ? c->red_cap : RED_VALUES;
-    while (cap < m)
-      cap *= 2;
-    msp_status gst =
-        cudaEventRecord(c->red1, s) == cudaSuccess
-            ? MSP_SUCCESS
-            : msp__cuda_status(cudaGetLastError(), "cudaEventRecord", __FILE__, __LINE__);
-    if (gst == MSP_SUCCESS) gst = dev_wait(d, c->red1); // (the buffers are in use until then)
-    if (gst == MSP_SUCCESS) gst = red_buffers(c, cap);
-    st = msp__dist_agree(d, gst);
-    if (st != MSP_SUCCESS) {
-      red_release(c);
-      goto exit;
-    }
-  }
-  gathering = 1;
-  MSP_CUDA_TRY(cudaEventRecord(c->red0, s)); // (once the step's values are made)
-  if (lst == MSP_SUCCESS && dv) {
-    MSP_CUDA_TRY(
-        cudaMemcpyAsync(c->d_send, dv, (size_t)m * sizeof(double), cudaMemcpyDeviceToDevice, s));
-  } else if (lst == MSP_SUCCESS && v) {
-    memcpy(c->h_in, v, (size_t)m * sizeof(double)); // (the last reduction's copy has finished)
-    MSP_CUDA_TRY(
-        cudaMemcpyAsync(c->d_send, c->h_in, (size_t)m * sizeof(double), cudaMemcpyHostToDevice, s));
-  } else if (m > 0) {
-    MSP_CUDA_TRY(cudaMemsetAsync(c->d_send, 0, (size_t)m * sizeof(double), s));
-  }
-  put_value<<<1, 1, 0, s>>>(c->d_send + m, (double)lst);
-  MSP_CUDA_CHECK_LAUNCH("put_value");
-  NCCL_TRY(ncclAllGather(c->d_send, c->d_all, (size_t)m + 1, ncclDouble, c->nccl, s));
-  combine_ranks<<<1, 256, 0, s>>>(c->d_all, c->size, m, mode, c->d_out);
-  MSP_CUDA_CHECK_LAUNCH("combine_ranks");
-  MSP_CUDA_TRY(cudaMemcpyAsync(c->h_out, c->d_out, ((size_t)m + (size_t)c->size) * sizeof(double),
-                               cudaMemcpyDeviceToHost, s));
-  MSP_CUDA_TRY(cudaEventRecord(c->red1, s));
-  gathering = 0; // (the wait gives NCCL up itself on a failure)
-  MSP_TRY(dev_wait(d, c->red1));
-  {
-    float ms = 0.0f;
-    MSP_CUDA_TRY(cudaEventElapsedTime(&ms, c->red0, c->red1));
-    *seconds = 1e-3 * ms;
-  }
-  if (m > 0) memcpy(out, c->h_out, (size_t)m * sizeof(double));
-  for (int q = 0; q < c->size; q++)
-    codes[q] = (int)c->h_out[m + q];
-exit:
-  if (st != MSP_SUCCESS && gathering) st = give_up(d, st);
-#else
-  (void)d, (void)v, (void)dv, (void)m, (void)lst, (void)mode, (void)out, (void)codes;
-  *seconds = 0.0;
-  st = msp__error(MSP_ERR_NOT_BUILT, "distributed reduction: built without NCCL");
-#endif
-  return st;
-}
-
-static msp_status dev_dcgs2_sums(msp_context ctx, const msp__basis *V, int j, msp_vector w,
-                                 const double **dv) {
-  return msp__cuda_basis_dcgs2_sums(ctx, V, j, w, dv);
-}
-
-// This rank's largest |w_i| left on the device (no wait).
-static msp_status dev_absmax_dev(msp_context ctx, msp_vector w, const double **dv) {
-  msp_status st = MSP_SUCCESS;
-  dev_ctx *c = (dev_ctx *)msp__dist_of(ctx)->dev;
-  const cudaStream_t s = msp__cuda(ctx)->stream;
-  int nb = (int)msp__cuda_blocks(w->n > 0 ? w->n : 1, MAX_THREADS);
-  if (nb > MAX_BLOCKS) nb = MAX_BLOCKS;
-  *dv = NULL;
-  absmax_part<<<nb, MAX_THREADS, 0, s>>>(w->n, (const double *)w->d_data, c->d_max);
-  MSP_CUDA_CHECK_LAUNCH("absmax_part");
-  absmax_last<<<1, MAX_THREADS, 0, s>>>(nb, c->d_max);
-  MSP_CUDA_CHECK_LAUNCH("absmax_last");
-  *dv = c->d_max + nb;
-exit:
-  return st;
-}
-
-// NCCL's collectives connected: one gather of one value, waited for.
-static msp_status dev_warm(msp_dist d) {
-  msp_status st = MSP_SUCCESS;
-  const double zero = 0.0;
-  double out = 0.0, seconds = 0.0;
-  int *codes = NULL;
-  MSP_TRY(MSP_ALLOC_ZERO(codes, d->size, "distributed context"));
-  st = dev_reduce(d, &zero, NULL, 1, MSP_SUCCESS, MSP__DIST_SUM, &out, codes, &seconds);
-exit:
-  msp__free(codes);
-  return st;
-}
-
 // The halo's peers connected: one exchange of the send buffer into the f64 halo (values of no
 // use: every product overwrites the halo it reads), waited for.
 static msp_status dev_mat_warm(msp__dist_mat *m) {
@@ -819,40 +490,13 @@ static msp_status dev_mat_warm(msp__dist_mat *m) {
                       ncclDouble, m->srank[q], c->nccl, c->comm));
   NCCL_TRY(ncclGroupEnd());
   MSP_CUDA_TRY(cudaEventRecord(b->ev_c, c->comm));
-  return dev_wait(d, b->ev_c); // (gives NCCL up itself on a failure)
+  return msp__dev_wait(d, b->ev_c); // (gives NCCL up itself on a failure)
 exit:
-  if (st != MSP_SUCCESS && d->failed == MSP_SUCCESS) st = give_up(d, st);
+  if (st != MSP_SUCCESS && d->failed == MSP_SUCCESS) st = msp__dev_give_up(d, st);
 #else
   (void)m;
 #endif
   return st;
-}
-
-// ---- this rank's part of a reduction, left on the device ---------------------------------------
-static msp_status dev_dot_dev(msp_context ctx, msp_vector x, msp_vector y, const double **dv) {
-  return msp__cuda_dot_dev(ctx, x, y, dv);
-}
-
-static msp_status dev_nrm1_dev(msp_context ctx, msp_vector x, const double **dv) {
-  return msp__cuda_nrm1_dev(ctx, x, dv);
-}
-
-static msp_status dev_nrm2_dev(msp_context ctx, msp_vector x, const double **dv) {
-  msp_status st = MSP_SUCCESS;
-  dev_ctx *c = (dev_ctx *)msp__dist_of(ctx)->dev;
-  const double *sm = NULL;
-  *dv = NULL;
-  MSP_TRY(msp__cuda_nrm2_dev(ctx, x, &sm));
-  nrm2_local<<<1, 1, 0, msp__cuda(ctx)->stream>>>(sm, c->d_loc);
-  MSP_CUDA_CHECK_LAUNCH("nrm2_local");
-  *dv = c->d_loc;
-exit:
-  return st;
-}
-
-static msp_status dev_pr_step_dev(msp_context ctx, const msp__prgraph *lg, const msp__pr_step *a,
-                                  const double **dv) {
-  return msp__cuda_pr_step_dev(ctx, lg, a, dv);
 }
 
 static msp__dist_devops make_ops(void) {
@@ -868,20 +512,20 @@ static msp__dist_devops make_ops(void) {
   o.mat_free = dev_mat_free;
   o.spmv = dev_spmv;
   o.flush = dev_flush;
-  o.absmax = dev_absmax;
-  o.basis_store_scaled = dev_basis_store_scaled;
+  o.absmax = msp__dev_absmax;
+  o.basis_store_scaled = msp__dev_basis_store_scaled;
   o.pr_degrees = dev_pr_degrees;
   o.pr_q = dev_pr_q;
   o.pr_degrees_free = dev_pr_degrees_free;
-  o.reduce = dev_reduce;
-  o.dcgs2_sums = msp__cuda_basis_dcgs2_sums ? dev_dcgs2_sums : NULL;
-  o.absmax_dev = dev_absmax_dev;
-  o.warm = dev_warm;
+  o.reduce = msp__dev_reduce;
+  o.dcgs2_sums = msp__cuda_basis_dcgs2_sums ? msp__dev_dcgs2_sums : NULL;
+  o.absmax_dev = msp__dev_absmax_dev;
+  o.warm = msp__dev_warm;
   o.mat_warm = dev_mat_warm;
-  o.dot_dev = msp__cuda_dot_dev ? dev_dot_dev : NULL;
-  o.nrm1_dev = msp__cuda_nrm1_dev ? dev_nrm1_dev : NULL;
-  o.nrm2_dev = msp__cuda_nrm2_dev ? dev_nrm2_dev : NULL;
-  o.pr_step_dev = msp__cuda_pr_step_dev ? dev_pr_step_dev : NULL;
+  o.dot_dev = msp__cuda_dot_dev ? msp__dev_dot_dev : NULL;
+  o.nrm1_dev = msp__cuda_nrm1_dev ? msp__dev_nrm1_dev : NULL;
+  o.nrm2_dev = msp__cuda_nrm2_dev ? msp__dev_nrm2_dev : NULL;
+  o.pr_step_dev = msp__cuda_pr_step_dev ? msp__dev_pr_step_dev : NULL;
   return o;
 }
 
