@@ -6,6 +6,7 @@ usage: bench-targets-gmres.py OURS.csv CUPY.csv [BASIS.csv] [--cpu CPU.csv]
            [--cpu-host CPU2.csv]]
        bench-targets-gmres.py --basis BASIS.csv --results DIR --card CARD --date DATE
            --command COMMAND
+       bench-targets-gmres.py --cpu-update CPU.csv --results DIR --date DATE --command COMMAND
 
 OURS.csv: mixsparse-bench-solve (--orthos dcgs2), CUPY.csv: bench/gmres_cupy.py on the same
 systems in the same job, BASIS.csv: mixsparse-bench-basis; CPU.csv: scripts/bench-cpu-gmres.sh (the fastest of its runs
@@ -53,6 +54,32 @@ def cpu_rows(path, add):
                 "%.4f vs %.4f ms (%.2fx)" % (o2, s1, s1 / o2), s1 / o2 >= 1.6)
 
 
+def cpu_update(path, opt):
+    """DIR/gmres_targets.csv with its CPU rows replaced by those of a newer
+    scripts/bench-cpu-gmres.sh run (--cpu-update CPU.csv, --command: how that run was made);
+    the other rows and their job stay as they are."""
+    target = opt["--results"] + "/gmres_targets.csv"
+    with open(target) as f:
+        lines = f.read().splitlines()
+    rows = []
+    cpu_rows(path, lambda *r: rows.append((r[0], r[1], r[2], "met" if r[3] else "missed")))
+    out = []
+    for line in lines:
+        if line.startswith("CPU ") or line.startswith('"CPU '):
+            continue
+        if line.startswith("# what:"):
+            line = ("# what: Each target of the solver beside its figure from the same job; the "
+                    "CPU rows from a later run on the CPU machine: %s (the fastest of its runs), "
+                    "%s." % (opt.get("--command", path), opt.get("--date", "")))
+        out.append(line)
+    with open(target, "w", newline="") as f:
+        f.write("\n".join(out) + "\n")
+        w = csv.writer(f, lineterminator="\n")
+        for r in rows:
+            w.writerow(list(r))
+    return 0
+
+
 def basis_results(path, opt):
     """DIR/gmres_basis.csv: the DCGS2 passes of a mixsparse-bench-basis CSV and their targets."""
     rows = [b for b in load(path) if b["pass"].startswith("dcgs2")]
@@ -79,7 +106,7 @@ def basis_results(path, opt):
 def main(argv):
     opt = {}
     for name in ("--cpu", "--results", "--card", "--date", "--command", "--cgs", "--cpu-host",
-                 "--basis"):
+                 "--basis", "--cpu-update"):
         if name in argv:
             i = argv.index(name)
             opt[name] = argv[i + 1]
@@ -87,6 +114,8 @@ def main(argv):
     cpu = opt.get("--cpu")
     if "--basis" in opt and "--results" in opt:
         return basis_results(opt["--basis"], opt)
+    if "--cpu-update" in opt and "--results" in opt:
+        return cpu_update(opt["--cpu-update"], opt)
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
