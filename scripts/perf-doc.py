@@ -13,7 +13,6 @@ hand: rerun the benchmark, replace the CSV, run `make plots`.
 """
 import csv
 import glob
-import math
 import os
 import re
 import sys
@@ -83,7 +82,7 @@ def chart_spmv(plt, rows, path):
     # speedup against the matrix's nonzeros (log scale): the launch-bound small matrices on the
     # left, the bandwidth-bound large ones on the right
     h = rows[0]
-    mi, ni, ai, ci = h.index("matrix"), h.index("nnz"), h.index("AUTO x"), h.index("CSR x")
+    ni, ai, ci = h.index("nnz"), h.index("AUTO x"), h.index("CSR x")
     fi = h.index("AUTO f32 x") if "AUTO f32 x" in h else None
     fig, ax = plt.subplots(figsize=(9, 4.5))
     series = [(ai, "o", "AUTO f64 (vs fastest cuSPARSE f64)"),
@@ -187,9 +186,94 @@ def chart_history(plt, rows, path):
     fig.savefig(path, dpi=110)
 
 
+def chart_precision(plt, rows, path):
+    # AUTO's speedup over its own f64 values per storage precision, a group of bars per matrix
+    h = rows[0]
+    precs = [c for c in h[h.index("f64") + 1:]]
+    auto = [r for r in rows[1:] if r[h.index("variant")] == "auto"]
+    names = [r[0] for r in auto]
+    # a matrix measured with more than one pair of vector precisions is named with the pair
+    label = [r[0] if names.count(r[0]) == 1 else "%s (x, y %s)" % (r[0], r[h.index("x, y")])
+             for r in auto]
+    data = [(label[i], [number(r[h.index(c)]) for c in precs]) for i, r in enumerate(auto)]
+    f64 = {label[i]: number(r[h.index("f64")]) for i, r in enumerate(auto)}
+    fig, ax = plt.subplots(figsize=(9, 3.8))
+    w = 0.8 / max(len(precs), 1)
+    for k, c in enumerate(precs):
+        sp = [f64[m] / t if t and f64.get(m) else 0 for m, ts in data for t in [ts[k]]]
+        ax.bar([i + w * (k - (len(precs) - 1) / 2) for i in range(len(data))], sp, w, label=c)
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xticks(range(len(data)))
+    ax.set_xticklabels([d[0] for d in data], fontsize=8)
+    ax.set_ylabel("AUTO: speedup over f64 values")
+    ax.legend(fontsize=7, ncol=4)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def chart_gmres(plt, rows, path):
+    # time to solution against CuPy's fp64 GMRES, a group of bars (one per basis) per system
+    h = rows[0]
+    ti = h.index("CuPy / ours time")
+    cases, bases = [], []
+    val = {}
+    for r in rows[1:]:
+        case = "%s m=%s" % (r[h.index("system")], r[h.index("m")])
+        b = r[h.index("basis")]
+        if case not in cases:
+            cases.append(case)
+        if b not in bases:
+            bases.append(b)
+        val[(case, b)] = number(r[ti])
+    fig, ax = plt.subplots(figsize=(9, 3.8))
+    w = 0.8 / max(len(bases), 1)
+    for k, b in enumerate(bases):
+        ax.bar([i + w * (k - (len(bases) - 1) / 2) for i in range(len(cases))],
+               [val.get((c, b)) or 0 for c in cases], w, label=b)
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xticks(range(len(cases)))
+    ax.set_xticklabels(cases, fontsize=8)
+    ax.set_ylabel("speedup over CuPy (time)")
+    ax.legend(fontsize=8, title="basis", ncol=5)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def chart_scaling(plt, rows, path):
+    # parallel efficiency per job and transport against one GPU
+    h = rows[0]
+    jobs, trs, val = [], [], {}
+    for r in rows[1:]:
+        if r[h.index("transport")] == "-":
+            continue
+        j = "%s (%s GPUs)" % (r[h.index("job")], r[h.index("ranks")])
+        t = r[h.index("transport")]
+        if j not in jobs:
+            jobs.append(j)
+        if t not in trs:
+            trs.append(t)
+        val[(j, t)] = 100.0 * float(r[h.index("efficiency")])
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    w = 0.8 / max(len(trs), 1)
+    for k, t in enumerate(trs):
+        ax.bar([i + w * (k - (len(trs) - 1) / 2) for i in range(len(jobs))],
+               [val.get((j, t), 0) for j in jobs], w, label=t)
+    ax.axhline(100.0, color="k", lw=0.8)
+    ax.set_xticks(range(len(jobs)))
+    ax.set_xticklabels(jobs, fontsize=7, rotation=15, ha="right")
+    ax.set_ylabel("efficiency against one GPU (%)")
+    ax.legend(fontsize=8, title="transport")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 CHARTS = {"spmv": chart_spmv, "spmv-collection": chart_spmv, "bdmp": chart_bdmp,
           "pagerank": chart_pagerank, "cpu": chart_cpu, "threads": chart_threads,
-          "history": chart_history}
+          "history": chart_history, "precision": chart_precision, "gmres_cupy": chart_gmres}
+# Charts of CSVs that another page shows (their rows name the card and date): drawn here, shown
+# on that page.
+OTHER_CHARTS = {"distributed-scaling": ("scaling-4gpu", chart_scaling),
+                "distributed-2xh200-scaling": ("scaling-2gpu", chart_scaling)}
 
 
 # tables longer than this are linked rather than written out
@@ -245,6 +329,10 @@ def main():
                        % (len(rows) - 1, n, n))
         else:
             out.append(md_table(rows) + "\n")
+    for n, (png_name, fn) in OTHER_CHARTS.items():
+        if plt and n in others:
+            fn(plt, read(os.path.join(RESULTS, n + ".csv"))[1], os.path.join(IMG, png_name + ".png"))
+            plt.close("all")
     if others:
         out.append("## Other data\n")
         out.append("\n".join("- [results/%s.csv](results/%s.csv)%s" % (n, n, OTHER_PAGES.get(n, ""))
