@@ -878,6 +878,20 @@ static void test_auto_tune(void) {
     s.nnz = 1000001;
     f = msp__choose_format_prec(&s, MSP_PRECISION_F64, why, sizeof why);
     CHECK(f == MSP_FORMAT_CSR, "1e6 + 1 nnz: %s (%s)", msp_format_name(f), why);
+    // the longest reason (rule 7's fills, then the refinement) is kept whole
+    char whole[MSP__RULE_REASON];
+    s.nnz = 999999;
+    s.dia_fill = 123.456789;
+    s.hdia_fill = 98.7654321;
+    s.ell_fill = 45.6789123;
+    s.hll_fill = 12.3456789;
+    s.row_cv = 1.23456789;
+    s.row_mean = 12.3456789;
+    f = msp__choose_format_prec(&s, MSP_PRECISION_F64, whole, sizeof whole);
+    const size_t len = strlen(whole);
+    CHECK(f == MSP_FORMAT_COO && len + 1 < sizeof whole &&
+              strcmp(whole + len - strlen("per warp)"), "per warp)") == 0,
+          "the rule's reason, %zu characters: %s", len, whole);
   }
 
   // AUTO under a max_fill so low that the rule's choice is refused: CSR, said so.

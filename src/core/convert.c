@@ -226,7 +226,7 @@ msp_format msp__choose_format_prec(const msp_matrix_stats *s, msp_precision p, c
   const int irregular = s->row_cv > MSP__AUTO_COO_CV;
   const int vector_band =
       s->row_mean >= MSP__AUTO_VECTOR_MEAN_MIN && s->row_mean < MSP__AUTO_VECTOR_MEAN_MAX;
-  char w2[512];
+  char w2[MSP__RULE_REASON];
   if (irregular || (p == MSP_PRECISION_F64 && !vector_band)) {
     f = MSP_FORMAT_COO;
     if (irregular)
@@ -246,7 +246,6 @@ msp_format msp__choose_format_prec(const msp_matrix_stats *s, msp_precision p, c
              s->row_cv, MSP__AUTO_COO_CV,
              p == MSP_PRECISION_F64 ? ", mean row length in the vector band" : "");
   }
-  w2[255] = '\0'; // keep the reason within one line of the matrix's reason
   if (reason && n) snprintf(reason, n, "%s", w2);
   return f;
 }
@@ -501,19 +500,18 @@ static msp_status convert_one(msp_context ctx, const msp_matrix A, msp_format f,
 // The format of the backend's AUTO rule (s gets the format statistics, why[256] the reason).
 msp_status msp__convert_auto_rule(msp_context ctx, const msp_matrix A,
                                   const msp_convert_options *opts, msp_matrix_stats *s,
-                                  char why[256], msp_format *out) {
+                                  char why[MSP__RULE_REASON], msp_format *out) {
   msp_status st = MSP_SUCCESS;
   *s = A->stats;
   MSP_TRY(msp__analyze_formats(A, s));
   msp_format f = ctx->backend->kind == MSP_BACKEND_CPU
-                     ? choose_format_cpu(s, why, 256)
-                     : msp__choose_format_prec(s, opts->precision, why, 256);
+                     ? choose_format_cpu(s, why, MSP__RULE_REASON)
+                     : msp__choose_format_prec(s, opts->precision, why, MSP__RULE_REASON);
   if (f != MSP_FORMAT_CSR && !msp__convert_has_kernel(ctx, f, opts->precision)) {
-    char w2[512];
+    char w2[MSP__RULE_REASON];
     snprintf(w2, sizeof w2, "%s, which has no %s kernel on the %s backend: csr", why,
              msp_precision_name(opts->precision), ctx->backend->name);
-    w2[255] = '\0'; // keep the reason within one line of the matrix's reason
-    memcpy(why, w2, 256);
+    memcpy(why, w2, sizeof w2);
     f = MSP_FORMAT_CSR;
   }
   *out = f;
@@ -525,14 +523,14 @@ static msp_status convert_auto(msp_context ctx, const msp_matrix A, const msp_co
                                msp_matrix *out) {
   msp_status st = MSP_SUCCESS;
   msp_matrix_stats s;
-  char why[256];
+  char why[MSP__RULE_REASON];
   msp_format f;
   if (opts->bdmp_digits != 0) return msp__convert_auto_digits(ctx, A, opts, NULL, out);
   MSP_TRY(msp__convert_auto_rule(ctx, A, opts, &s, why, &f));
   st = convert_one(ctx, A, f, opts, why, out);
   if (st == MSP_ERR_FILL_LIMIT) {
     // A max_fill below the rule's own bound: fall back to CSR and say so.
-    char w2[512];
+    char w2[MSP__RULE_REASON + 64];
     snprintf(w2, sizeof w2, "%s, refused by max_fill %.2g: csr", why, opts->max_fill);
     msp__clear_error();
     st = convert_one(ctx, A, MSP_FORMAT_CSR, opts, w2, out);

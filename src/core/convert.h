@@ -29,10 +29,13 @@ msp_status msp__convert_build_format(const msp_matrix A, msp_format f, msp_conve
 msp_status msp__convert_built(msp_context ctx, const msp_matrix A, msp_format f,
                               const msp_convert_options *opts, const char *why, void *prebuilt,
                               msp_matrix *out);
-// The format of the backend's AUTO rule (s gets the statistics, why[256] the reason).
+// The length of the AUTO rule's reason: the rule, its refinement for the values' precision and a
+// fallback, whole (the matrix's reason, 1024, adds the kernel's).
+#define MSP__RULE_REASON 512
+// The format of the backend's AUTO rule (s gets the statistics, why the reason).
 msp_status msp__convert_auto_rule(msp_context ctx, const msp_matrix A,
                                   const msp_convert_options *opts, msp_matrix_stats *s,
-                                  char why[256], msp_format *out);
+                                  char why[MSP__RULE_REASON], msp_format *out);
 // AUTO with opts->bdmp_digits = D > 0 (convert_digits.c); bdmp_eff (NULL: the measured factors)
 // replaces PBP's and TCKI's time per byte (tests).
 msp_status msp__convert_auto_digits(msp_context ctx, const msp_matrix A,

@@ -171,7 +171,7 @@ msp_status msp__convert_auto_digits(msp_context ctx, const msp_matrix A,
                 "itself: precision must be f64 (it is %s)",
                 D, msp_precision_name(opts->precision));
   msp_matrix_stats s;
-  char rule[256], why[640], what[160], list[400] = "", b1[32];
+  char rule[MSP__RULE_REASON], why[640], what[160], list[400] = "", b1[32];
   msp_format f;
   auto_cand c[AUTO_NC];
   memset(c, 0, sizeof c);
