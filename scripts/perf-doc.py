@@ -211,60 +211,47 @@ def chart_precision(plt, rows, path):
     fig.savefig(path, dpi=110)
 
 
+def grouped_bars(plt, points, size, path, ylabel, line, legend_title, label_style):
+    """One bar per (group, series) of points [(group, series, value)], a group of bars per group
+    in the order first met, with a reference line at `line`."""
+    groups, series, val = [], [], {}
+    for g, t, v in points:
+        if g not in groups:
+            groups.append(g)
+        if t not in series:
+            series.append(t)
+        val[(g, t)] = v
+    fig, ax = plt.subplots(figsize=size)
+    w = 0.8 / max(len(series), 1)
+    for k, t in enumerate(series):
+        ax.bar([i + w * (k - (len(series) - 1) / 2) for i in range(len(groups))],
+               [val.get((g, t)) or 0 for g in groups], w, label=t)
+    ax.axhline(line, color="k", lw=0.8)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups, **label_style)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8, title=legend_title, ncol=min(len(series), 5))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def chart_gmres(plt, rows, path):
     # time to solution against CuPy's fp64 GMRES, a group of bars (one per basis) per system
     h = rows[0]
-    ti = h.index("CuPy / ours time")
-    cases, bases = [], []
-    val = {}
-    for r in rows[1:]:
-        case = "%s m=%s" % (r[h.index("system")], r[h.index("m")])
-        b = r[h.index("basis")]
-        if case not in cases:
-            cases.append(case)
-        if b not in bases:
-            bases.append(b)
-        val[(case, b)] = number(r[ti])
-    fig, ax = plt.subplots(figsize=(9, 3.8))
-    w = 0.8 / max(len(bases), 1)
-    for k, b in enumerate(bases):
-        ax.bar([i + w * (k - (len(bases) - 1) / 2) for i in range(len(cases))],
-               [val.get((c, b)) or 0 for c in cases], w, label=b)
-    ax.axhline(1.0, color="k", lw=0.8)
-    ax.set_xticks(range(len(cases)))
-    ax.set_xticklabels(cases, fontsize=8)
-    ax.set_ylabel("speedup over CuPy (time)")
-    ax.legend(fontsize=8, title="basis", ncol=5)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    points = [("%s m=%s" % (r[h.index("system")], r[h.index("m")]), r[h.index("basis")],
+               number(r[h.index("CuPy / ours time")])) for r in rows[1:]]
+    grouped_bars(plt, points, (9, 3.8), path, "speedup over CuPy (time)", 1.0, "basis",
+                 {"fontsize": 8})
 
 
 def chart_scaling(plt, rows, path):
     # parallel efficiency per job and transport against one GPU
     h = rows[0]
-    jobs, trs, val = [], [], {}
-    for r in rows[1:]:
-        if r[h.index("transport")] == "-":
-            continue
-        j = "%s (%s GPUs)" % (r[h.index("job")], r[h.index("ranks")])
-        t = r[h.index("transport")]
-        if j not in jobs:
-            jobs.append(j)
-        if t not in trs:
-            trs.append(t)
-        val[(j, t)] = 100.0 * float(r[h.index("efficiency")])
-    fig, ax = plt.subplots(figsize=(8, 3.5))
-    w = 0.8 / max(len(trs), 1)
-    for k, t in enumerate(trs):
-        ax.bar([i + w * (k - (len(trs) - 1) / 2) for i in range(len(jobs))],
-               [val.get((j, t), 0) for j in jobs], w, label=t)
-    ax.axhline(100.0, color="k", lw=0.8)
-    ax.set_xticks(range(len(jobs)))
-    ax.set_xticklabels(jobs, fontsize=7, rotation=15, ha="right")
-    ax.set_ylabel("efficiency against one GPU (%)")
-    ax.legend(fontsize=8, title="transport")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    points = [("%s (%s GPUs)" % (r[h.index("job")], r[h.index("ranks")]), r[h.index("transport")],
+               100.0 * float(r[h.index("efficiency")])) for r in rows[1:]
+              if r[h.index("transport")] != "-"]
+    grouped_bars(plt, points, (8, 3.5), path, "efficiency against one GPU (%)", 100.0, "transport",
+                 {"fontsize": 7, "rotation": 15, "ha": "right"})
 
 
 CHARTS = {"spmv": chart_spmv, "spmv-collection": chart_spmv, "bdmp": chart_bdmp,

@@ -5,37 +5,35 @@
 #include "device.cuh"
 
 // ---- kernels ------------------------------------------------------------------------------------
-// The largest |w_i| (NaN kept, msp_absmax_step): block maxima, then their maximum in part[nb]
-// (the same value in any order).
+// The largest of the block's m (NaN kept, msp_absmax_step), by halving; every thread of the
+// block calls it.
+__device__ double block_absmax(double m) {
+  __shared__ double sh[MAX_THREADS];
+  sh[threadIdx.x] = m;
+  __syncthreads();
+  for (int s = MAX_THREADS / 2; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s)
+      sh[threadIdx.x] = msp_absmax_step(sh[threadIdx.x], sh[threadIdx.x + s]);
+    __syncthreads();
+  }
+  return sh[0];
+}
+// The largest |w_i|: block maxima, then their maximum in part[nb] (the same value in any order).
 __global__ void __launch_bounds__(MAX_THREADS)
     absmax_part(int64_t n, const double *__restrict__ w, double *__restrict__ part) {
-  __shared__ double sh[MAX_THREADS];
   double m = 0.0;
   for (int64_t i = (int64_t)blockIdx.x * MAX_THREADS + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * MAX_THREADS)
     m = msp_absmax_step(m, w[i]);
-  sh[threadIdx.x] = m;
-  __syncthreads();
-  for (int s = MAX_THREADS / 2; s > 0; s >>= 1) {
-    if ((int)threadIdx.x < s)
-      sh[threadIdx.x] = msp_absmax_step(sh[threadIdx.x], sh[threadIdx.x + s]);
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) part[blockIdx.x] = sh[0];
+  m = block_absmax(m);
+  if (threadIdx.x == 0) part[blockIdx.x] = m;
 }
 __global__ void __launch_bounds__(MAX_THREADS) absmax_last(int nb, double *__restrict__ part) {
-  __shared__ double sh[MAX_THREADS];
   double m = 0.0;
   for (int b = threadIdx.x; b < nb; b += MAX_THREADS)
     m = msp_absmax_step(m, part[b]);
-  sh[threadIdx.x] = m;
-  __syncthreads();
-  for (int s = MAX_THREADS / 2; s > 0; s >>= 1) {
-    if ((int)threadIdx.x < s)
-      sh[threadIdx.x] = msp_absmax_step(sh[threadIdx.x], sh[threadIdx.x + s]);
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) part[nb] = sh[0];
+  m = block_absmax(m);
+  if (threadIdx.x == 0) part[nb] = m;
 }
 // The ranks' values combined in rank order (all: size rows of m values and a status), one thread
 // per result, with explicit IEEE operations (no contraction) so that the host's combination of
