@@ -83,14 +83,21 @@ __global__ void __launch_bounds__(PROJ_THREADS)
   m = block_reduce<true>(m);
   if (threadIdx.x == 0) partial[blockIdx.x] = m;
 }
+// SCALE: the scale of precision p for that maximum; otherwise the maximum itself (the distributed
+// layer takes the maximum over every rank first).
+template <bool SCALE>
 __global__ void __launch_bounds__(RED_THREADS)
     absmax_scale(int64_t nb, const double *__restrict__ partial, msp_precision p,
-                 double *__restrict__ scale) {
+                 double *__restrict__ out) {
   double m = 0.0;
   for (int64_t b = threadIdx.x; b < nb; b += RED_THREADS)
     m = msp_absmax_step(m, partial[b]);
   m = block_reduce<true>(m);
-  if (threadIdx.x == 0) *scale = msp_fx_block_scale(p, m);
+  if (threadIdx.x == 0) *out = SCALE ? msp_fx_block_scale(p, m) : m;
+}
+
+__global__ void set_scale(double *scale, double v) {
+  *scale = v;
 }
 
 // Column j = w rounded by the store; w = the values as stored (f64: already).
@@ -176,26 +183,67 @@ extern "C" void msp__cuda_basis_free(msp_context ctx, msp__basis *V) {
   basis_release(V);
 }
 
-extern "C" msp_status msp__cuda_basis_store(msp_context ctx, msp__basis *V, int j, msp_vector w) {
-  msp_status st = MSP_SUCCESS;
-  const cudaStream_t s = msp__cuda(ctx)->stream;
+// Column j = w rounded by the store, w = the values as stored (the column's scale set before).
+static msp_status store_column(msp_context ctx, msp__basis *V, int j, msp_vector w) {
   const bview b = view_of(V);
   double *d = (double *)w->d_data;
-  if (V->n == 0) goto exit;
-  if (msp_prec_is_fixed(V->prec)) {
-    const int64_t nb = proj_blocks(V->n);
-    absmax_partials<<<(unsigned)nb, PROJ_THREADS, 0, s>>>(V->n, d, V->work);
-    MSP_CUDA_CHECK_LAUNCH("absmax_partials");
-    absmax_scale<<<1, RED_THREADS, 0, s>>>(nb, V->work, V->prec, V->scales + j);
-    MSP_CUDA_CHECK_LAUNCH("absmax_scale");
-  }
-  MSP_TRY(msp__prec_dispatch(V->prec, [&](auto pc) -> msp_status {
+  const cudaStream_t s = msp__cuda(ctx)->stream;
+  return msp__prec_dispatch(V->prec, [&](auto pc) -> msp_status {
     msp_status st = MSP_SUCCESS;
     store_kernel<decltype(pc)::value><<<ew_blocks(ctx, V->n), EW_THREADS, 0, s>>>(b, j, d);
     MSP_CUDA_CHECK_LAUNCH("store_kernel");
   exit:
     return st;
-  }));
+  });
+}
+
+// max |w_i| (NaN kept) into *out on the device: the partials in V's workspace, then one block.
+template <bool SCALE>
+static msp_status absmax_of(msp_context ctx, const msp__basis *V, msp_vector w, double *out) {
+  msp_status st = MSP_SUCCESS;
+  const cudaStream_t s = msp__cuda(ctx)->stream;
+  const int64_t nb = proj_blocks(V->n);
+  absmax_partials<<<(unsigned)nb, PROJ_THREADS, 0, s>>>(V->n, (const double *)w->d_data, V->work);
+  MSP_CUDA_CHECK_LAUNCH("absmax_partials");
+  absmax_scale<SCALE><<<1, RED_THREADS, 0, s>>>(nb, V->work, V->prec, out);
+  MSP_CUDA_CHECK_LAUNCH("absmax_scale");
+exit:
+  return st;
+}
+
+extern "C" msp_status msp__cuda_basis_store(msp_context ctx, msp__basis *V, int j, msp_vector w) {
+  msp_status st = MSP_SUCCESS;
+  if (V->n == 0) goto exit;
+  if (msp_prec_is_fixed(V->prec)) MSP_TRY(absmax_of<true>(ctx, V, w, V->scales + j));
+  MSP_TRY(store_column(ctx, V, j, w));
+exit:
+  return st;
+}
+
+// For the distributed layer, whose fixed-point column takes its scale from max |w| over every
+// rank: this rank's max |w_i| left on the device (*dv, in V's workspace until its next
+// operation), and column j stored with a given scale.
+extern "C" msp_status msp__cuda_basis_absmax_dev(msp_context ctx, const msp__basis *V, msp_vector w,
+                                                 const double **dv) {
+  msp_status st = MSP_SUCCESS;
+  double *out = V->work + proj_blocks(V->n > 0 ? V->n : 1);
+  *dv = NULL;
+  if (V->n == 0) {
+    MSP_CUDA_TRY(cudaMemsetAsync(out, 0, sizeof *out, msp__cuda(ctx)->stream));
+  } else {
+    MSP_TRY(absmax_of<false>(ctx, V, w, out));
+  }
+  *dv = out;
+exit:
+  return st;
+}
+
+extern "C" msp_status msp__cuda_basis_store_scaled(msp_context ctx, msp__basis *V, int j,
+                                                   msp_vector w, double scale) {
+  msp_status st = MSP_SUCCESS;
+  set_scale<<<1, 1, 0, msp__cuda(ctx)->stream>>>(V->scales + j, scale);
+  MSP_CUDA_CHECK_LAUNCH("set_scale");
+  if (V->n > 0) MSP_TRY(store_column(ctx, V, j, w));
 exit:
   return st;
 }

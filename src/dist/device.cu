@@ -134,7 +134,6 @@ static void dev_fini(msp_dist d) {
     ncclCommDestroy(c->nccl);
 #endif
   if (c->comm) cudaStreamDestroy(c->comm);
-  cudaFree(c->d_max);
   cudaFree(c->d_loc);
   cudaFreeHost(c->h_max);
   msp__dev_red_release(c);
@@ -172,7 +171,6 @@ static msp_status dev_init(msp_dist d, const void *nccl_id) {
     MSP_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     MSP_CUDA_TRY(cudaStreamCreateWithPriority(&c->comm, cudaStreamNonBlocking, greatest));
   }
-  MSP_CUDA_TRY(cudaMalloc(&c->d_max, (MAX_BLOCKS + 1) * sizeof(double)));
   MSP_CUDA_TRY(cudaMalloc(&c->d_loc, 2 * sizeof(double)));
   MSP_CUDA_TRY(cudaMallocHost(&c->h_max, sizeof(double)));
   c->size = d->size;
@@ -513,13 +511,13 @@ static msp__dist_devops make_ops(void) {
   o.spmv = dev_spmv;
   o.flush = dev_flush;
   o.absmax = msp__dev_absmax;
-  o.basis_store_scaled = msp__dev_basis_store_scaled;
+  o.basis_store_scaled = msp__cuda_basis_store_scaled;
   o.pr_degrees = dev_pr_degrees;
   o.pr_q = dev_pr_q;
   o.pr_degrees_free = dev_pr_degrees_free;
   o.reduce = msp__dev_reduce;
   o.dcgs2_sums = msp__cuda_basis_dcgs2_sums ? msp__dev_dcgs2_sums : NULL;
-  o.absmax_dev = msp__dev_absmax_dev;
+  o.absmax_dev = msp__cuda_basis_absmax_dev;
   o.warm = msp__dev_warm;
   o.mat_warm = dev_mat_warm;
   o.dot_dev = msp__cuda_dot_dev ? msp__dev_dot_dev : NULL;

@@ -22,9 +22,6 @@
 // Products whose device times are read back later (the ring of timing events).
 #define RING 16
 
-#define MAX_THREADS 256
-#define MAX_BLOCKS 512
-
 // Values of one reduction the buffers hold at first (DCGS2 at restart 255 needs 512); a larger
 // one grows them, agreed by every rank.
 #define RED_VALUES 512
@@ -32,8 +29,7 @@
 typedef struct {
   cudaStream_t comm; // the communication stream
   int device, size;
-  double *d_max; // MAX_BLOCKS + 1: the block maxima of a fixed-point column and their maximum
-  double *h_max; // pinned: that maximum on the host
+  double *h_max; // pinned: this rank's largest |w_i| of a fixed-point column on the host
   // The NCCL reductions: this rank's values and status (red_cap + 1), every rank's
   // (size x (red_cap + 1)), the combined results and statuses (red_cap + size) on the device
   // and pinned (h_out), and the host values staged for their upload (h_in, red_cap).
@@ -53,6 +49,12 @@ extern "C" __attribute__((weak)) msp_status msp__cuda_basis_dcgs2_sums(msp_conte
                                                                        const msp__basis *V, int j,
                                                                        msp_vector w,
                                                                        const double **out);
+// The CUDA backend's fixed-point column over the ranks (basis.cu): this rank's max |w_i| left on
+// the device, and the column stored with the scale of every rank's maximum.
+extern "C" msp_status msp__cuda_basis_absmax_dev(msp_context ctx, const msp__basis *V, msp_vector w,
+                                                 const double **dv);
+extern "C" msp_status msp__cuda_basis_store_scaled(msp_context ctx, msp__basis *V, int j,
+                                                   msp_vector w, double scale);
 // The backend's reductions and PageRank's update with their results left on the device (blas1.cu,
 // pagerank.cu), weak as the one above: without them those values come from the host.
 extern "C" __attribute__((weak)) msp_status msp__cuda_dot_dev(msp_context ctx, msp_vector x,
@@ -107,10 +109,7 @@ msp_status msp__dev_reduce(msp_dist d, const double *v, const double *dv, int m,
 msp_status msp__dev_warm(msp_dist d);
 msp_status msp__dev_dcgs2_sums(msp_context ctx, const msp__basis *V, int j, msp_vector w,
                                const double **dv);
-msp_status msp__dev_absmax(msp_context ctx, msp_vector w, double *m);
-msp_status msp__dev_absmax_dev(msp_context ctx, msp_vector w, const double **dv);
-msp_status msp__dev_basis_store_scaled(msp_context ctx, msp__basis *V, int j, msp_vector w,
-                                       double scale);
+msp_status msp__dev_absmax(msp_context ctx, const msp__basis *V, msp_vector w, double *m);
 msp_status msp__dev_dot_dev(msp_context ctx, msp_vector x, msp_vector y, const double **dv);
 msp_status msp__dev_nrm1_dev(msp_context ctx, msp_vector x, const double **dv);
 msp_status msp__dev_nrm2_dev(msp_context ctx, msp_vector x, const double **dv);

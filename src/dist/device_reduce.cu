@@ -5,36 +5,6 @@
 #include "device.cuh"
 
 // ---- kernels ------------------------------------------------------------------------------------
-// The largest of the block's m (NaN kept, msp_absmax_step), by halving; every thread of the
-// block calls it.
-__device__ double block_absmax(double m) {
-  __shared__ double sh[MAX_THREADS];
-  sh[threadIdx.x] = m;
-  __syncthreads();
-  for (int s = MAX_THREADS / 2; s > 0; s >>= 1) {
-    if ((int)threadIdx.x < s)
-      sh[threadIdx.x] = msp_absmax_step(sh[threadIdx.x], sh[threadIdx.x + s]);
-    __syncthreads();
-  }
-  return sh[0];
-}
-// The largest |w_i|: block maxima, then their maximum in part[nb] (the same value in any order).
-__global__ void __launch_bounds__(MAX_THREADS)
-    absmax_part(int64_t n, const double *__restrict__ w, double *__restrict__ part) {
-  double m = 0.0;
-  for (int64_t i = (int64_t)blockIdx.x * MAX_THREADS + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * MAX_THREADS)
-    m = msp_absmax_step(m, w[i]);
-  m = block_absmax(m);
-  if (threadIdx.x == 0) part[blockIdx.x] = m;
-}
-__global__ void __launch_bounds__(MAX_THREADS) absmax_last(int nb, double *__restrict__ part) {
-  double m = 0.0;
-  for (int b = threadIdx.x; b < nb; b += MAX_THREADS)
-    m = msp_absmax_step(m, part[b]);
-  m = block_absmax(m);
-  if (threadIdx.x == 0) part[nb] = m;
-}
 // The ranks' values combined in rank order (all: size rows of m values and a status), one thread
 // per result, with explicit IEEE operations (no contraction) so that the host's combination of
 // the same values (reduce.c) has the same bits; out: the m results, then the size statuses.
@@ -86,52 +56,16 @@ __global__ void nrm2_local(const double *sm, double *out) {
   out[1] = second;
 }
 
-// A fixed-point column's scale, then its values (w: the values as stored), as the backend's store
-// does with the scale of the whole distributed vector.
-__global__ void set_scale(double *scales, int j, double scale) {
-  scales[j] = scale;
-}
-template <msp_precision P>
-__global__ void __launch_bounds__(EW_THREADS) store_scaled(const bview V, int j, double *w) {
-  const msp_acc a = col_acc<P>(V, j);
-  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < V.n; i += stride) {
-    msp_acc_store_p(P, &a, i, w[i]);
-    w[i] = msp_acc_load_p(P, &a, i);
-  }
-}
-
 // ---- a fixed-point Krylov column over the ranks ------------------------------------------------
-msp_status msp__dev_absmax(msp_context ctx, msp_vector w, double *m) {
+msp_status msp__dev_absmax(msp_context ctx, const msp__basis *V, msp_vector w, double *m) {
   msp_status st = MSP_SUCCESS;
   dev_ctx *c = (dev_ctx *)msp__dist_of(ctx)->dev;
   const cudaStream_t s = msp__cuda(ctx)->stream;
   const double *dv = NULL;
-  MSP_TRY(msp__dev_absmax_dev(ctx, w, &dv));
+  MSP_TRY(msp__cuda_basis_absmax_dev(ctx, V, w, &dv));
   MSP_CUDA_TRY(cudaMemcpyAsync(c->h_max, dv, sizeof(double), cudaMemcpyDeviceToHost, s));
   MSP_CUDA_TRY(cudaStreamSynchronize(s));
   *m = *c->h_max;
-exit:
-  return st;
-}
-
-msp_status msp__dev_basis_store_scaled(msp_context ctx, msp__basis *V, int j, msp_vector w,
-                                       double scale) {
-  msp_status st = MSP_SUCCESS;
-  const cudaStream_t s = msp__cuda(ctx)->stream;
-  const bview b = view_of(V);
-  const unsigned g = msp__cuda_blocks(V->n > 0 ? V->n : 1, EW_THREADS);
-  set_scale<<<1, 1, 0, s>>>(V->scales, j, scale);
-  MSP_CUDA_CHECK_LAUNCH("set_scale");
-  if (V->n == 0) goto exit;
-  if (V->prec == MSP_PRECISION_FX32)
-    store_scaled<MSP_PRECISION_FX32><<<g, EW_THREADS, 0, s>>>(b, j, (double *)w->d_data);
-  else if (V->prec == MSP_PRECISION_FX16)
-    store_scaled<MSP_PRECISION_FX16><<<g, EW_THREADS, 0, s>>>(b, j, (double *)w->d_data);
-  else
-    st = msp__error(MSP_ERR_INTERNAL, "distributed basis store: %s is not fixed point",
-                    msp_precision_name(V->prec));
-  MSP_CUDA_CHECK_LAUNCH("store_scaled");
 exit:
   return st;
 }
@@ -214,23 +148,6 @@ exit:
 msp_status msp__dev_dcgs2_sums(msp_context ctx, const msp__basis *V, int j, msp_vector w,
                                const double **dv) {
   return msp__cuda_basis_dcgs2_sums(ctx, V, j, w, dv);
-}
-
-// This rank's largest |w_i| left on the device (no wait).
-msp_status msp__dev_absmax_dev(msp_context ctx, msp_vector w, const double **dv) {
-  msp_status st = MSP_SUCCESS;
-  dev_ctx *c = (dev_ctx *)msp__dist_of(ctx)->dev;
-  const cudaStream_t s = msp__cuda(ctx)->stream;
-  int nb = (int)msp__cuda_blocks(w->n > 0 ? w->n : 1, MAX_THREADS);
-  if (nb > MAX_BLOCKS) nb = MAX_BLOCKS;
-  *dv = NULL;
-  absmax_part<<<nb, MAX_THREADS, 0, s>>>(w->n, (const double *)w->d_data, c->d_max);
-  MSP_CUDA_CHECK_LAUNCH("absmax_part");
-  absmax_last<<<1, MAX_THREADS, 0, s>>>(nb, c->d_max);
-  MSP_CUDA_CHECK_LAUNCH("absmax_last");
-  *dv = c->d_max + nb;
-exit:
-  return st;
 }
 
 // NCCL's collectives connected: one gather of one value, waited for.

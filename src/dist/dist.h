@@ -45,9 +45,10 @@ typedef struct {
   // Wait for the products in flight and add their device times to m's figures.
   msp_status (*flush)(msp__dist_mat *m);
   // A fixed-point Krylov column with the scale of the whole distributed vector: *m = this rank's
-  // largest |w_i| (f64 w on the device; waits for it); column j of V = w stored with `scale`,
-  // w overwritten with the values as stored (the backend's basis_store with a given scale).
-  msp_status (*absmax)(msp_context ctx, msp_vector w, double *m);
+  // largest |w_i| (f64 w on the device, V's workspace used; waits for it); column j of V = w
+  // stored with `scale`, w overwritten with the values as stored (the backend's basis_store with
+  // a given scale).
+  msp_status (*absmax)(msp_context ctx, const msp__basis *V, msp_vector w, double *m);
   msp_status (*basis_store_scaled)(msp_context ctx, msp__basis *V, int j, msp_vector w,
                                    double scale);
   // PageRank's q = p ./ outdeg (the backend's update in its values form writes p only): the n
@@ -70,7 +71,7 @@ typedef struct {
   // (f64 w).
   msp_status (*dcgs2_sums)(msp_context ctx, const msp__basis *V, int j, msp_vector w,
                            const double **dv);
-  msp_status (*absmax_dev)(msp_context ctx, msp_vector w, const double **dv);
+  msp_status (*absmax_dev)(msp_context ctx, const msp__basis *V, msp_vector w, const double **dv);
   // NCCL connects its peers at their first operation; these make that happen while the context
   // (its collectives) and a matrix (its halo's peers) are made, not inside the first timed
   // product or solve. Collective through NCCL: called once every rank has its buffers.

@@ -533,11 +533,11 @@ msp_status msp__dist_sum_basis_store(msp_context ctx, msp__basis *V, int j, msp_
   msp_status lst = MSP_SUCCESS;
   if (msp__dist_nccl_reduces(d)) {
     const double *dv = NULL;
-    lst = d->dops->absmax_dev(ctx, w, &dv);
+    lst = d->dops->absmax_dev(ctx, V, w, &dv);
     MSP_TRY(exchange(d, NULL, lst == MSP_SUCCESS ? dv : NULL, 1, lst, MSP__DIST_MAX, &m));
     lst = MSP_SUCCESS;
   } else if (d->dops) {
-    lst = d->dops->absmax(ctx, w, &m);
+    lst = d->dops->absmax(ctx, V, w, &m);
   } else {
     const double *wv = (const double *)w->h_data;
     for (int64_t i = 0; i < V->n; i++)
