@@ -9,7 +9,6 @@
 #include "access.cuh"
 
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 // Reductions: the vector is cut into `blocks` contiguous ranges, a function of n only (never of
@@ -287,10 +286,11 @@ static msp_status ew_launch(msp_context ctx, int64_t n, double a, msp_vector x, 
 
 // The context's fp64 work array *d (grown to v's length, *have values) and t, a shallow copy of v
 // whose device data is that array: what a format's kernel reads or writes as an f64 vector in v's
-// place. `what` names the array in the error.
+// place. role ("x", "y") names v in the error, which is formatted only on failure (the call is on
+// every such product).
 extern "C" msp_status msp__cuda_f64_work(msp_context ctx, double **d, int64_t *have,
                                          const msp_vector v, struct msp_vector_s *t,
-                                         const char *what) {
+                                         const char *role) {
   msp_status st = MSP_SUCCESS;
   const int64_t n = v->n > 0 ? v->n : 1; // a valid pointer for an empty vector too
   if (*have < n) {
@@ -301,8 +301,11 @@ extern "C" msp_status msp__cuda_f64_work(msp_context ctx, double **d, int64_t *h
     if (e != cudaSuccess) {
       *d = NULL;
       st = msp__cuda_status(e, "cudaMalloc", __FILE__, __LINE__);
-      return msp__error(st, "CUDA backend: cannot allocate %zu bytes of device memory for %s (%s)",
-                        (size_t)n * sizeof(double), what, cudaGetErrorString(e));
+      return msp__error(st,
+                        "CUDA backend: cannot allocate %zu bytes of device memory for the fp64 "
+                        "work copy of a %s %s (%s)",
+                        (size_t)n * sizeof(double), msp_precision_name(v->prec), role,
+                        cudaGetErrorString(e));
     }
     *have = n;
   }
@@ -329,11 +332,8 @@ extern "C" msp_status msp__cuda_spmv_fixed_y(msp_context ctx, double alpha, cons
   msp_status st = MSP_SUCCESS;
   msp__cuda_ctx *c = msp__cuda(ctx);
   struct msp_vector_s t;
-  char what[96];
   if (y->n == 0) return MSP_SUCCESS;
-  snprintf(what, sizeof what, "the fp64 work vector of a product into a %s y",
-           msp_precision_name(y->prec));
-  MSP_TRY(msp__cuda_f64_work(ctx, &c->d_ywork, &c->ywork_n, y, &t, what));
+  MSP_TRY(msp__cuda_f64_work(ctx, &c->d_ywork, &c->ywork_n, y, &t, "y"));
   MSP_TRY(spmv(ctx, alpha, A, x, 0.0, &t));
   ew_kernel<MSP_PRECISION_F64, true><<<ew_blocks(ctx, y->n), EW_THREADS, 0, c->stream>>>(
       y->n, 1.0, msp__vector_acc(&t, 1), beta, msp__vector_ystore(y));

@@ -87,11 +87,11 @@ msp_status msp__cuda_csr_spmv(msp_context ctx, double alpha, const msp_matrix A,
 msp_status msp__cuda_spmv_fixed_y(msp_context ctx, double alpha, const msp_matrix A, msp_vector x,
                                   double beta, msp_vector y, msp__spmv_fn spmv);
 
-// The context's fp64 work array *d, grown to v's length (*have values; `what` names it in the
-// error), and t, a shallow copy of v whose device data is that array (blas1.cu): the f64 vector
-// a format's kernel reads or writes in v's place.
+// The context's fp64 work array *d, grown to v's length (*have values; role, "x" or "y", names v
+// in the error), and t, a shallow copy of v whose device data is that array (blas1.cu): the f64
+// vector a format's kernel reads or writes in v's place.
 msp_status msp__cuda_f64_work(msp_context ctx, double **d, int64_t *have, const msp_vector v,
-                              struct msp_vector_s *t, const char *what);
+                              struct msp_vector_s *t, const char *role);
 
 // A format's product for an x of any precision (spmv_x.cu): spmv itself where the kernels are
 // compiled for the pair (A's values, x) (msp__pair_compiled, access.cuh); otherwise spmv on an

@@ -14,8 +14,6 @@
 // bit.
 #include "access.cuh"
 
-#include <stdio.h>
-
 #define XWORK_THREADS 256
 
 template <msp_precision PX>
@@ -38,11 +36,8 @@ extern "C" msp_status msp__cuda_spmv_x(msp_context ctx, double alpha, const msp_
   msp_status st = MSP_SUCCESS;
   msp__cuda_ctx *c = msp__cuda(ctx);
   struct msp_vector_s t;
-  char what[96];
   if (msp__pair_compiled(values_prec(A), x->prec)) return spmv(ctx, alpha, A, x, beta, y);
-  snprintf(what, sizeof what, "the f64 copy of a %s x read by %s values",
-           msp_precision_name(x->prec), msp_precision_name(A->precision));
-  MSP_TRY(msp__cuda_f64_work(ctx, &c->d_xwork, &c->xwork_n, x, &t, what));
+  MSP_TRY(msp__cuda_f64_work(ctx, &c->d_xwork, &c->xwork_n, x, &t, "x"));
   if (x->n == 0) // the empty x's one element, 0 as in an empty vector (backend.cu)
     MSP_CUDA_TRY(cudaMemsetAsync(c->d_xwork, 0, sizeof(double), c->stream));
   if (x->n > 0)
