@@ -237,13 +237,17 @@ static msp_status dev_mat_init(msp_dist d, msp__dist_mat *m) {
   msp_status st = MSP_SUCCESS;
   dev_mat *b = NULL;
   const int64_t ns = m->soff[m->nsend], nh = m->nb + m->na;
+  // The copies on the compute stream S (pageable sources: staged before the calls return), so
+  // that the products enqueued after them on S, and the gathers on the communication stream
+  // that wait for S, see them.
+  const cudaStream_t S = msp__cuda(d->ctx)->stream;
   MSP_TRY(MSP_ALLOC_ZERO(b, 1, "distributed matrix device buffers"));
   m->dev = b;
   MSP_CUDA_TRY(cudaSetDevice(d->device));
   if (ns) {
     MSP_CUDA_TRY(cudaMalloc(&b->d_sidx, (size_t)ns * sizeof(int32_t)));
-    MSP_CUDA_TRY(
-        cudaMemcpy(b->d_sidx, m->sidx, (size_t)ns * sizeof(int32_t), cudaMemcpyHostToDevice));
+    MSP_CUDA_TRY(cudaMemcpyAsync(b->d_sidx, m->sidx, (size_t)ns * sizeof(int32_t),
+                                 cudaMemcpyHostToDevice, S));
     MSP_CUDA_TRY(cudaMalloc(&b->d_sbuf, (size_t)ns * sizeof(double)));
     MSP_CUDA_TRY(cudaMallocHost(&b->h_sbuf, (size_t)ns * sizeof(double)));
   }
@@ -255,7 +259,8 @@ static msp_status dev_mat_init(msp_dist d, msp__dist_mat *m) {
       tmp[k] = (int32_t)m->brow[k];
     cudaError_t e = cudaMalloc(&b->d_brow, (size_t)m->boundary * sizeof(int32_t));
     if (e == cudaSuccess)
-      e = cudaMemcpy(b->d_brow, tmp, (size_t)m->boundary * sizeof(int32_t), cudaMemcpyHostToDevice);
+      e = cudaMemcpyAsync(b->d_brow, tmp, (size_t)m->boundary * sizeof(int32_t),
+                          cudaMemcpyHostToDevice, S);
     msp__free(tmp);
     MSP_CUDA_TRY(e);
   }
@@ -267,9 +272,6 @@ static msp_status dev_mat_init(msp_dist d, msp__dist_mat *m) {
     MSP_CUDA_TRY(cudaEventCreate(&b->th[k]));
     MSP_CUDA_TRY(cudaEventCreate(&b->t1[k]));
   }
-  // cudaMemcpy from pageable memory may return before its copy lands, and that copy is ordered
-  // only on the legacy stream, which the compute and communication streams do not wait for.
-  MSP_CUDA_TRY(cudaDeviceSynchronize());
 exit:
   return st;
 }
@@ -443,9 +445,8 @@ static msp_status dev_pr_degrees(msp_context ctx, int64_t n, const int32_t *outd
   MSP_CUDA_TRY(cudaSetDevice(ctx->device));
   MSP_CUDA_TRY(cudaMalloc((void **)&d_deg, (size_t)(n > 0 ? n : 1) * sizeof(int32_t)));
   if (n)
-    MSP_CUDA_TRY(cudaMemcpy(d_deg, outdeg, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice));
-  // Landed before the context's non-blocking stream reads it (see dev_mat_init).
-  MSP_CUDA_TRY(cudaDeviceSynchronize());
+    MSP_CUDA_TRY(cudaMemcpyAsync(d_deg, outdeg, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice,
+                                 msp__cuda(ctx)->stream));
   *dev = d_deg;
   d_deg = NULL;
 exit:
