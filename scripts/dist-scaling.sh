@@ -88,10 +88,12 @@ if sel spmv-stencil; then
     done
   done
 fi
-# SpMV on an R-MAT graph, where the halo is most of x
+# SpMV on an R-MAT graph, where the halo is most of x: rows in blocks, then METIS's layout
 if sel spmv-rmat; then
   for np in $ranks; do
     job spmv-rmat-24-16 "$np" spmv gen:rmat:24:16 --backend cuda --transport nccl --repeat "$repeat"
+    job spmv-rmat-24-16-metis "$np" spmv gen:rmat:24:16 --backend cuda --transport nccl \
+      --repeat "$repeat" --partition metis
   done
 fi
 # GMRES, restart 100, Jacobi, f64 and f32 bases (both transports: over NCCL the reductions stay
