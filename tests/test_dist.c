@@ -4,7 +4,7 @@
 // give the one-process bits (products, norms, iteration counts, residual histories, solutions).
 // Bad input (more ranks than chunks of rows, an empty or non-square matrix, a second matrix of
 // another size) must give the same clear error on every rank, without a hang.
-#include "dist.h" // the summation trees (msp__dist_tree_*)
+#include "dist.h" // the summation trees (msp__dist_tree_*), the halo's two ways
 #include "mixsparse_mpi.h"
 #include "test_dist_common.h"
 #include "testlib.h"
@@ -500,6 +500,12 @@ int main(int argc, char **argv) {
   with_generated("random:20000:7:3", generated, (int)(sizeof generated / sizeof *generated));
   with_generated("powerlaw:24000:6:5", generated, 3);
   with_generated("laplace2d:190", banded, (int)(sizeof banded / sizeof *banded));
+  // the halo found by sorting its entries (the way for few entries over many columns) instead of
+  // the bitmap of the columns: the same layout, so the same bits again
+  msp__dist_halo_force_sort(1);
+  with_generated("random:20000:7:3", generated, 2);
+  with_generated("laplace2d:190", banded, 1);
+  msp__dist_halo_force_sort(0);
   const char *dir = test_matrices_dir();
   if (dir) {
     with_shared(dir, "delaunay_n15.mtx.gz");

@@ -215,6 +215,8 @@ msp_status msp__dist_finish(msp_dist d, const int64_t *rp, const int32_t *ci, co
                             const msp_convert_options *opts, msp__dist_mat **m, msp_matrix *A);
 // qsort's order of int32_t values.
 int msp__dist_cmp_i32(const void *a, const void *b);
+// Tests: build every halo by sorting its entries instead of with the bitmap (the same arrays).
+void msp__dist_halo_force_sort(int on);
 // Build m's halo, descriptor, parts and work vectors from its rows (m->row0, m->rows set; rp
 // rebased to 0, global columns) converted with opts. Collective (errors agreed).
 msp_status msp__dist_build(msp_dist d, const int64_t *rp, const int32_t *ci, const double *val,

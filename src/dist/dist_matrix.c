@@ -319,6 +319,102 @@ exit:
 
 // Build this rank's share from its rows (rp rebased to 0, global columns): the halo, the
 // descriptor (with the other ranks), the parts, the work vectors.
+static int halo_force_sort;
+
+void msp__dist_halo_force_sort(int on) {
+  halo_force_sort = on;
+}
+
+// The halo by sorting its entries, where a bitmap of every global column would outweigh them.
+static msp_status halo_by_sort(msp__dist_mat *m, const int32_t *ci, int64_t nnz, int64_t *pnh,
+                               int32_t *cmap) {
+  const int64_t lo = m->row0, hi = m->row0 + m->rows;
+  int64_t nh = 0;
+  for (int64_t p = 0; p < nnz; p++)
+    nh += ci[p] < lo || ci[p] >= hi;
+  int32_t *halo = NULL;
+  const msp_status st = MSP_ALLOC(halo, nh > 0 ? nh : 1, "distributed matrix halo");
+  if (st != MSP_SUCCESS) return st;
+  nh = 0;
+  for (int64_t p = 0; p < nnz; p++)
+    if (ci[p] < lo || ci[p] >= hi) halo[nh++] = ci[p];
+  qsort(halo, (size_t)nh, sizeof *halo, msp__dist_cmp_i32);
+  int64_t u = 0;
+  for (int64_t i = 0; i < nh; i++)
+    if (u == 0 || halo[i] != halo[u - 1]) halo[u++] = halo[i];
+  nh = u;
+  m->nb = 0;
+  while (m->nb < nh && halo[m->nb] < lo)
+    m->nb++;
+  for (int64_t p = 0; p < nnz; p++) {
+    const int32_t j = ci[p];
+    const int64_t k = j >= lo && j < hi ? -1 : find_i32(halo, nh, j);
+    cmap[p] = (int32_t)(k < 0 ? m->nb + (j - lo) : k < m->nb ? k : k + m->rows);
+  }
+  m->halo = halo;
+  *pnh = nh;
+  return MSP_SUCCESS;
+}
+
+// m->halo (the global columns outside [lo, hi) that the rows use, sorted, unique), m->nb, m->na
+// and every entry's column in the extended numbering [halo below, own, halo above]. A bitmap of
+// the global columns with a count per word makes this linear in the entries: sorting every halo
+// entry and searching it per entry grows as n log n in the entries, the bulk of a large graph's
+// set-up. Both ways give the same arrays.
+static msp_status halo_columns(msp__dist_mat *m, const int32_t *ci, int64_t nnz, int64_t *pnh,
+                               int32_t *cmap) {
+  const int64_t lo = m->row0, hi = m->row0 + m->rows, words = (m->grows + 63) / 64;
+  if (halo_force_sort || words > nnz + 65536) {
+    const msp_status st = halo_by_sort(m, ci, nnz, pnh, cmap);
+    if (st == MSP_SUCCESS) m->na = *pnh - m->nb;
+    return st;
+  }
+  msp_status st = MSP_SUCCESS;
+  uint64_t *bits = NULL;
+  int64_t *before = NULL; // set bits in the words before each word
+  int32_t *halo = NULL;
+  MSP_TRY(MSP_ALLOC_ZERO(bits, words > 0 ? words : 1, "distributed matrix halo bitmap"));
+  MSP_TRY(MSP_ALLOC(before, words + 1, "distributed matrix halo bitmap"));
+  // setting a bit is idempotent: the bitmap is the same in any order of the threads
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < nnz; p++) {
+    const int32_t j = ci[p];
+    if (j < lo || j >= hi) __atomic_fetch_or(&bits[j >> 6], 1ull << (j & 63), __ATOMIC_RELAXED);
+  }
+  before[0] = 0;
+  for (int64_t w = 0; w < words; w++)
+    before[w + 1] = before[w] + __builtin_popcountll(bits[w]);
+  const int64_t nh = before[words];
+  MSP_TRY(MSP_ALLOC(halo, nh > 0 ? nh : 1, "distributed matrix halo"));
+  for (int64_t w = 0, k = 0; w < words; w++)
+    for (uint64_t b = bits[w]; b; b &= b - 1)
+      halo[k++] = (int32_t)(64 * w + __builtin_ctzll(b));
+  m->nb = lo < 64 * words
+              ? before[lo >> 6] + __builtin_popcountll(bits[lo >> 6] & ((1ull << (lo & 63)) - 1))
+              : nh;
+  m->na = nh - m->nb;
+  const int64_t nb = m->nb, rows = m->rows;
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < nnz; p++) {
+    const int32_t j = ci[p];
+    if (j >= lo && j < hi) {
+      cmap[p] = (int32_t)(nb + (j - lo));
+    } else {
+      const int64_t k =
+          before[j >> 6] + __builtin_popcountll(bits[j >> 6] & ((1ull << (j & 63)) - 1));
+      cmap[p] = (int32_t)(k < nb ? k : k + rows);
+    }
+  }
+  m->halo = halo;
+  halo = NULL;
+  *pnh = nh;
+exit:
+  msp__free(bits);
+  msp__free(before);
+  msp__free(halo);
+  return st;
+}
+
 msp_status msp__dist_build(msp_dist d, const int64_t *rp, const int32_t *ci, const double *val,
                            const msp_convert_options *opts, msp__dist_mat *m) {
   msp_status st = MSP_SUCCESS, lst = MSP_SUCCESS;
@@ -327,41 +423,15 @@ msp_status msp__dist_build(msp_dist d, const int64_t *rp, const int32_t *ci, con
   int32_t *halo = NULL, *cmap = NULL;
   int64_t nh = 0;
   int *ncnt = NULL, *gcnt = NULL, *ndsp = NULL, *gdsp = NULL;
-  // the halo: columns outside [lo, hi), sorted, unique
-  for (int64_t p = 0; p < nnz; p++)
-    nh += ci[p] < lo || ci[p] >= hi;
-  lst = MSP_ALLOC(halo, nh > 0 ? nh : 1, "distributed matrix halo");
-  m->halo = halo; // kept (freed with m): the global columns of the extended x's halo
-  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(cmap, nnz > 0 ? nnz : 1, "distributed matrix columns");
+  // the halo: columns outside [lo, hi), sorted, unique; cmap: every entry's extended column
+  lst = MSP_ALLOC(cmap, nnz > 0 ? nnz : 1, "distributed matrix columns");
   if (lst == MSP_SUCCESS) lst = MSP_ALLOC_ZERO(ncnt, 4 * (int64_t)P, "distributed matrix counts");
+  if (lst == MSP_SUCCESS) lst = halo_columns(m, ci, nnz, &nh, cmap);
   MSP_TRY(msp__dist_agree(d, lst));
+  halo = m->halo;
   gcnt = ncnt + P;
   ndsp = ncnt + 2 * P;
   gdsp = ncnt + 3 * P;
-  nh = 0;
-  for (int64_t p = 0; p < nnz; p++)
-    if (ci[p] < lo || ci[p] >= hi) halo[nh++] = ci[p];
-  qsort(halo, (size_t)nh, sizeof *halo, msp__dist_cmp_i32);
-  {
-    int64_t u = 0;
-    for (int64_t i = 0; i < nh; i++)
-      if (u == 0 || halo[i] != halo[u - 1]) halo[u++] = halo[i];
-    nh = u;
-  }
-  m->nb = 0;
-  while (m->nb < nh && halo[m->nb] < lo)
-    m->nb++;
-  m->na = nh - m->nb;
-  // the extended numbering: [halo below, own, halo above]
-  for (int64_t p = 0; p < nnz; p++) {
-    const int32_t j = ci[p];
-    if (j >= lo && j < hi) {
-      cmap[p] = (int32_t)(m->nb + (j - lo));
-    } else {
-      const int64_t k = find_i32(halo, nh, j);
-      cmap[p] = (int32_t)(k < m->nb ? k : k + rows);
-    }
-  }
   // the descriptor: what each owner sends me (my halo, grouped by owner: sorted columns make
   // each owner's entries contiguous), and what I send (asked by each rank)
   for (int64_t i = 0; i < nh; i++)
