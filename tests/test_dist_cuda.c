@@ -335,6 +335,30 @@ static void rmat_generate_case(const char *spec) {
         "%s drawn per rank: %lld nonzeros (%lld here, %lld halo), scattered %lld (%lld, %lld)",
         spec, (long long)ia.global_nnz, (long long)ia.nnz, (long long)ia.halo,
         (long long)msp_matrix_nnz(G), (long long)ib.nnz, (long long)ib.halo);
+  {
+    // the drawn layout balances the edges: its largest rank holds no more than the largest of
+    // blocks of equal rows (R-MAT's first rows hold most edges)
+    long long most = ia.nnz, blocks = 0;
+    MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    const int64_t chunks = (n + MSP_DIST_CHUNK - 1) / MSP_DIST_CHUNK;
+    int64_t *rp = malloc((size_t)(n + 1) * sizeof *rp);
+    CHECK(rp, "out of memory");
+    if (rp) CHECK_OK(msp_matrix_get_csr(G, rp, NULL, NULL));
+    for (int r = 0; r < size_ && rp; r++) {
+      int64_t a = chunks * r / size_ * MSP_DIST_CHUNK,
+              b = chunks * (r + 1) / size_ * MSP_DIST_CHUNK;
+      a = a < n ? a : n;
+      b = b < n ? b : n;
+      if (rp[b] - rp[a] > blocks) blocks = rp[b] - rp[a];
+    }
+    free(rp);
+    CHECK(most <= blocks, "%s drawn per rank: %lld nonzeros on its largest rank, %lld in blocks",
+          spec, most, blocks);
+    if (rank_ == 0)
+      printf("%s drawn per rank: %lld nonzeros on the largest of %d ranks (%lld with blocks of "
+             "equal rows)\n",
+             spec, most, size_, blocks);
+  }
   test_dist_fill(n, 9, x);
   xl = test_dist_part(d, A, MSP_PRECISION_F64, x);
   ya = test_dist_part(d, A, MSP_PRECISION_F64, NULL);

@@ -213,6 +213,11 @@ static inline msp_precision msp__dist_halo_prec(msp_precision p) {
 // rank whose handle failed makes every rank's fail). Collective.
 msp_status msp__dist_finish(msp_dist d, const int64_t *rp, const int32_t *ci, const double *val,
                             const msp_convert_options *opts, msp__dist_mat **m, msp_matrix *A);
+// The row layout of `size` ranks balancing the nonzeros: boundaries at chunk multiples, each rank
+// at least one chunk; prefix[c * stride] is the count of nonzeros before chunk c (c < chunks),
+// nnz the total.
+void msp__dist_cut_nnz(int64_t rows, const int64_t *prefix, int64_t stride, int64_t nnz, int size,
+                       int64_t *off);
 // qsort's order of int32_t values.
 int msp__dist_cmp_i32(const void *a, const void *b);
 // Tests: build every halo by sorting its entries instead of with the bitmap (the same arrays).

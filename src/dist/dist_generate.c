@@ -7,14 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-// This rank's rows [row0, row0 + rows) of an R-MAT graph of `edges` edges (2^scale rows), made by
-// every rank together: each draws an equal share of the edge list, sends each edge to the rank
-// owning its row (one all-to-all), and sorts what it received row by row (a counting pass over
-// the rows, then each row's columns), dropping duplicates as msp_matrix_generate's sorted list
-// does: the same rows, columns and values as one process's graph. Collective (errors agreed).
-static msp_status rmat_rows(msp_dist d, const char *spec, int64_t row0, int64_t rows, int64_t edges,
-                            int scale, int64_t **prp, int32_t **pci, double **pval) {
+// This rank's rows [off[rank], off[rank + 1]) of an R-MAT graph of `edges` edges (2^scale rows),
+// made by every rank together: each draws an equal share of the edge list, sends each edge to the
+// rank owning its row (one all-to-all), and sorts what it received row by row (a counting pass
+// over the rows, then each row's columns), dropping duplicates as msp_matrix_generate's sorted
+// list does: the same rows, columns and values as one process's graph. Without a layout yet, the
+// ranks' rows balance the edges (a count per chunk of rows over every rank): R-MAT's low nodes
+// hold most edges, so blocks of equal rows would leave the first rank most of the work.
+// Collective (errors agreed).
+static msp_status rmat_rows(msp_dist d, const char *spec, int64_t grows, int64_t edges, int scale,
+                            int64_t **prp, int32_t **pci, double **pval) {
   msp_status st = MSP_SUCCESS, lst = MSP_SUCCESS;
+  int64_t *hist = NULL, *newoff = NULL;
   const int P = d->size;
   const int64_t e0 = edges * d->rank / P, e1 = edges * (d->rank + 1) / P, ne = e1 - e0;
   const uint64_t cmask = ((uint64_t)1 << scale) - 1;
@@ -40,6 +44,26 @@ static msp_status rmat_rows(msp_dist d, const char *spec, int64_t row0, int64_t 
                      "(use more ranks)",
                      (long long)ne);
   MSP_TRY(msp__dist_agree(d, lst));
+  if (!d->off) {
+    const int64_t chunks = (grows + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
+    lst = MSP_ALLOC_ZERO(hist, chunks + 1, "R-MAT row layout");
+    if (lst == MSP_SUCCESS) lst = MSP_ALLOC(newoff, P + 1, "distributed row layout");
+    MSP_TRY(msp__dist_agree(d, lst));
+    for (int64_t k = 0; k < ne; k++)
+      hist[(int64_t)(key[k] >> scale) / MSP__RED_CHUNK + 1]++;
+    if (MPI_Allreduce(MPI_IN_PLACE, hist + 1, (int)chunks, MPI_INT64_T, MPI_SUM, d->comm) !=
+        MPI_SUCCESS) {
+      st = msp__dist_mpi_fail("msp_dist_matrix_generate", "MPI_Allreduce");
+      goto exit;
+    }
+    for (int64_t c = 0; c < chunks; c++)
+      hist[c + 1] += hist[c];
+    msp__dist_cut_nnz(grows, hist, 1, hist[chunks], P, newoff);
+    d->off = newoff;
+    d->grows = grows;
+    newoff = NULL;
+  }
+  const int64_t row0 = d->off[d->rank], rows = d->off[d->rank + 1] - row0;
   // the edges by the rank owning their row, in edge order within each rank
   for (int64_t k = 0; k < ne; k++)
     scnt[msp__dist_owner(d->off, P, (int64_t)(key[k] >> scale))]++;
@@ -117,6 +141,8 @@ agree:
   ci = NULL;
   val = NULL;
 exit:
+  msp__free(hist);
+  msp__free(newoff);
   msp__free(key);
   msp__free(sbuf);
   msp__free(rbuf);
@@ -196,7 +222,7 @@ msp_status msp_dist_matrix_generate(msp_dist d, const char *spec, const msp_conv
                      "msp_dist_matrix_generate: a METIS layout partitions the whole graph on one "
                      "rank: distribute it with msp_dist_matrix_scatter");
   MSP_TRY(msp__dist_agree(d, lst));
-  if (!d->off) {
+  if (!d->off && !rmat) {
     // blocks of whole chunks, the same number of chunks per rank (give or take one)
     MSP_TRY(msp__dist_agree(d, MSP_ALLOC(newoff, d->size + 1, "distributed row layout")));
     for (int r = 0; r <= d->size; r++) {
@@ -211,11 +237,13 @@ msp_status msp_dist_matrix_generate(msp_dist d, const char *spec, const msp_conv
   m->magic = MSP__MAGIC_DIST_MAT;
   m->d = d;
   m->grows = grows;
-  m->row0 = d->off[d->rank];
-  m->rows = d->off[d->rank + 1] - m->row0;
   if (rmat) {
-    MSP_TRY(rmat_rows(d, spec, m->row0, m->rows, redges, rscale, &rp, &ci, &val));
+    MSP_TRY(rmat_rows(d, spec, grows, redges, rscale, &rp, &ci, &val)); // (the layout, if unset)
+    m->row0 = d->off[d->rank];
+    m->rows = d->off[d->rank + 1] - m->row0;
   } else {
+    m->row0 = d->off[d->rank];
+    m->rows = d->off[d->rank + 1] - m->row0;
     lst =
         msp__matrix_generate_rows(spec, m->row0, m->row0 + m->rows, &grows, &gcols, &rp, &ci, &val);
     MSP_TRY(msp__dist_agree(d, lst));

@@ -75,10 +75,11 @@ void msp__dist_matrix_free(msp_matrix A) {
   A->dev = NULL;
 }
 
-// The row layout: boundaries at chunk multiples, rank r's first chunk the one whose prefix of
-// nonzeros is nearest r / size of them, each rank at least one chunk.
-static void partition(int64_t rows, const int64_t *rowptr, int size, int64_t *off) {
-  const int64_t chunks = (rows + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK, nnz = rowptr[rows];
+// The row layout (dist.h): boundaries at chunk multiples, rank r's first chunk the one whose
+// prefix of nonzeros is nearest r / size of them, each rank at least one chunk.
+void msp__dist_cut_nnz(int64_t rows, const int64_t *prefix, int64_t stride, int64_t nnz, int size,
+                       int64_t *off) {
+  const int64_t chunks = (rows + MSP__RED_CHUNK - 1) / MSP__RED_CHUNK;
   off[0] = 0;
   int64_t prev = 0;
   for (int r = 1; r < size; r++) {
@@ -89,13 +90,12 @@ static void partition(int64_t rows, const int64_t *rowptr, int size, int64_t *of
     int64_t a = lo, b = hi;
     while (a < b) {
       const int64_t mid = a + (b - a) / 2;
-      if ((double)rowptr[mid * MSP__RED_CHUNK] < target)
+      if ((double)prefix[mid * stride] < target)
         a = mid + 1;
       else
         b = mid;
     }
-    if (a > lo && target - (double)rowptr[(a - 1) * MSP__RED_CHUNK] <
-                      (double)rowptr[a * MSP__RED_CHUNK] - target)
+    if (a > lo && target - (double)prefix[(a - 1) * stride] < (double)prefix[a * stride] - target)
       a--;
     off[r] = a * MSP__RED_CHUNK;
     prev = a;
@@ -631,7 +631,7 @@ msp_status msp_dist_matrix_scatter(msp_dist d, int root, const msp_matrix G,
         goto exit;
       }
     } else if (d->rank == root) {
-      partition(G->rows, G->rowptr, d->size, newoff);
+      msp__dist_cut_nnz(G->rows, G->rowptr, MSP__RED_CHUNK, G->rowptr[G->rows], d->size, newoff);
     }
     if (MPI_Bcast(newoff, d->size + 1, MPI_INT64_T, root, d->comm) != MPI_SUCCESS) {
       st = msp__dist_mpi_fail("msp_dist_matrix_scatter", "MPI_Bcast");
