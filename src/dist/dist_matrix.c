@@ -191,33 +191,28 @@ static msp_status make_part(msp_dist d, const int64_t *rp, const int32_t *cmap, 
                             const int64_t *which, int64_t nrows, int64_t cols,
                             const msp_convert_options *opts, msp_matrix *out) {
   msp_status st = MSP_SUCCESS;
-  int64_t *prp = NULL;
-  int32_t *pci = NULL;
-  double *pv = NULL;
   msp_matrix M = NULL;
   *out = NULL;
   if (nrows == 0) return MSP_SUCCESS;
   int64_t nnz = 0;
   for (int64_t k = 0; k < nrows; k++)
     nnz += rp[which[k] + 1] - rp[which[k]];
-  MSP_TRY(MSP_ALLOC(prp, nrows + 1, "distributed matrix part"));
-  MSP_TRY(MSP_ALLOC(pci, nnz > 0 ? nnz : 1, "distributed matrix part"));
-  MSP_TRY(MSP_ALLOC(pv, nnz > 0 ? nnz : 1, "distributed matrix part"));
-  prp[0] = 0;
+  // filled in place: the rows' columns are sorted and unique (their global columns were, and the
+  // extended numbering keeps their order), so msp_matrix_from_csr's copy, check and sort are not
+  // needed
+  MSP_TRY(msp__matrix_alloc(d->inner, nrows, cols, nnz, &M));
+  M->rowptr[0] = 0;
   for (int64_t k = 0, p = 0; k < nrows; k++) {
     for (int64_t q = rp[which[k]]; q < rp[which[k] + 1]; q++, p++) {
-      pci[p] = cmap[q];
-      pv[p] = val[q];
+      M->colind[p] = cmap[q];
+      M->val[p] = val[q];
     }
-    prp[k + 1] = p;
+    M->rowptr[k + 1] = p;
   }
-  MSP_TRY(msp_matrix_from_csr(d->inner, nrows, cols, prp, pci, pv, MSP_READ_ALLOW_NONFINITE, &M));
+  MSP_TRY_THREADS(d->inner, msp__matrix_finish(&M));
   MSP_TRY(msp_matrix_convert(d->inner, M, opts, out));
 exit:
   msp_matrix_destroy(&M);
-  msp__free(prp);
-  msp__free(pci);
-  msp__free(pv);
   return st;
 }
 
@@ -231,10 +226,7 @@ static msp_status build_split(msp_dist d, const int64_t *rp, const int32_t *ci, 
   msp_status st = MSP_SUCCESS, lst = MSP_SUCCESS;
   const int64_t lo = m->row0, hi = m->row0 + m->rows, rows = m->rows, nnz = rp[rows];
   const int64_t nh = m->nb + m->na;
-  int64_t *drp = NULL, *orp = NULL;
-  int32_t *dci = NULL, *oci = NULL;
-  double *dv = NULL, *ov = NULL;
-  msp_matrix M = NULL;
+  msp_matrix Md = NULL, Mo = NULL;
   int64_t nown = 0, nbnd = 0;
   for (int64_t p = 0; p < nnz; p++)
     nown += ci[p] >= lo && ci[p] < hi;
@@ -244,20 +236,20 @@ static msp_status build_split(msp_dist d, const int64_t *rp, const int32_t *ci, 
       inside = ci[p] >= lo && ci[p] < hi;
     nbnd += !inside;
   }
-  lst = MSP_ALLOC(drp, rows + 1, "distributed matrix part");
-  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(dci, nown > 0 ? nown : 1, "distributed matrix part");
-  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(dv, nown > 0 ? nown : 1, "distributed matrix part");
-  if (lst == MSP_SUCCESS) lst = MSP_ALLOC(orp, nbnd + 1, "distributed matrix part");
-  if (lst == MSP_SUCCESS)
-    lst = MSP_ALLOC(oci, nnz - nown > 0 ? nnz - nown : 1, "distributed matrix part");
-  if (lst == MSP_SUCCESS)
-    lst = MSP_ALLOC(ov, nnz - nown > 0 ? nnz - nown : 1, "distributed matrix part");
+  // both parts filled in place: their columns are sorted and unique as the rows' global columns
+  // are (the own columns shifted, the halo's numbered in order), so msp_matrix_from_csr's copy,
+  // check and sort are not needed
+  lst = msp__matrix_alloc(d->inner, rows, rows, nown, &Md);
+  if (lst == MSP_SUCCESS) lst = msp__matrix_alloc(d->inner, nbnd, nh, nnz - nown, &Mo);
   if (lst == MSP_SUCCESS) lst = MSP_ALLOC(m->brow, nbnd > 0 ? nbnd : 1, "distributed matrix rows");
   if (lst == MSP_SUCCESS)
     lst = MSP_ALLOC(m->hoff, m->nrecv > 0 ? m->nrecv : 1, "distributed matrix descriptor");
   MSP_TRY(msp__dist_agree(d, lst));
   for (int k = 0, q = 0; q < d->size; q++)
     if (ncnt[q]) m->hoff[k++] = ndsp[q];
+  int64_t *drp = Md->rowptr, *orp = Mo->rowptr;
+  int32_t *dci = Md->colind, *oci = Mo->colind;
+  double *dv = Md->val, *ov = Mo->val;
   drp[0] = orp[0] = 0;
   for (int64_t i = 0, pd = 0, po = 0, b = 0; i < rows; i++) {
     const int64_t po0 = po;
@@ -276,17 +268,21 @@ static msp_status build_split(msp_dist d, const int64_t *rp, const int32_t *ci, 
       orp[b] = po;
     }
   }
-  lst = msp_matrix_from_csr(d->inner, rows, rows, drp, dci, dv, MSP_READ_ALLOW_NONFINITE, &M);
-  if (lst == MSP_SUCCESS) lst = msp_matrix_convert(d->inner, M, opts, &m->Ad);
-  msp_matrix_destroy(&M);
+  {
+    const int threads_prev = msp__threads_enter(d->inner);
+    lst = msp__matrix_finish(&Md);
+    msp__threads_leave(threads_prev);
+  }
+  if (lst == MSP_SUCCESS) lst = msp_matrix_convert(d->inner, Md, opts, &m->Ad);
   if (lst == MSP_SUCCESS && nbnd) {
     // the boundary rows' halo part: few entries, CSR in the values' precision
     msp_convert_options oo = opts ? *opts : msp_convert_options_default();
     oo.format = MSP_FORMAT_CSR;
     oo.kernel = MSP_KERNEL_AUTO;
-    lst = msp_matrix_from_csr(d->inner, nbnd, nh, orp, oci, ov, MSP_READ_ALLOW_NONFINITE, &M);
-    if (lst == MSP_SUCCESS) lst = msp_matrix_convert(d->inner, M, &oo, &m->Ao);
-    msp_matrix_destroy(&M);
+    const int threads_prev = msp__threads_enter(d->inner);
+    lst = msp__matrix_finish(&Mo);
+    msp__threads_leave(threads_prev);
+    if (lst == MSP_SUCCESS) lst = msp_matrix_convert(d->inner, Mo, &oo, &m->Ao);
   }
   if (lst == MSP_SUCCESS && !d->base->spmv[m->Ad->format])
     lst = msp__error(MSP_ERR_NOT_SUPPORTED,
@@ -308,12 +304,8 @@ static msp_status build_split(msp_dist d, const int64_t *rp, const int32_t *ci, 
   st = msp__dist_agree(d, lst);
   if (st == MSP_SUCCESS && d->dops && d->nccl_ok) st = msp__dist_agree(d, d->dops->mat_warm(m));
 exit:
-  msp__free(drp);
-  msp__free(dci);
-  msp__free(dv);
-  msp__free(orp);
-  msp__free(oci);
-  msp__free(ov);
+  msp_matrix_destroy(&Md);
+  msp_matrix_destroy(&Mo);
   return st;
 }
 
