@@ -54,8 +54,9 @@ def rows_of(lines):
         if not r:
             out.append({"job": j["job"], "kind": "failed", "ranks": j["ranks"], "card": j["card"],
                         "date": j["date"], "command": j["command"],
-                        "transport": "exit %d: %s" % (j["rc"], j.get("stderr", "")[-200:]
-                                                      .replace("\n", " "))})
+                        "transport": "stopped by its time limit (exit 124)" if j["rc"] == 124
+                        else "exit %d: %s" % (j["rc"], j.get("stderr", "")[-200:]
+                                              .replace("\n", " "))})
             continue
         kind = r.get("command", "?")
         t = r.get("seconds")

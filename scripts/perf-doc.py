@@ -245,11 +245,11 @@ def chart_gmres(plt, rows, path):
 
 
 def chart_scaling(plt, rows, path):
-    # parallel efficiency per job and transport against one GPU
+    # parallel efficiency per job and transport against one GPU (a failed job has none: left out)
     h = rows[0]
     points = [("%s (%s GPUs)" % (r[h.index("job")], r[h.index("ranks")]), r[h.index("transport")],
                100.0 * float(r[h.index("efficiency")])) for r in rows[1:]
-              if r[h.index("transport")] != "-"]
+              if r[h.index("transport")] != "-" and r[h.index("efficiency")] != ""]
     grouped_bars(plt, points, (8, 3.5), path, "efficiency against one GPU (%)", 100.0, "transport",
                  {"fontsize": 7, "rotation": 15, "ha": "right"})
 
