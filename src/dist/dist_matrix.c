@@ -418,7 +418,11 @@ msp_status msp__dist_build(msp_dist d, const int64_t *rp, const int32_t *ci, con
   // the halo: columns outside [lo, hi), sorted, unique; cmap: every entry's extended column
   lst = MSP_ALLOC(cmap, nnz > 0 ? nnz : 1, "distributed matrix columns");
   if (lst == MSP_SUCCESS) lst = MSP_ALLOC_ZERO(ncnt, 4 * (int64_t)P, "distributed matrix counts");
-  if (lst == MSP_SUCCESS) lst = halo_columns(m, ci, nnz, &nh, cmap);
+  if (lst == MSP_SUCCESS) {
+    const int threads_prev = msp__threads_enter(d->inner); // the context's thread count
+    lst = halo_columns(m, ci, nnz, &nh, cmap);
+    msp__threads_leave(threads_prev);
+  }
   MSP_TRY(msp__dist_agree(d, lst));
   halo = m->halo;
   gcnt = ncnt + P;
