@@ -24,12 +24,14 @@ done
 strip --strip-debug "$t/bin/mixsparse" "$t/bin/tests/test_dist_cuda" "$t"/bin/lib/*
 # one CUDA runtime: the program and its libraries define none of the runtime's functions
 for f in "$t/bin/mixsparse" "$t/bin/tests/test_dist_cuda" "$t"/bin/lib/libmixsparse*; do
-  if nm "$f" 2>/dev/null | grep -qE ' [Tt] cudaMalloc$'; then
+  if [ "$(nm "$f" 2>/dev/null | grep -cE ' [Tt] cudaMalloc$')" != 0 ]; then
     echo "dist-pack: $f holds a static CUDA runtime" >&2
     exit 1
   fi
 done
-ldd "$t/bin/mixsparse" | grep -q 'libcudart\.so' || {
+# (ldd's output is taken whole first: grep -q stopping early would fail the pipe under pipefail)
+libs=$(ldd "$t/bin/mixsparse")
+grep -q 'libcudart\.so' <<< "$libs" || {
   echo "dist-pack: mixsparse does not link the shared CUDA runtime" >&2
   exit 1
 }
