@@ -272,7 +272,7 @@ __device__ __forceinline__ void ystore_thread_row(const ystore &y, int64_t row, 
 // ---- y in f64, the common case, as a type of its own
 // Kernels whose threads finish rows after a few loads each (the CSR kernels: a warp of the vector
 // kernel on a 27-point stencil does one step of loads per row) spend a measurable share of their
-// instructions in the run-time tests of ystore (0.38 against 0.31 ms on gen:stencil27:128, H100).
+// instructions in the run-time tests of ystore, enough to slow the product.
 // They take the store as a template parameter Y: ystore_f64 when y is f64 (a plain store), ystore
 // otherwise; msp__ystore_dispatch picks it. Same operations and order: the same bits.
 struct ystore_f64 {

@@ -20,12 +20,12 @@ template <int C> static coefs<C> coefs_of(const double *coef, int cnt, double si
 // The one arithmetic of every subtraction and combination kernel: for VEC rows at once (v(k, x):
 // their values in column k), t = base, then t += h_k v_k for the columns in order (a fused
 // multiply-add each), so a fused subtraction leaves the same bits of w as update_kernel. (Eight
-// partial sums over k mod 8, spread over 8 threads per row in the staged kernel, ran up to 1.3x
-// faster there, but with an f32 basis the CPU and CUDA residual histories of GMRES on pde2961
-// then parted by 1.5e-8 after 239 iterations; rounding each product as the CPU does, orsirr_1
-// with Jacobi then converged one iteration later on CUDA: tests/cuda_gmres.c.) EXACT: each
-// product rounded and then added, the CPU's operations, for the combination: DCGS2's passes give
-// the CPU's bits, and the combination is then the only difference left between a cycle's ends.
+// partial sums over k mod 8, spread over 8 threads per row in the staged kernel, were faster there,
+// but with an f32 basis the CPU and CUDA residual histories of GMRES then parted, and even with
+// each product rounded as the CPU does a CUDA solve took one more iteration: tests/cuda_gmres.c.)
+// EXACT: each product rounded and then added, the CPU's operations, for the combination: DCGS2's
+// passes give the CPU's bits, and the combination is then the only difference left between a
+// cycle's ends.
 template <int VEC, int C, class LOAD, bool EXACT = false>
 __device__ __forceinline__ void seq_sum(const double (&base)[VEC], int cnt, const coefs<C> &h,
                                         LOAD v, double (&t)[VEC]) {
@@ -175,15 +175,12 @@ exit:
 // power of two from 256 down to 32 whose tile fits STAGE_BUDGET (two blocks per SM, one loading
 // while the other computes), else the smallest that fits STAGE_LIMIT; CPMS tiles hold whole
 // groups of banks. The sums are a function of n, the column count and the precision only: the
-// same bits on every run. Measured on the H100 (n = 2^21, 50-300 columns; copies alone: 3,050
-// GB/s with two blocks per SM, 2,500 with one): 2,350-2,710 GB/s in f64 and 1,580-1,960 in f32,
-// where a plain subtraction runs at 2,610-2,940 and 2,140-2,680; the f32 rows wait on their
-// chains of dependent adds (seq_sum), 32 threads a block at 64 rows. Versions measured and
-// dropped: a warp per column with shuffles for the sums (1,600-2,100 GB/s in f64); every lane
-// starting its column at the same row (55% of the shared-memory wavefronts bank conflicts); two
-// buffers per block, the next tile's copies issued before the sums of this one, in half as tall
-// tiles (1,770-2,840 GB/s in f64, 1,350-2,150 in f32, with the eight partial sums); the eight
-// partial sums of seq_sum's note (f64 2,340-2,880, f32 1,800-2,570).
+// same bits on every run. It runs close to a plain subtraction's rate in f64; in f32 the rows
+// wait on their chains of dependent adds (seq_sum), 32 threads a block at 64 rows. Versions
+// tried and dropped, all slower: a warp per column with shuffles for the sums; every lane
+// starting its column at the same row (bank conflicts); two buffers per block, the next tile's
+// copies issued before the sums of this one, in half as tall tiles; the eight partial sums of
+// seq_sum's note (docs/design.md, "Kernel choices and what was measured", has the rates).
 
 // Value t of column j's tile (rows values copied to col), as msp_acc_load_p reads it from the
 // column (the same double); CPMS: the tile starts on a group, so its groups are laid out as in
@@ -309,8 +306,8 @@ __global__ void __launch_bounds__(STAGE_THREADS)
     __syncthreads();
     // Thread t sums rows lo..hi-1 of column k (k == cnt: w.w) in the order lo + (k + c) % len,
     // c = 0, 1, ...: at every step the lanes of a warp, on consecutive columns, read consecutive
-    // rows (no bank conflict; starting every lane at lo instead made 55% of the shared-memory
-    // wavefronts conflicts on the H100), and all lanes take the same number of steps.
+    // rows (no bank conflict; starting every lane at lo instead made most shared-memory
+    // wavefronts conflict), and all lanes take the same number of steps.
     for (int k = t % K; k < nsum; k += K) {
       const int lo = part * span, hi = rows < lo + span ? rows : lo + span, len = hi - lo;
       double s = 0.0;
@@ -405,17 +402,15 @@ exit:
 // DRAM traffic: always in the staged kernel, up to the columns whose tile fits shared memory
 // (stage_rows); beyond, subtract_project_kernel's second read finds the columns in L2 only while
 // the rows of its resident blocks stay there, so it is asked for up to FUSE_L2 L2 sizes of
-// columns. Measured on the H100 (50 MB L2), GMRES per iteration with m = 100,
-// subtract_project_kernel at every size: 0.286 -> 0.257 ms (f64 basis) and 0.245 -> 0.196 (f32)
-// on gen:poisson3d:64 (n = 262,144; up to 210 MB of columns), but 1.388 -> 1.520 ms on
-// gen:convdiff3d:128 (n = 2,097,152; up to 1.7 GB), the reason for the staged kernel.
+// columns. Used at every size, subtract_project_kernel made GMRES faster where the columns were
+// a few L2 sizes but slower where they were many times L2, the reason for the staged kernel.
 void msp__cuda_basis_setup(msp_context ctx, msp__basis *V) {
   const double col = (double)(V->n > 0 ? V->n : 1) * (double)msp__prec_bytes(V->prec);
   const double fit = FUSE_L2 * (double)msp__cuda(ctx)->l2_bytes / col;
   const int fused = fit >= (double)V->cols ? V->cols : (int)fit;
   // The staged kernels of V's precision may take up to STAGE_LIMIT of shared memory, allowed once
-  // here rather than before every launch; a device that refuses it (less shared memory than an
-  // H100's) runs without them.
+  // here rather than before every launch; a device that refuses it (less shared memory per block
+  // than STAGE_LIMIT) runs without them.
   cudaError_t e = cudaSuccess;
   (void)msp__prec_dispatch(V->prec, [&](auto pc) -> msp_status {
     constexpr msp_precision P = decltype(pc)::value;

@@ -49,13 +49,11 @@ struct pbp_loader {
 //                (csr_no_split in csr.cuh), no dependent load. The vector kernel walks the two
 //                parts one after the other where rows are longer than its group (more than one
 //                step per row), else both in one loop (csr_select).
-// Measured on the H100 (ms; cuSPARSE CSR fp64 in brackets): all fp32, banded:1000000:64: words
-// 0.382, uniform 0.224 (CSR f32 0.224) [0.313]. Mixed, stencil27:160 (89% fp32, 27 a row, group
-// 16): words 0.796, one loop 0.884, parts in turn 0.740 [0.597]; random:4000000:16 (68% fp32, 16 a
-// row, group 16): words 1.084, one loop 0.888, parts in turn 1.571 [0.786]. One loop with two
-// slots per step (as the plain loaders have) spilled in the loop: 1.041 and 1.723. One loop with
-// a group of 32 on stencil27:160 (a row in one step): 1.037 [0.598]. Mixed rows stay slower than
-// cuSPARSE's fp64 with every layout tried.
+// A uniform matrix runs as fast as plain CSR of its precision, where the words cost it their
+// dependent load; on mixed rows the parts in turn win where a row takes several steps and one
+// loop where it takes one. One loop with two slots per step (as the plain loaders have) spilled,
+// and a group of 32 for a row in one step was slower. Mixed rows stay slower than cuSPARSE's fp64
+// CSR with every layout tried.
 enum { PBP_UNIFORM = MSP__PBP_UNIFORM, PBP_WORDS = MSP__PBP_WORDS, PBP_SPLIT = MSP__PBP_SPLIT };
 
 // A PBP record P over `rows` rows (nnz entries) into m's CSR slots, in the device layout of
@@ -183,15 +181,14 @@ extern "C" msp_status msp__cuda_bdmp_pbp_spmv(msp_context ctx, double alpha, con
 // Y (ystore_f64 for an f64 y; a fixed-point y goes through msp__cuda_spmv_fixed_y, since a
 // half-warp finishes 16 rows, not an aligned block of 32).
 //
-// Replaced (27 Nov): a warp per chunk of up to 32 tiles walked the tiles one after the other, in
-// each tile's own format (COO, ELL, CSR, HYB), with the tile's x segment staged in shared memory,
-// and a CSR-like block row's segments two lanes per row (H100, x cuSPARSE CSR fp64: laplace2d:3000
-// 0.84, stencil27:160 0.50, banded:1000000:64 1.57, rmat:21:16 0.55, random:4000000:16 0.84, wave
-// 0.43, web-NotreDame 0.33): a chain of dependent loads and two warp synchronisations per tile, on
-// tiles of 16-80 entries. A half-warp per tile (x gathered, no staging) was faster on narrow
-// tiles and slower on wide ones (ms against the kernel before it: laplace2d:3000 0.370 / 0.407,
-// banded:1000000:64 0.312 / 0.200). The row slab with segments read a lane per row (before the
-// CSR-like part moved to PBP's kernels): 1.79, 1.25, 1.77, 0.70, 0.61, 0.86, 0.47.
+// Replaced: a warp per chunk of up to 32 tiles walked the tiles one after the other, in each
+// tile's own format (COO, ELL, CSR, HYB), with the tile's x segment staged in shared memory, and
+// a CSR-like block row's segments two lanes per row: a chain of dependent loads and two warp
+// synchronisations per tile, on tiles of 16-80 entries, slower than cuSPARSE's fp64 CSR on most
+// matrices. A half-warp per tile (x gathered, no staging) was faster on narrow tiles and slower
+// on wide ones. The row slab first read the CSR-like segments a lane per row; they now run on
+// PBP's kernels. (The ratios to cuSPARSE: docs/design.md, "Kernel choices and what was
+// measured".)
 //
 // Device slots: the CSR-like part in the CSR slots of csr.cuh (pbp_put; none without CSR-like
 // block rows), the tile part from MSP__TCKI_SLOT: chunks msp__tcki_chunk[nchunks], tcol
@@ -229,10 +226,8 @@ __global__ void __launch_bounds__(TCKI_THREADS)
   const int64_t ioff = w64(4), v64off = w64(6), v32off = w64(8);
   double acc = 0.0;
   // The top byte of packed is 0 (msp__bdmp_tcki_device writes no other). Testing it before the
-  // slab costs nothing and measured faster on the H100 (27 Nov, same GPU, ms without / with:
-  // laplace2d:3000 0.213 / 0.182, stencil27:160 0.550 / 0.454, banded:1000000:64 0.225 / 0.199;
-  // the compiler schedules the loads differently); unrolling by 8 instead gave 0.201, 0.477,
-  // 0.202.
+  // slab costs nothing and makes the kernel faster (the compiler schedules the loads
+  // differently), more so than unrolling by 8 instead.
   if ((packed >> 24) == 0) {
     const int tc = r < n ? __ldg(tcol + first + r) : 0;
     const uint8_t *ix = idx + ioff + r;

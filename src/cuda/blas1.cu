@@ -236,7 +236,7 @@ exit:
 
 // ---- element-wise operations: only enqueued -----------------------------------------------------
 static unsigned ew_blocks(msp_context ctx, int64_t n) {
-  // A grid-stride loop over at most 32 blocks per multiprocessor (enough to fill an H100).
+  // A grid-stride loop over at most 32 blocks per multiprocessor (as many as one can hold).
   const int64_t cap = (int64_t)msp__cuda(ctx)->sm_count * 32;
   const int64_t want = (n + EW_THREADS - 1) / EW_THREADS;
   return (unsigned)(want < cap ? want : cap);

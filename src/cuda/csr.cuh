@@ -116,80 +116,42 @@ __global__ void __launch_bounds__(SCALAR_THREADS)
 // values with an f32 or bf16 x: 1), and, from G = 4 on, for f64, f16, bf16, fx16 and cpms4 values
 // with an f64, f32, f16, bf16, fx16 or fx32 x and f32 values with an f16 x (with G = 2 the four
 // rows' pointers take the registers); fx32 and cpms2 values and a CPMS x: 1. cpms4 values take 2
-// (with 32-bit row indices, below): 1.43x-1.56x faster than 1 on gen:stencil27:128 and
-// 1.18x-1.19x on gen:random:4000000:16 (H100, f64 x and y, reading 1, 2 or 4 segments).
+// (with 32-bit row indices, below), faster than 1 however many segments are read.
 // Where rows are longer than G (long_rows), fx32 values with an f64, f32 or f16 x and bf16 values
 // with an f32 x take 2 as well: a second slot then has entries to load, and where rows are G long
-// (gen:random:4000000:16, 16 a row on 16 lanes) it is an empty step that costs registers. "Longer"
-// is tested two ways (vector_long_rows), each where it measured better (H200, 27 Nov, the vector
-// kernel that the CSR rule does not choose for these graphs): for fx32, at least half of the rows
-// longer than G, since the mean alone also gave 2 slots to the power-law graphs, whose rows are
-// mostly short, and made fx32 slower there (gen:rmat:21:16 7.78 -> 8.14 ms, web-NotreDame, 21% of
-// its rows longer than its G = 4, 0.534 -> 0.587 with an f32 x; back to 7.87 and 0.542 with the
-// half-the-rows test); for bf16 values with an f32 x, the mean, since 2 slots paid on those graphs
-// (R-MAT 3.65 ms against 5.83 with 1, web-NotreDame 0.319 against 0.380).
-// Measured on one H200 job (27 Nov, median of 10, f64 x, ms, 1 -> 2): fx32 on gen:stencil27:128
-// 0.4671 -> 0.3598, gen:laplace2d:3000 0.5340 -> 0.4236, wave 0.0255 -> 0.0240, but
-// gen:random:4000000:16 0.6082 -> 0.6753; with an f32 x 0.4774 -> 0.3926, 0.5276 -> 0.4400 (random
-// 0.5383 -> 0.6398); bf16 values with an f32 x (64-bit indices) 0.2927 -> 0.2229 on the stencil,
-// 0.2805 -> 0.2399 on the Laplacian, random 0.4798 -> 0.5024. f32 values with an f16 x: 0.3730 ->
-// 0.2690 on the stencil, 0.5915 -> 0.5141 on random. cpms2 values were mixed (2 slots: the
-// Laplacian 3%-12% faster, the stencil up to 5% and random up to 38% slower) and keep 1.
+// (16 a row on 16 lanes) it is an empty step that costs registers. "Longer" is tested two ways
+// (vector_long_rows), each where it did better: for fx32, at least half of the rows longer than
+// G, since the mean alone also gave 2 slots to power-law graphs, whose rows are mostly short, and
+// made fx32 slower there; for bf16 values with an f32 x, the mean, since 2 slots pay on those
+// graphs as well. cpms2 values gain on some matrices and lose on others with 2 slots, and keep 1.
+// The measurements behind these choices and those below are in docs/design.md ("Kernel choices
+// and what was measured").
 //
-// Rows per group, measured and not taken (H100, 27 Nov, f64 x and y): 8 rows a group instead of 4
-// (with 4 blocks per SM it spills 100-200 bytes; with 3, 80 registers; with 2, none) was slower
-// for every value precision: f16 on gen:stencil27:128 0.2165 ms with 4 rows, 0.3739 / 0.3452 /
-// 0.2775 with 8 rows at 4 / 3 / 2 blocks per SM, f64 0.3012 against 0.3206 at best. ncu
-// (gen:stencil27:128, 4 rows): the f16 kernel is bound by the L1/TEX pipeline (86% of its
-// throughput, DRAM 48%; f64: L2 83%, DRAM 74%). The x gathers, a warp's 2 x 16 lanes reading
-// columns of two rows, touch several lines per load, the same for every value precision, so
-// narrower values do not shorten them. Measured and not taken (H200, 27 Nov, one job, f64 x and
-// y unless said, ms, against this kernel): a kernel in which each warp copied 32 rows' columns
-// and decoded values into shared memory in coalesced windows of 512 entries and each lane then
-// summed one row from there, so that a load of x reads the k-th columns of 32 consecutive rows
-// (as the scalar kernel does). It was slower for nearly every precision: gen:stencil27:128 f64
-// 0.3182 against 0.2512, f16 0.2292 against 0.2079, fx32 0.3806 against 0.3538;
-// gen:laplace2d:3000 f64 0.4095 against 0.2772; gen:random:4000000:16 f64 0.7182 against 0.5788;
-// gen:banded:1000000:64 f64 0.3721 against 0.2592; wave f64 0.0280 against 0.0178. Shared memory
-// goes through the same L1/TEX data path as the gathers, so the copies in and the reads out add
-// to the pipeline they were to relieve. It gained only for CPMS values read in one segment
-// (cpms2:1: 0.2230 against 0.3532 on the stencil, 0.2733 against 0.4332 on the Laplacian) and on
-// the stencil with f32 x and y (f32 values 0.1991 against 0.2251), where the scalar kernel with
-// f16 values was faster still (0.1827 against 0.2221; the CSR rule now gives 2-byte values the
-// scalar kernel on such matrices, src/core/matrix.c). Also measured and not taken (the same
-// day, H200, one job): for G >= 8, each warp taking 32 consecutive rows in G / 4 passes from one
-// coalesced load of their row pointers (shuffled to the groups) rather than one load of row
-// pointers per 4 rows: 0.80x over 7 matrices for f64 values (gen:stencil27:128 0.2512 -> 0.3626
-// ms, wave 0.0179 -> 0.0283), 0.86x for f16: fewer warps in flight cost more than the latency
-// of the row pointers.
-// Spills left before 27 Nov (-Xptxas -v, CUDA 13.0, sm_90; the index rule below changed some), 87
-// of the 900 kernels of this file, all through L1:
-// none with an f64 x whatever the values and y; 4-24 bytes for f64, f16 and bf16 values with a
-// fixed-point x, f32, f16 and bf16 values with a 2-byte or f32 x, cpms4 or cpms2 values with a
-// cpms2 x; 16-52 bytes for f64 values with a 2-byte or f32 x at G = 2; 8 bytes in the scalar kernel
-// for cpms2 values into a reduced-precision y.
+// Tried and not taken:
+//  - 8 rows a group instead of 4 (it spills or runs fewer blocks per SM) was slower for every
+//    value precision: the kernel is bound by the L1/TEX pipeline of its x gathers, which touch
+//    several lines per load whatever the value precision, so narrower values do not shorten them;
+//  - each warp copying 32 rows' columns and decoded values into shared memory, so that a load of x
+//    reads the k-th columns of 32 consecutive rows (as the scalar kernel does), was slower for
+//    nearly every precision: shared memory goes through the same L1/TEX path as the gathers, so
+//    the copies add to the pipeline they were to relieve (it gained only for CPMS values read in
+//    one segment and on a stencil with f32 x and y, where the scalar kernel with 2-byte values was
+//    faster still: the CSR rule gives it those, src/core/matrix.c);
+//  - for G >= 8, one coalesced load of 32 rows' pointers per warp, shuffled to the groups: fewer
+//    warps in flight cost more than the latency of the row pointers.
+// Under the 64-register cap a few pairs of loaders still spill a few bytes, through L1 (ptxas -v
+// lists them).
 //
-// Fixed-point values load their block's scale with every value (loader<FX*>). Measured and not
-// taken (H100, f64 x and y, ms): a per-lane reader that keeps the scale and reloads it only at
-// the first value of a block (the value's offset in its block below G) made the vector kernel's
-// fx32 faster (gen:stencil27:128 0.480 -> 0.368, gen:laplace2d:3000 0.537 -> 0.456, R-MAT 7.90 ->
-// 7.66) but its fx16 slower (0.347 -> 0.377, 0.404 -> 0.432), and the scalar kernel's fx16 on the
-// stencil 2.6x slower (0.347 -> 0.895: the conditional load holds back the unrolled loads).
+// Fixed-point values load their block's scale with every value (loader<FX*>): a per-lane reader
+// that keeps the scale and reloads it only at a block's first value made fx32 faster but fx16
+// slower, and the scalar kernel's fx16 much slower (the conditional load holds back the unrolled
+// loads).
 //
 // Row indices in the loop: 32 bits (a row is at most the column count long, an int32) save
-// registers and integer work, but ptxas then schedules some loaders' loops worse. Measured per
-// value precision (H100, gen:stencil27:128, f64 x and y, ms, 64-bit against 32-bit): f64 0.314
-// against 0.436, f16 and bf16 0.223 against 0.296; f32 0.315 against 0.258, fx32 0.512 against
-// 0.498, CPMS 0.38-0.81 against 0.37-0.66, fx16 equal; on gen:random:4000000:16 within 3%
-// either way. So 64-bit for f64, f16 and bf16 values with an f64 x, 32-bit for the others. With
-// an f32 or f16 x the same values had 32-bit indices until 27 Nov and ran 1.3x-1.8x slower than
-// with an f64 x. 64-bit indices there (ptxas: no spills for f64 values into an f64 y, 8-16 bytes
-// for f16 and bf16 values), measured on one H200 job (ms, 32-bit -> 64-bit): f64 values with an
-// f32 x 0.4481 -> 0.3167 on gen:stencil27:128, 0.4793 -> 0.3073 on gen:laplace2d:3000, 0.5930 ->
-// 0.5594 on gen:random:4000000:16, 0.0274 -> 0.0211 on wave; f16 values with an f32 x 0.3376 ->
-// 0.2224, 0.3373 -> 0.2395, 0.5637 -> 0.5024; with an f16 x 0.78x-0.80x of the time (geometric
-// mean). A bf16 x takes them too, by analogy with f16 (not measured). f64 values with an f32 x
-// are still slower than with an f64 x on the stencil (0.3162 against 0.2506 ms) and wave.
+// registers and integer work, but ptxas then schedules some loaders' loops worse. So 64-bit
+// indices for f64, f16 and bf16 values with an f64, f32, f16 or bf16 x, where they are faster
+// (a bf16 x by analogy with f16), and 32-bit for the others. f64 values with an f32 x remain
+// slower than with an f64 x on some matrices.
 __host__ __device__ constexpr bool vector_index64(msp_precision pa, msp_precision px) {
   return (px == MSP_PRECISION_F64 || px == MSP_PRECISION_F32 || px == MSP_PRECISION_F16 ||
           px == MSP_PRECISION_BF16) &&
@@ -482,10 +444,10 @@ static inline bool msp__cuda_csr_via_f64_y(msp_kernel k, const msp_vector y) {
   return k == MSP_KERNEL_MERGE && msp_prec_is_fixed(y->prec);
 }
 
-// Vector group: the largest power of two <= the mean row length, in 2..32. Measured on the H100
-// against the smallest power of two >= the mean (the kernel csr.cu had before): 1.08x-1.17x
-// faster on the balanced matrices the rule gives the vector kernel (stencil27:160 0.579 ms
-// against 0.644, banded:1000000:64 0.317 against 0.363).
+// Vector group: the largest power of two <= the mean row length, in 2..32. The smallest power of
+// two >= the mean (the rule before) was slower on the balanced matrices the rule gives the vector
+// kernel: a row of 27 on 16 lanes fills 27 of 32 slots, as on 32 lanes, with twice the rows per
+// warp.
 __host__ __device__ static inline int msp__vector_group(int64_t rows, int64_t nnz) {
   const double mean = rows > 0 ? (double)nnz / (double)rows : 0.0;
   int g = 2;

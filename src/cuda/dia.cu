@@ -9,12 +9,11 @@
 // using them (several loads in flight per thread: the kernel is a pure read stream and must reach
 // the bandwidth ceiling). Where the block's rows meet every diagonal of the chunk inside the
 // matrix (all but the first and last few blocks of a banded matrix), the loads go without tests;
-// the others test each column. (Measured and not taken, 24 Nov: persistent blocks, as many as fit,
-// each staging the offsets once for all its tiles: f16 and fixed point 5%-15% faster on
-// gen:laplace2d:3000 and gen:stencil27:128, but f64 3%-4% and cpms4 8%-10% slower.) One kernel
-// template over the loaders of the values and of x; y is written once per row through
-// ystore_thread_row (a warp holds 32 rows from a multiple of 32, so a fixed-point y gets its block
-// scales from the warp).
+// the others test each column. (Tried and not taken: persistent blocks, as many as fit, each
+// staging the offsets once for all its tiles: faster for f16 and fixed point, but slower for f64
+// and cpms4.) One kernel template over the loaders of the values and of x; y is written once per
+// row through ystore_thread_row (a warp holds 32 rows from a multiple of 32, so a fixed-point y
+// gets its block scales from the warp).
 //
 // Device slots of a DIA matrix:
 //   0 off    int32 [ndiag]         diagonal offsets j - i, ascending

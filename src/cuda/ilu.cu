@@ -20,13 +20,11 @@
 // column order from shuffles. The epoch (two per application) makes the flags of the previous
 // solve stale without clearing them; they are cleared when it wraps.
 //
-// Measured (H100, 27 Nov, mixsparse-bench-solve, restart 100, f64 basis, ms per GMRES iteration
-// with ILU(0); Jacobi in brackets): gen:convdiff3d:128 8.26 [1.08], gen:poisson3d:128 8.26
-// [1.10], gen:poisson3d:64 1.26 [0.23]: the solves are bound by the latency of the rows'
-// dependency chains, not by their bytes. Measured and not taken (same job): the rows sorted by
+// The solves are bound by the latency of the rows' dependency chains, not by their bytes, so an
+// ILU(0) iteration of GMRES costs several Jacobi ones. Tried and not taken: the rows sorted by
 // level set at upload, a lane per row, each lane polling the flags of the rows it reads with
-// relaxed loads and one acquire fence: 22.1, 22.2 and 7.95 ms, 2.7x-6.3x slower (the spinning
-// lanes of many warps at once, and scattered rows).
+// relaxed loads and one acquire fence, several times slower (the spinning lanes of many warps at
+// once, and scattered rows).
 #include "cuda_internal.cuh"
 
 #define ILU_THREADS 256

@@ -10,10 +10,9 @@
 // block adds the partials. The values form hands its own y (an SpMV with stored 1/O_i) to the
 // same update. The same bits on every run and every GPU.
 //
-// Measured on the H100 before (README "PageRank (H100)", rmat:24:16): a pull kernel of its own
-// (lane groups of the mean in-degree, two rows per group, a block per hub) took 7.0 ms per
-// iteration against 4.4 for the values form on the CSR kernels; the unit loader gives the pull
-// the CSR kernels' balance and loads in flight, and reads 4 bytes per edge where the values form
+// A pull kernel of its own (lane groups of the mean in-degree, two rows per group, a block per
+// hub) was slower than the values form on the CSR kernels; the unit loader gives the pull the
+// CSR kernels' balance and loads in flight, and reads 4 bytes per edge where the values form
 // reads 12. The separate y costs 16 bytes per node.
 #include "csr.cuh"
 
