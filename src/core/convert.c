@@ -27,16 +27,15 @@
 // If the backend has no kernel for the chosen format (in the requested precision), or max_fill
 // refuses it, AUTO falls back to CSR and says so. DIA moves fewer bytes than CSR while its
 // padding is below half the nonzeros (8 (1 + f) < 12 bytes per entry).
-// The thresholds were tuned on an H100 (mixsparse-bench, fp64, 6 generated matrices of
-// 32M-109M nonzeros and 27 real ones of 0.1M-2M; bench/README.md has the table):
-// - DIA/HDIA won on every stencil and banded matrix (1.47x-1.54x the fastest cuSPARSE variant,
-//   96-99% of the measured read bandwidth): they read no column indices.
-// - The one-thread-per-row formats (ELL, HLL, DIA, HDIA) lost on matrices of fewer than ~50k rows
-//   (bcsstk16: 4884 rows, HLL 0.60x against CSR vector 0.99x): too few threads to fill 132 SMs.
-// - On skewed matrices (skewness >= 10) our COO beat our merge-path CSR on 9 of 10 (web-NotreDame
-//   0.87x vs 0.70x, ca-CondMat 0.86x vs 0.61x) and tied on rmat:22:16 (0.87x vs 0.88x).
-// - HYB never beat CSR vector or ELL (real matrices: 0.41x-0.74x against 0.88x-1.19x): AUTO does
-//   not pick it; TUNE still tries it.
+// The thresholds were tuned with mixsparse-bench (fp64) on large generated matrices and smaller
+// real ones (bench/README.md has the table; docs/design.md, "Kernel choices and what was
+// measured", the figures):
+// - DIA/HDIA won on every stencil and banded matrix, near the read bandwidth: they read no column
+//   indices.
+// - The one-thread-per-row formats (ELL, HLL, DIA, HDIA) lost on matrices of fewer than about
+//   MIN_ROWS rows: too few threads to fill the GPU's multiprocessors.
+// - On skewed matrices (skewness >= 10) our COO beat our merge-path CSR on all but one, a tie.
+// - HYB never beat CSR vector or ELL: AUTO does not pick it; TUNE still tries it.
 #define MSP__AUTO_MIN_ROWS 50000 // ELL, HLL, DIA, HDIA only with at least this many rows
 #define MSP__AUTO_DIA_FILL 0.5   // DIA when dia_fill <= this ...
 #define MSP__AUTO_DIA_DIAGS 64   // ... and there are at most this many occupied diagonals
@@ -256,35 +255,22 @@ msp_format msp__choose_format_prec(const msp_matrix_stats *s, msp_precision p, c
 //   1. no nonzeros                            -> CSR
 //   2. hdia_fill (hack 64) <= CPU_HDIA_FILL   -> HDIA (stencils, bands, diagonal structure)
 //   3. otherwise                              -> CSR
-// Measured on the 2-core AMD EPYC (Zen 5) of the development machine with make bench-cpu (fp64,
-// medians of interleaved runs, 2 threads, in an idle window of the shared machine), and with
-// 1-thread runs, steadier there:
-// - HDIA was our fastest format on stencil27:64 with DIA (2 threads: HDIA 1.29 ms, DIA 1.27,
-//   CSR 1.77, HLL and ELL slower; 1 thread: HDIA 2.0 ms, DIA 3.1-3.6 with its prefetch and
-//   5.0-6.3 without, CSR 2.6-3.4): it reads no column indices (8 (1 + f) bytes per entry against
-//   CSR's 12 while its padding f is below one half) and each hack's values are one contiguous
-//   run, where DIA's diagonals lie rows * 8 bytes apart. DIA reads the same bytes at best, so
-//   the CPU rule does not pick it.
+// Chosen from make bench-cpu (fp64, 1 and 2 threads) on the development machine (docs/design.md,
+// "Kernel choices and what was measured", has the figures):
+// - HDIA was our fastest format on the stencil, with DIA: it reads no column indices (8 (1 + f)
+//   bytes per entry against CSR's 12 while its padding f is below one half) and each hack's
+//   values are one contiguous run, where DIA's diagonals lie rows * 8 bytes apart. DIA reads the
+//   same bytes at best, so the CPU rule does not pick it.
 // - With the nonzero-balanced split and the paired partial sums of src/cpu (dispatch.h), CSR
-//   was the fastest of our formats, or within the run's spread, on the other seven matrices (2
-//   threads, ms): random:2000000:16 CSR 21.8-25.9 (two copies), HLL 25.2, COO 27.3, ELL 30.2;
-//   rmat:20:16 CSR 12.0, COO 13.8; soc-Epinions1 CSR 0.33, COO 0.40; web-NotreDame CSR 0.78,
-//   COO 1.00; wave CSR 0.58, COO 0.88; bcsstk29 CSR 0.11, HLL 0.12, COO 0.16. The exception is
-//   copter2, HLL 0.22 against CSR 0.25 (HLL padding 0.49), while bcsstk29 (padding 0.17) and
-//   wave (0.26) went to CSR: no padding threshold separates them, so HLL is not in the rule.
-//   The skew that made COO the GPU's choice is handled by CSR's balanced split on the CPU, and
-//   COO's CPU kernel is CSR's loop over the triples' columns and values (src/cpu/coo.c: the same
-//   speed within the spread, the same bits), so the rule never needs COO; ELL reads padding.
-// - Second pass: msp__cpu_row_sum adds a row's odd last entry without a branch on the
-//   row's parity, which CSR mispredicted on rows of varying length. After it (2 threads, medians
-//   of 9 interleaved repetitions, ms, CSR against HLL) copter2 0.211 / 0.213, wave 0.598 / 0.697,
-//   bcsstk29 0.120 / 0.144, and on held-out matrices of the collection fe_body 0.090 / 0.121,
-//   rgg_n_2_15_s0 0.104 / 0.108, luxembourg_osm 0.107 / 0.112, t60k 0.049 / 0.054,
-//   random:60000:8 0.133 / 0.135, finan512 0.125 / 0.277, e20r0000 0.021 / 0.043, bcsstk16
-//   0.048 / 0.070; HLL ahead only on delaunay_n16 (0.142 / 0.160, rows of 3 to 17) and wing
-//   (0.077 / 0.083). A rule that picked HLL for short rows of a cache-resident matrix (padding
-//   <= 0.5, mean row < 24, HLL <= 16 MB), tried before that change to catch copter2 (then HLL
-//   0.210 against CSR 0.244), would now lose on t60k (10%) and luxembourg_osm, so CSR stays.
+//   was the fastest of our formats, or within the run's spread, on the other matrices. The skew
+//   that made COO the GPU's choice is handled by CSR's balanced split on the CPU, and COO's CPU
+//   kernel is CSR's loop over the triples' columns and values (src/cpu/coo.c: the same speed
+//   within the spread, the same bits), so the rule never needs COO; ELL reads padding.
+// - HLL was ahead on a few matrices of short rows, but no padding threshold separates them from
+//   those where it loses; since msp__cpu_row_sum adds a row's odd last entry without a branch on
+//   the row's parity (which CSR mispredicted on rows of varying length) HLL leads only narrowly
+//   on two of them, and a rule that picked HLL for short rows of a cache-resident matrix (padding
+//   <= 0.5, mean row < 24, HLL <= 16 MB) would now lose on others, so CSR stays.
 #define MSP__AUTO_CPU_HDIA_FILL 0.5 // HDIA when hdia_fill <= this (fewer bytes than CSR)
 
 static msp_format choose_format_cpu(const msp_matrix_stats *s, char *reason, size_t n) {
@@ -554,8 +540,8 @@ static int cmp_double(const void *a, const void *b) {
 // Median time of one SpMV of C: each of MSP__TUNE_RUNS samples times a batch of products
 // enqueued back to back between two synchronisations, the batch sized from the warm-up to last
 // about MSP__TUNE_BATCH_S, so that the synchronisation latency (several microseconds) does not
-// swamp products of a few microseconds. (On the H100 single-product samples ranked the
-// candidates of 10 of 27 small real matrices more than 5% wrong.)
+// swamp products of a few microseconds. (Single-product samples misranked the candidates of many
+// small real matrices.)
 static msp_status time_spmv(msp_context ctx, msp_matrix C, msp_vector x, msp_vector y,
                             double *median) {
   msp_status st = MSP_SUCCESS;

@@ -34,23 +34,16 @@
 // So PBP is not built where the fp64 choice is CSR and f32 holds the bound (it would be CSR
 // f32's bytes and more, at CSR f32's factor).
 //
-// Time per byte relative to CSR fp64 on the CUDA backend, from the H100 tables of README.md:
-// - the precision table, stencil27:128 (2,097,152 rows, 55,742,968 nonzeros), ms over
-//   the byte model's bytes with x and y in f64: CSR (csr-auto) f64 0.2996 ms / 719 MB = 1, f32
-//   0.2491 / 496 MB: 1.21; DIA f64 0.1597 / 487 MB: 0.79, f32 0.0945 / 260 MB: 0.87; ELL f64
-//   0.2354 / 713 MB: 0.79, f32 0.1696 / 487 MB: 0.84. HLL takes ELL's factors and HDIA DIA's
-//   (the same loops per hack). COO from the rmat:21:16 rows (15.5 nonzeros a row; per row COO
-//   moves 16 * 15.5 + 16 bytes in f64, 12 * 15.5 + 16 in f32, CSR 12 * 15.5 + 24): against
-//   CSR (csr-auto, merge-path) f64 0.3536 ms, COO (auto) f64 0.3254: 0.73, f32 0.2961: 0.87.
-//   HYB, not measured in f32, takes CSR's.
-// - PBP takes CSR f32's factor: it is being moved onto the tuned CSR kernels.
-//   The PBP rows of the BDMP table, measured on the layout before, give 1.05 to 7.7
-//   (geometric mean 2.3 over its 8 matrices).
-// - TCKI: 1.6, measured on the H100 (27 Nov) with the row-slab kernel (src/cuda/bdmp.cu), in the
-//   error-bounded mode D = 7, ms over the byte model's bytes against CSR (csr-auto) fp64:
-//   laplace2d:3000 1.57, stencil27:160 1.67, banded:1000000:64 1.63 (all tile block rows). A
-//   TCKI matrix whose block rows all go CSR-like runs PBP's kernels, so the factor overprices it
-//   (PBP's is 1.21). The kernel before (a warp walking each tile in its own format) measured 4.8.
+// Time per byte relative to CSR fp64 on the CUDA backend: a format's time over its byte model's
+// bytes (x and y in f64) in the SpMV benchmark, divided by CSR fp64's on the same matrix (the
+// derivation, matrix by matrix, with card and date: docs/design.md, "Kernel choices and what was
+// measured"). CSR f32, DIA and ELL from a 27-point stencil; HLL takes ELL's factors and HDIA
+// DIA's (the same loops per hack); COO from an R-MAT graph, against merge-path CSR; HYB, not
+// measured in f32, takes CSR's.
+// - PBP takes CSR f32's factor: it runs on the tuned CSR kernels.
+// - TCKI: from the row-slab kernel (src/cuda/bdmp.cu) in the error-bounded mode, on Laplacian,
+//   stencil and banded matrices whose block rows are all tiles. A TCKI matrix whose block rows
+//   all go CSR-like runs PBP's kernels, so the factor overprices it.
 #define MSP__EFF_CSR_F32 1.21
 #define MSP__EFF_DIA_F64 0.79
 #define MSP__EFF_DIA_F32 0.87
@@ -60,18 +53,11 @@
 #define MSP__EFF_COO_F32 0.87
 #define MSP__EFF_PBP MSP__EFF_CSR_F32
 #define MSP__EFF_TCKI 1.6
-// CPU backend: factors measured with the mixsparse program of this build (the BDMP CPU
-// kernels as they stood on 24 Nov 2026) on the 2-core AMD EPYC of the development machine, shared
-// (load average 1.4-2.5): 1 thread (OMP_NUM_THREADS=1), --repeat 20, the least of 7 interleaved
-// runs (medians within 15% of it), ms over the byte model's bytes (footprint + 16 bytes a row),
-// relative to CSR fp64; BDMP in the error-bounded mode D = 7:
-// ms (factor):     csr f64  csr f32      hdia f64     hdia f32     pbp          tcki
-//   laplace2d:600   1.332    0.923 (0.91) 0.598 (0.66) 0.572 (0.98) 2.010 (1.94) 1.180 (1.25)
-//   stencil27:40    0.656    0.621 (1.37) 0.500 (1.09) 0.493 (1.99) 1.190 (2.56) 0.667 (1.50)
-//   random:300000:8 2.888    2.191 (1.03) -            -            3.973 (1.83) 2.351 (1.17)
-// The factors are the geometric means. On the CPU fp32 values gained little time (stencil27:40:
-// 0.621 against 0.656 ms for a third fewer bytes), so an f32 candidate wins only where it moves
-// clearly fewer bytes. Formats not measured take CSR's factors.
+// CPU backend: factors measured the same way with the mixsparse program, one thread, on the
+// shared cores of the development machine, each the geometric mean over a Laplacian, a stencil
+// and a random matrix (the table: docs/design.md). On the CPU fp32 values gain little time for
+// the bytes they save, so an f32 candidate wins only where it moves clearly fewer bytes. Formats
+// not measured take CSR's factors.
 #define MSP__EFF_CPU_CSR_F32 1.09
 #define MSP__EFF_CPU_HDIA_F64 0.85
 #define MSP__EFF_CPU_HDIA_F32 1.4

@@ -11,10 +11,9 @@
 // vector (balanced rows keep a warp busy); otherwise merge-path (perfect work partitioning).
 #define MSP__SCALAR_MEAN_BELOW 4.0
 #define MSP__VECTOR_SKEW_BELOW 10.0
-// One refinement measured on the H100: short rows of near-equal length (mean below 6, skewness
-// below 1.5) also go to the scalar kernel. laplace2d:3000 (mean 5.0, skewness 1.0): scalar
-// 0.253 ms, 97% of the measured read bandwidth; vector 0.344 ms. A thread's 5 entries share
-// one or two cache lines, which its neighbours' rows continue.
+// One refinement: short rows of near-equal length (mean below 6, skewness below 1.5) also go to
+// the scalar kernel, which runs near the read bandwidth there: a thread's few entries share one or
+// two cache lines, which its neighbours' rows continue.
 // The same holds for short rows whose spread is small (row_cv <= UNIFORM_CV) even when the
 // longest row is up to about 3 times the mean (meshes: delaunay, crack, dw8192): a thread's row
 // still ends with its neighbours', so the warp's loads stay together and no lane waits. It is the
@@ -23,13 +22,10 @@
 #define MSP__SCALAR_UNIFORM_MEAN_BELOW 6.0
 #define MSP__SCALAR_UNIFORM_SKEW_BELOW 1.5
 #define MSP__SCALAR_UNIFORM_CV 0.35
-// A second one, measured on one H200 job (27 Nov, ms, vector -> scalar, x and y in f64 / f32): on
-// large near-banded matrices (at least 2^17 rows, no more occupied diagonals than rows) rows of
-// near-equal length up to a mean of 9 go to the scalar kernel too: gen:poisson3d:128 (7-point,
-// mean 6.95) 0.0798 -> 0.0696 / 0.0858 -> 0.0648, gen:convdiff3d:128 0.0798 -> 0.0702 / 0.0844 ->
-// 0.0651, gen:banded:4000000:8 0.1530 -> 0.1310 / 0.1610 -> 0.1260, gen:poisson3d:64 (262144
-// rows) 0.0129 -> 0.0120 / 0.0135 -> 0.0115. The collection's meshes of this kind have fewer
-// rows (delaunay_n16: 65536) and keep the measured choice of the rule above.
+// A second one: on large near-banded matrices (at least 2^17 rows, no more occupied diagonals
+// than rows) rows of near-equal length up to a mean of 9 go to the scalar kernel too, which was
+// faster there on 7-point stencils and narrow bands. The collection's meshes of this kind have
+// fewer rows and keep the choice of the rule above.
 #define MSP__SCALAR_BANDED_MEAN_BELOW 9.0
 // Both refinements below for large near-banded matrices (at least this many rows, and no more
 // occupied diagonals than rows: consecutive rows read nearby columns).
@@ -39,31 +35,18 @@
 // rows (near-banded: consecutive rows read nearby columns), the scalar kernel. A thread's row of
 // 2-byte values spans few cache lines, its neighbours' rows continue them, and a load of x reads
 // the same column offset of 32 consecutive rows; the vector kernel is bound by its gathers of x
-// there (csr.cuh). Measured on one H200 job (27 Nov, ms, vector -> scalar, x and y in f64 / f32):
-// gen:stencil27:128 (mean 26.6, 27 diagonals) f16 0.2081 -> 0.1999 / 0.2214 -> 0.1835, bf16
-// 0.2086 -> 0.1996 / 0.2212 -> 0.1824, fx16 0.3369 -> 0.2248 / 0.3585 -> 0.2520; wave (156317
-// rows, mean 13.6, 87796 diagonals) f16 0.0146 -> 0.0141 / 0.0162 -> 0.0134, bf16 0.0148 ->
-// 0.0142 / 0.0162 -> 0.0132, fx16 0.0228 -> 0.0163 / 0.0239 -> 0.0151. A second job on more
-// generated matrices of the kind (f16): gen:stencil27:160 0.4032 -> 0.3809 / 0.4290 -> 0.3510,
-// gen:stencil27:64 0.0328 -> 0.0329 / 0.0333 -> 0.0317, gen:banded:1000000:24 0.0853 -> 0.0705 /
-// 0.1032 -> 0.0683, gen:convdiff3d:128 (under the banded rule above for f64: mean 6.95)
-// 0.0575 -> 0.0411 / 0.0634 -> 0.0383, fx16 up to 2.4x; the one loss, gen:banded:2000000:16, whose
-// rows of 16 fill the vector groups exactly: f16 0.0972 -> 0.1191 / 0.1098 -> 0.1149 (fx16 still
-// 0.1721 -> 0.1252). Where the conditions fail the vector kernel stayed faster:
-// gen:random:4000000:16 (7.5 M diagonals: f16 0.5444 against 0.7341 with f64 x and y),
-// gen:banded:1000000:64 (mean 64: f16 0.1969 against 0.5289, fx16 0.3182 against 0.6271), and the
-// collection's matrices of 3948-75888 rows (f16, f64 x and y: bcsstk29 0.0070 against 0.0154,
-// delaunay_n16 0.0064 against 0.0068, fe_body 0.0068 against 0.0074; too few rows to fill the GPU
-// one thread each). Wider values stay with the vector kernel (f64 on the stencil: 0.2512 against
-// 0.6062), as do CPMS values, whose segments read may change after the conversion (cpms4 read in
-// full: 0.3775 against 2.118).
+// there (csr.cuh). Where the conditions fail the vector kernel stays faster: on scattered
+// columns, on rows of 64, and on matrices too small to fill the GPU with a thread per row. The
+// rule's one known loss is on rows that fill the vector groups exactly (banded rows of 16), for
+// f16 though not fx16. Wider values stay with the vector kernel, as do CPMS values, whose
+// segments read may change after the conversion.
 #define MSP__NARROW_SCALAR_MEAN_BELOW 32.0
-// Two more from the collection on one H200 (docs/performance.md, the SpMV collection table): short
-// rows of very unequal length (mean below 4, skewness at least VECTOR_SKEW_BELOW, as in web
-// graphs with a few hubs) go to the merge path, not the scalar kernel, whose thread on a hub's row
-// holds up its whole block; and few long rows (fewer than VECTOR_MIN_ROWS rows, mean at least
-// MERGE_FEW_ROWS_MEAN) too: a group per row leaves most of the GPU idle there, the merge path
-// splits the rows over all of it.
+// Two more from the collection (docs/performance.md, the SpMV collection table): short rows of very
+// unequal length (mean below 4, skewness at least VECTOR_SKEW_BELOW, as in web graphs with a few
+// hubs) go to the merge path, not the scalar kernel, whose thread on a hub's row holds up its whole
+// block; and few long rows (fewer than VECTOR_MIN_ROWS rows, mean at least MERGE_FEW_ROWS_MEAN)
+// too: a group per row leaves most of the GPU idle there, the merge path splits the rows over all
+// of it.
 #define MSP__VECTOR_MIN_ROWS 1024
 #define MSP__MERGE_FEW_ROWS_MEAN 32.0
 

@@ -7,10 +7,9 @@
 // every format, and made from the same CSR as the triples): the kernel is the row-pointer product
 // of dispatch.h over the triples' columns and values, and gives CSR's bits for any thread count.
 // It does not read the row indices: 4 more bytes per entry (16 against CSR's 12). The kernel
-// that compared them, fused with the sum, was 1.05-1.54x CSR's time on one thread (make
-// bench-cpu --threads 1), and on a matrix whose product runs at the memory's speed
-// (stencil27:64: CSR at 32.8 of the 33.4 GB/s that one core read) no loop that reads those bytes
-// can match CSR. The row array stays in the format (conversions, the CUDA kernels).
+// that compared them, fused with the sum, was slower than CSR on one thread, and where CSR's
+// product already runs at the memory's speed no loop that reads those bytes can match it. The
+// row array stays in the format (conversions, the CUDA kernels).
 MSP__CPU_INLINE void coo_kernel(msp_precision PA, msp_precision PX, msp__cpu_spmv_args *s) {
   msp__cpu_rowptr_spmv(PA, PX, s, ((const msp__coo *)s->A->fmt)->col);
 }

@@ -162,15 +162,15 @@ MSP__CPU_INLINE int64_t msp__cpu_store_rows(const msp_acc *ya, int64_t r0, const
 }
 
 // ---- taking the parts ---------------------------------------------------------------------------
-// The np parts of a product (see "work split" below) go to the threads by ownership first, then
-// by stealing: part range o of nown (nown = min(threads, MSP__CPU_OWNERS, np)) belongs to
-// thread o, which takes its own parts in order, one at a time, from a counter of its own; a
-// thread whose range is done takes the next untaken parts of the other ranges (o + 1, o + 2,
-// ... modulo nown) from their counters. Each thread thus reads the same share of the matrix on
-// every product (kept in its caches from one product to the next, where a first-come dynamic
-// share moved the parts between the cores: wave 0.515 -> 0.477 ms at 2 threads), and a thread
-// slowed by other work on the machine still hands its untaken parts over. Which thread sums a
-// part changes no bits (each row is summed whole, in an order fixed by the matrix).
+// The np parts of a product (see "work split" below) go to the threads by ownership first, then by
+// stealing: part range o of nown (nown = min(threads, MSP__CPU_OWNERS, np)) belongs to thread o,
+// which takes its own parts in order, one at a time, from a counter of its own; a thread whose
+// range is done takes the next untaken parts of the other ranges (o + 1, o + 2, ... modulo nown)
+// from their counters. Each thread thus reads the same share of the matrix on every product (kept
+// in its caches from one product to the next, where a first-come dynamic share moved the parts
+// between the cores and was slower), and a thread slowed by other work on the machine still hands
+// its untaken parts over. Which thread sums a part changes no bits (each row is summed whole, in an
+// order fixed by the matrix).
 #define MSP__CPU_OWNERS 64
 typedef struct {
   struct {
@@ -277,7 +277,7 @@ static inline msp_status msp__cpu_spmv_setup(msp__cpu_spmv_args *s, double alpha
 // nor on which thread takes which part. A part is at worst one block heavier than its share: a
 // block whose rows hold more than 1/MSP__CPU_PARTS of the nonzeros is the limit of this balance.
 #define MSP__CPU_PARTS 256
-#define MSP__CPU_PART_MIN 16384 // weight per part (about 10 us of work): the dynamic share's grain
+#define MSP__CPU_PART_MIN 16384 // weight per part: the dynamic share's grain, far above its cost
 
 // The number of parts for a total weight.
 static inline int64_t msp__cpu_nparts(int64_t total) {
@@ -312,8 +312,8 @@ MSP__CPU_INLINE void msp__cpu_part_blocks(int64_t p, int64_t np, int64_t nb, int
 // from the part this thread took before when that was p - 1 (its own parts come in order):
 // then *b0 is that part's end and *b1 is found by an exponential search forward from it,
 // reading the weights of the blocks that the part is about to read, where two binary searches
-// over the whole matrix per part, whose steps each wait on a cache miss, cost 10-15% of a CSR
-// product on wave (one thread, 138 parts: 1.33 ms against 1.10 with 2 parts).
+// over the whole matrix per part, whose steps each wait on a cache miss, cost a noticeable share
+// of a CSR product on a matrix of many parts.
 MSP__CPU_INLINE void msp__cpu_taken_blocks(msp__cpu_taker *tk, int64_t p, int64_t nb, int64_t total,
                                            int64_t (*W)(const void *, int64_t), const void *w,
                                            int64_t *b0, int64_t *b1) {
@@ -354,10 +354,8 @@ MSP__CPU_INLINE void msp__cpu_taken_blocks(msp__cpu_taker *tk, int64_t p, int64_
 // Where x is larger than a core's L2 cache and the columns of a row spread over all of it (the
 // matrix's bandwidth as large), the hardware prefetchers cannot foresee x's lines and each read
 // of x waits for the L3 cache or the memory; asking for the x entry MSP__CPU_PF_AHEAD entries
-// ahead overlaps those waits (CSR, 2 threads, standalone copies of the loop, medians of 15:
-// random:2000000:16 19.1 -> 17.0 ms, rmat:20:16 9.45 -> 8.84; 16 and 32 entries ahead gained
-// less, 128 lost on rmat). Where x fits the L2 the extra instructions cost 5-20% (web-NotreDame,
-// x 2.6 MB, 0.66 -> 0.69-0.70 ms; copter2 0.220 -> 0.241; bcsstk29 0.109 -> 0.132), so it is done
+// ahead overlaps those waits (16 and 32 entries ahead gained less, 128 lost on a power-law
+// graph). Where x fits the L2 the extra instructions cost more than they save, so it is done
 // only past MSP__CPU_PF_XBYTES of x and of bandwidth.
 #define MSP__CPU_PF_AHEAD 64
 #define MSP__CPU_PF_XBYTES ((int64_t)4 << 20)
@@ -370,19 +368,13 @@ MSP__CPU_INLINE int msp__cpu_prefetch_x(msp_precision PX, const struct msp_matri
 }
 
 // ---- rows of irregular lengths ----------------------------------------------------------------
-// The U4 loop (msp__cpu_row_sum_far) against the plain one, CSR at 2 threads, standalone copies
-// of both (medians, ms): faster where the lengths change from row to row and stay near their
-// mean (delaunay_n16 0.198 -> 0.129, rgg_n_2_15_s0 0.140 -> 0.121, copter2 0.215 -> 0.180;
-// fe_body, bcsstk29 and bcsstk33 3-10%; wave as fast), slower where they repeat
-// (random:2000000:16 17.7 -> 19.8, wing 0.070 -> 0.099, t60k 0.043 -> 0.053, finan512 0.120 ->
-// 0.145) or spread over orders of magnitude (web-NotreDame 0.648 -> 0.719, cit-HepTh 0.110 ->
-// 0.117; soc-Epinions1 0.294 -> 0.260 gained). The rule takes it where the coefficient of
-// variation of the lengths is under MSP__CPU_U4_CV and at least half of MSP__CPU_U4_SAMPLES rows
-// spread evenly over the matrix differ in length from the row before (delaunay_n16 0.80,
-// copter2 0.85, wave 0.74, bcsstk29 0.59, against random 0.00, wing 0.00, t60k 0.03,
-// stencil27:64 0.03; finan512, 0.53, is out by its variation 0.79): a sample of a few hundred
-// reads of the row pointers on each product, the same for every thread. Either loop gives the
-// same bits.
+// The U4 loop (msp__cpu_row_sum_far) is faster than the plain one where the lengths change from
+// row to row and stay near their mean (meshes), and slower where they repeat or spread over
+// orders of magnitude. The rule takes it where the coefficient of variation of the lengths is
+// under MSP__CPU_U4_CV and at least half of MSP__CPU_U4_SAMPLES rows spread evenly over the
+// matrix differ in length from the row before, which separates the matrices it gained on from
+// those it lost on: a sample of a few hundred reads of the row pointers on each product, the same
+// for every thread. Either loop gives the same bits.
 #define MSP__CPU_U4_CV 0.5
 #define MSP__CPU_U4_SAMPLES 512
 
@@ -405,14 +397,12 @@ static inline int msp__cpu_rows_irregular(const struct msp_matrix_s *A) {
 // (two were faster than one and than four on the short rows of wave, soc-Epinions1 and copter2, and
 // as fast as four on bcsstk29's rows of 44); the order is fixed by the row's length alone, so the
 // bits do not depend on the thread count, and COO (coo.c) sums its rows in the same order.
-// The last entry is read for every non-empty row and its product kept (bits and-ed with an
-// all-ones mask) for an odd length, +0.0 otherwise: a branch on the parity mispredicted on rows
-// of varying length, and dropping it made CSR 1.1-1.7x faster on such matrices (2 threads, make
-// bench-cpu medians: web-NotreDame 0.78 -> 0.71 ms, delaunay_n16 0.26 -> 0.16-0.18, fe_body
-// 0.155 -> 0.090, copter2 0.244 -> 0.211-0.222). Adding +0.0 changes no sum here (s0 and s1
-// start at +0.0 and never become -0.0 in round-to-nearest, nor does their sum), and a dropped
-// product is masked, not multiplied by 0 (an infinite one would give NaN), so the bits are those
-// of the branch.
+// The last entry is read for every non-empty row and its product kept (bits and-ed with an all-ones
+// mask) for an odd length, +0.0 otherwise: a branch on the parity mispredicted on rows of varying
+// length, and dropping it made CSR clearly faster on such matrices. Adding +0.0 changes no sum here
+// (s0 and s1 start at +0.0 and never become -0.0 in round-to-nearest, nor does their sum), and a
+// dropped product is masked, not multiplied by 0 (an infinite one would give NaN), so the bits are
+// those of the branch.
 MSP__CPU_INLINE double msp__cpu_keep(double p, int64_t keep) { // p for keep 1, +0.0 for keep 0
   uint64_t b;
   memcpy(&b, &p, sizeof b);

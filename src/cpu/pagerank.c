@@ -17,8 +17,8 @@
 
 // The pull's parts: consecutive nodes up to PR_PART_WEIGHT of nodes plus in-edges (a node with
 // more in-edges is a part of its own). The pull summed inside the update's chunks of equal node
-// counts left the hubs together in the first chunks in degree order: on the 16-core host of the
-// H100 machine it took 51 ms per iteration on rmat:22:16 in degree order, 22 in the file's.
+// counts left the hubs together in the first chunks in degree order, which made the degree order
+// much slower than the file's on a power-law graph.
 #define PR_PART_WEIGHT 65536
 
 // The backend's part of the graph: the pull's parts and sums, the reductions' partial sums (3 per

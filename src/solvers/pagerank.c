@@ -336,9 +336,8 @@ exit:
 // - 32 bits of cpms4: the cpms2 layout, read with its head, instead of 2 of 4 segments: the pull
 //   gathers q_j at random, and each segment read is a sector of its own (a bank apart), so K
 //   segments cost K sectors per gathered entry where a head costs one. For the same reason
-//   cpms4 reads 16, 32, then 64 bits and leaves out the 48-bit level (3 sectors per gather).
-//   Measured on the H100 (rmat:24:16, degree order, ms per iteration): 2.44 at 16 bits, 5.50 at
-//   48 bits, against 2.72 in fp64.
+//   cpms4 reads 16, 32, then 64 bits and leaves out the 48-bit level (3 sectors per gather),
+//   which is slower than plain fp64.
 static msp_status relayout(pr_state *S, msp_vector dst[4], msp_precision prec) {
   msp_status st = MSP_SUCCESS;
   msp_vector cur[4] = {S->p, S->pn, S->q, S->qn};
@@ -522,8 +521,8 @@ static msp_status pagerank_run(msp_context ctx, const msp_matrix G,
     MSP_TRY(build_degrees(&S, G, order == MSP_PAGERANK_ORDER_DEGREE));
   }
   if (!values && S.be->pr_transpose) {
-    // G^T made on the backend (CUDA: a radix sort on the device; with the host's counting sort
-    // the set-up took 11 s on rmat:24:16's 263 M edges, H100 job of 24 Nov)
+    // G^T made on the backend (CUDA: a radix sort on the device), since the host's counting
+    // sort dominates the set-up of a large graph
     MSP_TRY(S.be->pr_transpose(ctx, G, S.inv, &S.g));
   } else {
     MSP_TRY(build_transpose(&S, G));
@@ -574,9 +573,8 @@ static msp_status pagerank_run(msp_context ctx, const msp_matrix G,
   MSP_TRY(load_start(&S, hp));
   MSP_TRY(set_reads(&S));
   {
-    // every working vector on the backend now (the start, the personalisation): part of the
-    // set-up, not of the first iteration (the H100 run of 24 Nov had these uploads in the first
-    // iteration: a fixed 5 to 20 ms on graphs of 4 to 8 M nodes)
+    // every working vector on the backend now (the start, the personalisation), so that the
+    // uploads count in the set-up rather than inflating the first iteration's time
     msp_vector vs[] = {S.p,    S.pn,   S.q,    S.qn,    S.y,     S.v,     S.f[0],
                        S.f[1], S.f[2], S.f[3], S.c2[0], S.c2[1], S.c2[2], S.c2[3]};
     for (size_t i = 0; i < sizeof vs / sizeof *vs; i++)
