@@ -157,8 +157,8 @@ msp_status msp_dist_matrix_scatter(msp_dist d, int root, const msp_matrix G,
 // chunks per rank (give or take one). An R-MAT graph's edge list is drawn by every rank, an equal
 // share each, and each edge sent to its row's owner (one all-to-all of the edges; the rows then
 // sorted and deduplicated as one process does); as the first matrix, its blocks balance the
-// edges drawn (counted per chunk of rows over every rank) instead of the rows. MSP_ERR_NOT_SUPPORTED under a METIS layout
-// (scatter the matrix then).
+// edges drawn (counted per chunk of rows over every rank) instead of the rows.
+// MSP_ERR_NOT_SUPPORTED under a METIS layout (scatter the matrix then).
 // MSP_ERR_INVALID_ARGUMENT (a bad spec, the ranks' specs differ), MSP_ERR_INVALID_MATRIX (not
 // square, fewer chunks than ranks), MSP_ERR_DIMENSION_MISMATCH (rows differ from the layout's),
 // MSP_ERR_OUT_OF_MEMORY, the conversion's statuses. Collective.
