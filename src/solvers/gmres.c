@@ -74,6 +74,7 @@ typedef struct {
   double bytes;    // basis bytes moved
   double last_res; // the recurrence's residual norm at the last iteration of the cycle
   double *y;       // f32 basis: the cycle's coefficients (m + 1)
+  double *hn;      // f32 basis: ||H e_j||^2 of the cycle's columns (m + 1)
   double *Bc;      // f32 basis: cycle_gcro's coupling C^T A V_new, (m + 1) x m
   double *aux;     // f32 basis: cycle_gcro's vectors, 8 (m + 2)
   double res0;     // the residual norm at the start of the cycle
@@ -318,7 +319,8 @@ static int monitor(const gmres_state *s, int64_t iter, double res, double bnorm,
 // recurrence goes on falling (f32 basis, poisson3d:48, m = 300: the explicit residual stays at
 // 6.8e-6 from iteration 95 while the recurrence reaches 1e-8 at 117). The cycle stops there:
 // floor_estimate is sqrt(sum over j of (u ||H e_j|| y_j)^2), y the cycle's coefficients, from
-// the rotated H and g on the host (O(k^2) per iteration, no pass over the basis). Only the f32
+// the rotated H and g on the host (O(k^2) per iteration once the residual fell by FLOOR_GUARD,
+// no pass over the basis). Only the f32
 // basis uses it: the 16-bit and fixed-point bases keep the cycles they had, and f64 is untouched.
 static double basis_unit(msp_precision p) {
   return p == MSP_PRECISION_F32 ? 0x1p-24 : 0.0;
@@ -338,16 +340,10 @@ static void cycle_coefficients(gmres_state *s, int k) {
 }
 
 static double floor_estimate(gmres_state *s, int k, double u) {
-  const int ld = s->m + 1;
   double e2 = 0.0;
   cycle_coefficients(s, k);
-  for (int j = 0; j < k; j++) {
-    const double *col = s->H + (size_t)j * ld; // rotations keep the column's norm
-    double hn = 0.0;
-    for (int i = 0; i <= j + 1; i++)
-      hn += col[i] * col[i];
-    e2 += hn * s->y[j] * s->y[j];
-  }
+  for (int j = 0; j < k; j++)
+    e2 += s->hn[j] * s->y[j] * s->y[j];
   return u * sqrt(e2);
 }
 
@@ -418,6 +414,13 @@ static msp_status cycle_dcgs2(gmres_state *s, msp_solver_report *R, double beta,
       hu[j] = rjj;
       memcpy(s->h, hu, (size_t)j * sizeof(double));
       const double res = rotate(s, j - 1, rjj);
+      if (s->hn) { // the rotated column's norm, which later rotations leave alone
+        const double *col = s->H + (size_t)(j - 1) * ld;
+        double hn = 0.0;
+        for (int i = 0; i <= j; i++)
+          hn += col[i] * col[i];
+        s->hn[j - 1] = hn;
+      }
       s->last_res = res;
       R->iterations++;
       R->iterations_by_precision[prec]++;
@@ -427,7 +430,10 @@ static msp_status cycle_dcgs2(gmres_state *s, msp_solver_report *R, double beta,
       if (monitor(s, R->iterations, res, bnorm, prec)) R->stopped = 1;
       if (res <= tol || rjj == 0.0 || R->stopped) break;
       const double u = basis_unit(s->V->prec);
-      const double est = u > 0.0 && product && s->Bc ? floor_estimate(s, j, u) : 0.0;
+      // both rules below need res <= FLOOR_GUARD res0: the O(j^2) estimate only from there
+      const double est = u > 0.0 && product && s->Bc && res <= FLOOR_GUARD * s->res0
+                             ? floor_estimate(s, j, u)
+                             : 0.0;
       // the solve's first cycle: stop where the continuation's floor, est scaled by the
       // residual's fall, is below tol too (see FLOOR_SHARE), once the residual fell by
       // FLOOR_GUARD (before, the coefficients and so est are still growing)
@@ -797,6 +803,7 @@ static msp_status gmres_run(msp_context ctx, const msp_matrix A, msp_vector b, m
   SETUP_TRY(MSP_ALLOC_ZERO(S.u, m + 1, "GMRES projections"));
   if (S.o.ortho == MSP_ORTHO_DCGS2 && (S.o.basis_auto || basis_unit(S.o.basis_precision) > 0.0)) {
     SETUP_TRY(MSP_ALLOC_ZERO(S.y, m + 1, "GMRES coefficients"));
+    SETUP_TRY(MSP_ALLOC_ZERO(S.hn, m + 1, "GMRES column norms"));
     SETUP_TRY(MSP_ALLOC_ZERO(S.Bc, (size_t)(m + 1) * (size_t)m, "GMRES coupling"));
     SETUP_TRY(MSP_ALLOC_ZERO(S.aux, 8 * ((size_t)m + 2), "GMRES projections"));
   }
@@ -946,6 +953,7 @@ exit:
   msp__free(S.rr);
   msp__free(S.c);
   msp__free(S.y);
+  msp__free(S.hn);
   msp__free(S.Bc);
   msp__free(S.aux);
   return st;
