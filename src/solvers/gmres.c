@@ -17,23 +17,21 @@
 #define MAX_REORTH 2
 // Auto basis: a cycle that does not bring the explicit residual below this share of its value
 // before the cycle moves the basis to f64. Restarted GMRES from the iterate the f32 cycles left
-// can itself stall where GMRES from the initial guess converges (cz308 at m = 50: f64 from x0 in
-// 210 iterations; f64 from the iterate of 7 f32 cycles stuck at 1.6e-8 for 10,000 iterations),
-// so an f64 cycle after the move that stagnates the same way starts over from the initial guess,
+// can itself stall where GMRES from the initial guess converges (cz308 at a small restart), so an
+// f64 cycle after the move that stagnates the same way starts over from the initial guess,
 // once: from there the iteration is that of the f64 basis alone, and `auto` converges wherever
 // f64 does (within max_iters, which counts the iterations before the restart too).
 #define STAGNATION 0.9
 #define GAP 10.0
 // A DCGS2 cycle with an f32 basis stops at its floor (floor_estimate below) once the recurrence's
-// residual falls below FLOOR_SHARE of the estimate (the gaps measured are 0.3 to 0.6 of it), where
-// the estimate lies FLOOR_GUARD below the cycle's first residual (above, it is too pessimistic
-// to act on: on watt_2 with Jacobi it exceeds the residual after 4 iterations, and stopping there
-// sent `auto` to f64 on a longer path, 478 iterations against 410), and continues in its columns
-// left over (cycle_gcro). The continuation has a floor too, the estimate scaled by how far the
-// residual fell before it, so in the solve's first cycle (the largest coefficients) the cycle
-// stops already where that lies below FLOOR_SHARE tol: the earlier the continuation takes over,
-// the less of the cycle's rounding it carries (convdiff3d:48 at m = 300: 189 iterations, as f64,
-// against 202 when stopping at the floor itself; later cycles stop at the floor).
+// residual falls below FLOOR_SHARE of the estimate (the estimate is pessimistic by a small
+// factor), where the estimate lies FLOOR_GUARD below the cycle's first residual (above, it is too
+// pessimistic to act on: stopping early on such systems sent `auto` to f64 on a longer path),
+// and continues in its columns left over (cycle_gcro). The continuation has a floor too, the
+// estimate scaled by how far the residual fell before it, so in the solve's first cycle (the
+// largest coefficients) the cycle stops already where that lies below FLOOR_SHARE tol: the
+// earlier the continuation takes over, the less of the cycle's rounding it carries (later cycles
+// stop at the floor). docs/gmres.md has the iteration counts behind these choices.
 #define FLOOR_SHARE 0.25
 #define FLOOR_GUARD 1e-2
 
@@ -208,8 +206,8 @@ static msp_status orthogonalize(gmres_state *s, int j, double *hnext) {
   MSP_TRY(norm_of(s, ww, &after));
   // Cancellation lost more than the factor eta: another pass recovers orthogonality. Its
   // subtraction does not ask for the projection after it: a second re-orthogonalisation is rare,
-  // and asking costs (the CUDA staged kernel reads the f32 columns at 1,600-2,000 GB/s where a
-  // plain subtraction reaches 2,100-2,800), so that pass, if any, projects on its own.
+  // and asking costs (the fused kernel reads the columns more slowly than a plain subtraction),
+  // so that pass, if any, projects on its own.
   for (int pass = 0; pass < MAX_REORTH && after < ETA * before; pass++) {
     before = after;
     if (!fuse || pass > 0) MSP_TRY(basis_project(s, 0, j + 1, s->w, s->u, NULL));
@@ -489,8 +487,8 @@ static msp_status nonfinite(int64_t iter) {
 // ---- continuing a cycle past its floor (f32 basis, DCGS2) ---------------------------------------
 // The cycle stopped at its floor after k iterations: x has its iterate, r = b - A x is mostly the
 // basis's rounding (outside the cycle's space), and columns k + 1 .. m are free. Restarting would
-// throw the space away (the next cycle from r takes 55 iterations on poisson3d:48 at m = 300,
-// where f64 goes on from the same residual in 30); instead the cycle goes on as GCRO (de Sturler,
+// throw the space away (the next cycle from r needs far more iterations than f64 takes to go on
+// from the same residual); instead the cycle goes on as GCRO (de Sturler,
 // "Nested Krylov methods based on GCR"; Parks, de Sturler, Mackey, Johnson and Maiti, "Recycling
 // Krylov subspaces for sequences of linear systems") with the cycle's space as the recycled one:
 // U = V_k R_h^-1 and C = A U = V_k+1 Q_h (Hu_k = Q_h R_h, the cycle's rotations; C orthonormal in
@@ -505,7 +503,7 @@ static msp_status nonfinite(int64_t iter) {
 // passes of an iteration are DCGS2's, over columns 0 .. J. A of the correction's C part is left
 // out of A q_J (it is of the size of the basis's rounding, like the term DCGS2 itself drops).
 // With the f64 arithmetic of a forced floor on an f64 basis the continuation repeats unrestarted
-// GMRES (78 iterations on poisson3d:32, as f64).
+// GMRES iteration for iteration.
 // Q_h^T x in out[0 .. k-1] (z^T x in out[k]), x of k + 1 coordinates in columns 0 .. k.
 static void qh_t(const gmres_state *s, int k, const double *x, double *out) {
   memcpy(out, x, (size_t)(k + 1) * sizeof(double));
