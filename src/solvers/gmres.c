@@ -244,6 +244,20 @@ static double rotate(gmres_state *s, int j, double hnext) {
   return fabs(s->g[j + 1]);
 }
 
+// x += M^-1 V_k y (the columns' combination, then the preconditioner when there is one).
+static msp_status add_correction(gmres_state *s, int k, const double *y) {
+  msp_status st = MSP_SUCCESS;
+  MSP_TRY(basis_combine(s, k, y, s->z));
+  if (s->o.precond != MSP_PRECOND_NONE) {
+    MSP_TRY(msp__precond_apply(s->ctx, &s->P, s->z, s->t));
+    MSP_TRY(msp_axpby(s->ctx, 1.0, s->t, 1.0, s->x));
+  } else {
+    MSP_TRY(msp_axpby(s->ctx, 1.0, s->z, 1.0, s->x));
+  }
+exit:
+  return st;
+}
+
 // Solve the k x k triangle H y = g (into h) and update x += M^-1 V_k y. A zero on the diagonal
 // (the new direction added nothing) drops that column and the ones after it.
 static msp_status update_solution(gmres_state *s, int k) {
@@ -262,13 +276,7 @@ static msp_status update_solution(gmres_state *s, int k) {
       t -= s->H[i + (size_t)c * ld] * y[c];
     y[i] = t / s->H[i + (size_t)i * ld];
   }
-  MSP_TRY(basis_combine(s, k, y, s->z));
-  if (s->o.precond != MSP_PRECOND_NONE) {
-    MSP_TRY(msp__precond_apply(s->ctx, &s->P, s->z, s->t));
-    MSP_TRY(msp_axpby(s->ctx, 1.0, s->t, 1.0, s->x));
-  } else {
-    MSP_TRY(msp_axpby(s->ctx, 1.0, s->z, 1.0, s->x));
-  }
+  MSP_TRY(add_correction(s, k, y));
 exit:
   return st;
 }
@@ -713,13 +721,7 @@ static msp_status cycle_gcro(gmres_state *s, msp_solver_report *R, int k, double
     coef[k] = 0.0;
     for (int c = 0; c < P; c++)
       coef[k + 1 + c] = yv[c];
-    MSP_TRY(basis_combine(s, k + 1 + P, coef, s->z));
-    if (s->o.precond != MSP_PRECOND_NONE) {
-      MSP_TRY(msp__precond_apply(s->ctx, &s->P, s->z, s->t));
-      MSP_TRY(msp_axpby(s->ctx, 1.0, s->t, 1.0, s->x));
-    } else {
-      MSP_TRY(msp_axpby(s->ctx, 1.0, s->z, 1.0, s->x));
-    }
+    MSP_TRY(add_correction(s, k + 1 + P, coef));
   }
 exit:
   return st;
