@@ -187,6 +187,18 @@ static msp_status root_checks(msp_dist d, int root, const msp_matrix G) {
 
 // The parts' matrix (rows of the local CSR listed in `which`, columns mapped by cmap) converted
 // with opts, in the inner context.
+// The statistics of a part filled in place, which its conversion reads (the kernel, the
+// format's rule). The part itself is only the conversion's source: it is not uploaded, so a
+// device rank copies each part to its GPU once, converted.
+static msp_status analyse_part(msp_context ctx, msp_matrix M) {
+  msp_status st = MSP_SUCCESS;
+  const int threads_prev = msp__threads_enter(ctx);
+  st = msp__analyze(M);
+  if (st == MSP_SUCCESS) st = msp__analyze_formats(M, &M->stats);
+  msp__threads_leave(threads_prev);
+  return st;
+}
+
 static msp_status make_part(msp_dist d, const int64_t *rp, const int32_t *cmap, const double *val,
                             const int64_t *which, int64_t nrows, int64_t cols,
                             const msp_convert_options *opts, msp_matrix *out) {
@@ -209,7 +221,7 @@ static msp_status make_part(msp_dist d, const int64_t *rp, const int32_t *cmap, 
     }
     M->rowptr[k + 1] = p;
   }
-  MSP_TRY_THREADS(d->inner, msp__matrix_finish(&M));
+  MSP_TRY(analyse_part(d->inner, M));
   MSP_TRY(msp_matrix_convert(d->inner, M, opts, out));
 exit:
   msp_matrix_destroy(&M);
@@ -268,20 +280,14 @@ static msp_status build_split(msp_dist d, const int64_t *rp, const int32_t *ci, 
       orp[b] = po;
     }
   }
-  {
-    const int threads_prev = msp__threads_enter(d->inner);
-    lst = msp__matrix_finish(&Md);
-    msp__threads_leave(threads_prev);
-  }
+  lst = analyse_part(d->inner, Md);
   if (lst == MSP_SUCCESS) lst = msp_matrix_convert(d->inner, Md, opts, &m->Ad);
   if (lst == MSP_SUCCESS && nbnd) {
     // the boundary rows' halo part: few entries, CSR in the values' precision
     msp_convert_options oo = opts ? *opts : msp_convert_options_default();
     oo.format = MSP_FORMAT_CSR;
     oo.kernel = MSP_KERNEL_AUTO;
-    const int threads_prev = msp__threads_enter(d->inner);
-    lst = msp__matrix_finish(&Mo);
-    msp__threads_leave(threads_prev);
+    lst = analyse_part(d->inner, Mo);
     if (lst == MSP_SUCCESS) lst = msp_matrix_convert(d->inner, Mo, &oo, &m->Ao);
   }
   if (lst == MSP_SUCCESS && !d->base->spmv[m->Ad->format])
