@@ -757,6 +757,312 @@ done:
   msp_matrix_destroy(&C0);
 }
 
+// ---- the f32 basis's continuation past the floor (GCRO in the cycle's free columns) ----------
+// An f32 DCGS2 cycle stops at the floor of its rounding (in the solve's first cycle, once the
+// residual fell by 100) and goes on as GCRO in the columns it left free (docs/gmres.md). On
+// poisson3d:8, b = 1, restart 300 that happens a few iterations in, and the continuation
+// converges without a restart. Its edge cases keep the contracts of a plain cycle.
+typedef struct {
+  msp_matrix A;
+  int64_t n;
+  double *b, *x, *x0;
+  double hist[512];
+} cont_case;
+
+static msp_solver_options cont_options(int restart, int64_t max_iters) {
+  msp_solver_options o = msp_solver_options_default();
+  o.basis_precision = MSP_PRECISION_F32;
+  o.restart = restart;
+  o.max_iters = max_iters;
+  return o;
+}
+
+static msp_status cont_solve(cont_case *c, const msp_solver_options *o, msp_solver_report *rep) {
+  memset(rep, 0, sizeof *rep);
+  rep->history = c->hist;
+  rep->history_capacity = 512;
+  return solve(c->A, c->b, c->x0, c->x, o, rep);
+}
+
+// iterations_by_precision adds up to iterations, one history entry per iteration and one
+// before, the history never rises within a cycle that did not restart.
+static void cont_check_report(const cont_case *c, const msp_solver_report *rep, const char *what) {
+  int64_t sum = 0;
+  for (int p = 0; p < MSP_PRECISION_COUNT; p++)
+    sum += rep->iterations_by_precision[p];
+  CHECK(sum == rep->iterations && rep->history_length == rep->iterations + 1,
+        "%s: iterations %lld, by precision %lld, history %lld", what, (long long)rep->iterations,
+        (long long)sum, (long long)rep->history_length);
+  for (int64_t i = 1; rep->restarts == 0 && i < rep->history_length && i < 512; i++)
+    CHECK(c->hist[i] <= c->hist[i - 1], "%s: history rises at %lld: %g > %g", what, (long long)i,
+          c->hist[i], c->hist[i - 1]);
+}
+
+// Writes NaN into b from the monitor at iteration nan_at (b as the solve reads it).
+typedef struct {
+  monitor_log L;
+  msp_vector b;
+  int64_t nan_at;
+} nan_monitor;
+static int monitor_nan(void *data, int64_t iteration, double residual, double rel_residual,
+                       msp_precision basis) {
+  nan_monitor *M = data;
+  if (iteration == M->nan_at) {
+    const int64_t n = msp_vector_length(M->b);
+    double *h = malloc((size_t)n * sizeof *h);
+    for (int64_t i = 0; h && i < n; i++)
+      h[i] = i == n / 2 ? NAN : 1.0;
+    if (h) CHECK_OK(msp_vector_set(M->b, h));
+    free(h);
+  }
+  return monitor_record(&M->L, iteration, residual, rel_residual, basis);
+}
+
+static void test_continuation(void) {
+  cont_case c;
+  memset(&c, 0, sizeof c);
+  CHECK_OK(msp_matrix_generate(ctx, "poisson3d:8", &c.A));
+  if (!c.A) return;
+  c.n = msp_matrix_rows(c.A);
+  c.b = malloc((size_t)c.n * sizeof *c.b);
+  c.x = malloc((size_t)c.n * sizeof *c.x);
+  double *xk = malloc((size_t)c.n * sizeof *xk), *full_hist = malloc(512 * sizeof *full_hist);
+  for (int64_t i = 0; i < c.n; i++)
+    c.b[i] = 1.0;
+  msp_solver_report rep;
+  // Where the first cycle stops: with restart 10 and max_iters K, the solve restarts once
+  // (restarts 1) from the first K that lets the cycle stop at its floor, K = k + 1 (the stop
+  // needs the next product); without the stop the cycle would fill its 10 columns.
+  int64_t k = -1;
+  for (int64_t mi = 1; mi <= 10 && k < 0; mi++) {
+    msp_solver_options o = cont_options(10, mi);
+    CHECK_OK(cont_solve(&c, &o, &rep));
+    if (rep.restarts == 1) k = mi - 1;
+  }
+  CHECK(k >= 2, "poisson3d:8: the f32 cycle did not stop at its floor (k %lld)", (long long)k);
+  if (k < 2) goto done;
+  // The residual at the floor stop: the cycle's iterate after k iterations (max_iters k: the
+  // same iterate, the stop needs one more product).
+  msp_solver_options o = cont_options(300, k);
+  CHECK_OK(cont_solve(&c, &o, &rep));
+  CHECK(!rep.converged && rep.iterations == k && rep.restarts == 0, "max_iters k: %lld, %lld",
+        (long long)rep.iterations, (long long)rep.restarts);
+  memcpy(xk, c.x, (size_t)c.n * sizeof *xk);
+  const double res_k = true_residual(c.A, c.b, xk);
+
+  // The full solve: converged in the continuation, no restart.
+  o = cont_options(300, 10000);
+  CHECK_OK(cont_solve(&c, &o, &rep));
+  const msp_solver_report full = rep;
+  memcpy(full_hist, c.hist, 512 * sizeof *full_hist);
+  CHECK(full.converged && full.restarts == 0 && full.iterations > k + 2 &&
+            full.iterations_by_precision[MSP_PRECISION_F32] == full.iterations,
+        "continuation: converged %d, %lld iterations (stop at %lld), %lld restarts", full.converged,
+        (long long)full.iterations, (long long)k, (long long)full.restarts);
+  cont_check_report(&c, &full, "continuation");
+  printf("poisson3d:8 f32 restart 300: floor stop at %lld, converged at %lld\n", (long long)k,
+         (long long)full.iterations);
+
+  // 1. max_iters inside the continuation: exactly max_iters iterations, not converged
+  // (MSP_SUCCESS), the iterate of that iteration (its explicit residual reported, no worse than at
+  // the stop), the history a prefix of the full solve's.
+  for (int64_t mi = k + 1; mi < full.iterations; mi++) {
+    o = cont_options(300, mi);
+    CHECK_OK(cont_solve(&c, &o, &rep));
+    const double rel = true_residual(c.A, c.b, c.x);
+    CHECK(!rep.converged && !rep.stopped && rep.iterations == mi && rep.restarts == 0,
+          "max_iters %lld: converged %d, %lld iterations, %lld restarts", (long long)mi,
+          rep.converged, (long long)rep.iterations, (long long)rep.restarts);
+    CHECK(rel <= res_k && fabs(rel - rep.rel_residual) <= 1e-6 * rel,
+          "max_iters %lld: residual %g (reported %g), %g at the floor stop", (long long)mi, rel,
+          rep.rel_residual, res_k);
+    CHECK(rep.history_length == mi + 1 &&
+              memcmp(c.hist, full_hist, (size_t)(mi + 1) * sizeof *full_hist) == 0,
+          "max_iters %lld: history of %lld entries differs from the full solve's", (long long)mi,
+          (long long)rep.history_length);
+    cont_check_report(&c, &rep, "max_iters");
+  }
+
+  // 2. The monitor asks to stop inside the continuation (and at the floor stop's iteration):
+  // the solve stops there, stopped = 1, x that iteration's iterate.
+  for (int64_t at = k; at <= k + 3; at++) {
+    monitor_log L;
+    memset(&L, 0, sizeof L);
+    L.stop_at = at;
+    o = cont_options(300, 10000);
+    o.monitor = monitor_record;
+    o.monitor_data = &L;
+    CHECK_OK(cont_solve(&c, &o, &rep));
+    const double rel = true_residual(c.A, c.b, c.x);
+    CHECK(rep.stopped && !rep.converged && rep.iterations == at && L.calls == at + 1 &&
+              rep.restarts == 0,
+          "monitor stop at %lld: stopped %d converged %d, %lld iterations, %lld calls",
+          (long long)at, rep.stopped, rep.converged, (long long)rep.iterations, (long long)L.calls);
+    CHECK(rel <= res_k && fabs(rel - rep.rel_residual) <= 1e-6 * rel,
+          "monitor stop at %lld: residual %g (reported %g), %g at the floor stop", (long long)at,
+          rel, rep.rel_residual, res_k);
+    for (int64_t i = 0; i < L.calls && i < 64; i++)
+      CHECK(L.iter[i] == i && L.rel[i] == c.hist[i] && L.prec[i] == MSP_PRECISION_F32,
+            "monitor stop at %lld: call %lld has iteration %lld, rel %g (history %g)",
+            (long long)at, (long long)i, (long long)L.iter[i], L.rel[i], c.hist[i]);
+    cont_check_report(&c, &rep, "monitor stop");
+  }
+
+  // 3. History and monitor over the whole solve, f32 and auto: one call and one entry per
+  // iteration, numbered 0, 1, ...
+  for (int au = 0; au < 2; au++) {
+    monitor_log L;
+    memset(&L, 0, sizeof L);
+    L.stop_at = -1;
+    o = cont_options(300, 10000);
+    o.basis_auto = au;
+    o.monitor = monitor_record;
+    o.monitor_data = &L;
+    CHECK_OK(cont_solve(&c, &o, &rep));
+    CHECK(rep.converged && rep.iterations == full.iterations && L.calls == rep.iterations + 1 &&
+              rep.iterations_by_precision[MSP_PRECISION_F32] == rep.iterations,
+          "auto %d: converged %d, %lld iterations (f32 %lld), %lld monitor calls", au,
+          rep.converged, (long long)rep.iterations,
+          (long long)rep.iterations_by_precision[MSP_PRECISION_F32], (long long)L.calls);
+    for (int64_t i = 0; i < L.calls && i < 64; i++)
+      CHECK(L.iter[i] == i && L.rel[i] == c.hist[i], "auto %d: call %lld has iteration %lld", au,
+            (long long)i, (long long)L.iter[i]);
+    cont_check_report(&c, &rep, au ? "auto" : "f32");
+  }
+
+  // 4. Restarts with no room to continue (k + 2 columns or fewer) or just enough, and tiny ones:
+  // converged, the report consistent.
+  const int restarts[] = {1, 2, 3, (int)k + 1, (int)k + 2, (int)k + 3, (int)k + 4};
+  for (size_t q = 0; q < sizeof restarts / sizeof restarts[0]; q++) {
+    o = cont_options(restarts[q], 10000);
+    CHECK_OK(cont_solve(&c, &o, &rep));
+    CHECK(rep.converged, "restart %d: not converged after %lld iterations", restarts[q],
+          (long long)rep.iterations);
+    cont_check_report(&c, &rep, "small restart");
+  }
+  // ... and inside the continuation at restart k + 3 (one new column, then the last product)
+  o = cont_options((int)k + 3, k + 2);
+  CHECK_OK(cont_solve(&c, &o, &rep));
+  CHECK(!rep.converged && rep.iterations == k + 2 && rep.restarts == 0 &&
+            true_residual(c.A, c.b, c.x) <= res_k,
+        "restart k + 3, max_iters k + 2: %lld iterations, %lld restarts", (long long)rep.iterations,
+        (long long)rep.restarts);
+  // b = 0: x = 0 at once; x0 that meets the tolerance: no iteration, x unchanged.
+  {
+    double *zero = calloc((size_t)c.n, sizeof *zero);
+    double *bb = c.b;
+    c.b = zero;
+    double *guess = malloc((size_t)c.n * sizeof *guess);
+    for (int64_t i = 0; i < c.n; i++)
+      guess[i] = 1.0 + (double)(i % 5);
+    c.x0 = guess;
+    o = cont_options(300, 10000);
+    CHECK_OK(cont_solve(&c, &o, &rep));
+    int allzero = 1;
+    for (int64_t i = 0; i < c.n; i++)
+      allzero &= c.x[i] == 0.0;
+    CHECK(rep.converged && rep.iterations == 0 && allzero, "b = 0: converged %d, %lld iterations",
+          rep.converged, (long long)rep.iterations);
+    c.b = bb;
+    CHECK_OK(cont_solve(&c, &o, &rep)); // x from the full solve into guess
+    memcpy(guess, c.x, (size_t)c.n * sizeof *guess);
+    CHECK_OK(cont_solve(&c, &o, &rep));
+    CHECK(rep.converged && rep.iterations == 0 &&
+              memcmp(c.x, guess, (size_t)c.n * sizeof *guess) == 0,
+          "x0 solved: converged %d, %lld iterations", rep.converged, (long long)rep.iterations);
+    c.x0 = NULL;
+    free(zero);
+    free(guess);
+  }
+
+  // 6. NaN in b from the monitor, inside the continuation and at the floor stop's iteration:
+  // MSP_ERR_NONFINITE, no crash.
+  for (int64_t at = k; at <= k + 2; at++) {
+    msp_vector vb = NULL, vx = NULL;
+    CHECK_OK(msp_vector_create(ctx, c.n, &vb));
+    CHECK_OK(msp_vector_create(ctx, c.n, &vx));
+    CHECK_OK(msp_vector_set(vb, c.b));
+    nan_monitor M;
+    memset(&M, 0, sizeof M);
+    M.L.stop_at = -1;
+    M.b = vb;
+    M.nan_at = at;
+    o = cont_options(300, 10000);
+    o.monitor = monitor_nan;
+    o.monitor_data = &M;
+    memset(&rep, 0, sizeof rep);
+    CHECK_STATUS(msp_gmres(ctx, c.A, vb, vx, &o, &rep), MSP_ERR_NONFINITE);
+    msp_vector_destroy(&vb);
+    msp_vector_destroy(&vx);
+  }
+done:
+  free(c.b);
+  free(c.x);
+  free(xk);
+  free(full_hist);
+  msp_matrix_destroy(&c.A);
+}
+
+// 5. Preconditioners: the continuation's correction goes through M^-1 like the cycle's. Jacobi and
+// ILU(0) with an f32 basis at restart 300 converge (solve() checks the exact residual) without a
+// restart, within 1.15x of the f64 basis's iterations. 7. The same bits with 1 and 2 threads
+// (poisson3d:20: two reduction chunks), with and without a preconditioner.
+static void test_continuation_precond_threads(void) {
+  const char *names[2] = {"convdiff3d:10", "poisson3d:20"};
+  for (int g = 0; g < 2; g++) {
+    msp_matrix A = NULL;
+    CHECK_OK(msp_matrix_generate(ctx, names[g], &A));
+    if (!A) continue;
+    const int64_t n = msp_matrix_rows(A);
+    double *b = malloc((size_t)n * sizeof *b), *x1 = malloc((size_t)n * sizeof *x1);
+    double *x2 = malloc((size_t)n * sizeof *x2), h1[512], h2[512];
+    for (int64_t i = 0; i < n; i++)
+      b[i] = 1.0 + 0.5 * sin((double)i);
+    const msp_precond pcs[3] = {MSP_PRECOND_NONE, MSP_PRECOND_JACOBI, MSP_PRECOND_ILU0};
+    for (int q = 0; q < 3; q++) {
+      msp_solver_options o = msp_solver_options_default();
+      o.restart = 300;
+      o.precond = pcs[q];
+      msp_solver_report r1, r2;
+      memset(&r1, 0, sizeof r1);
+      if (g == 0) {
+        CHECK_OK(solve(A, b, NULL, x1, &o, &r1));
+        const int64_t ref = r1.iterations;
+        o.basis_precision = MSP_PRECISION_F32;
+        CHECK_OK(solve(A, b, NULL, x1, &o, &r1));
+        printf("%s %s restart 300: f64 basis %lld iterations, f32 %lld\n", names[g],
+               pc_name(pcs[q]), (long long)ref, (long long)r1.iterations);
+        CHECK(r1.converged && r1.restarts == 0 && (double)r1.iterations <= 1.15 * (double)ref,
+              "%s %s f32: converged %d, %lld iterations (f64 %lld), %lld restarts", names[g],
+              pc_name(pcs[q]), r1.converged, (long long)r1.iterations, (long long)ref,
+              (long long)r1.restarts);
+        continue;
+      }
+      o.basis_precision = MSP_PRECISION_F32;
+      memset(&r2, 0, sizeof r2);
+      r1.history = h1;
+      r2.history = h2;
+      r1.history_capacity = r2.history_capacity = 512;
+      CHECK_OK(msp_context_set_threads(ctx, 1));
+      CHECK_OK(solve(A, b, NULL, x1, &o, &r1));
+      CHECK_OK(msp_context_set_threads(ctx, 2));
+      CHECK_OK(solve(A, b, NULL, x2, &o, &r2));
+      CHECK_OK(msp_context_set_threads(ctx, 0));
+      CHECK(r1.converged && r1.restarts == 0 && r1.iterations == r2.iterations &&
+                r1.history_length == r2.history_length &&
+                memcmp(h1, h2, (size_t)r1.history_length * sizeof *h1) == 0 &&
+                memcmp(x1, x2, (size_t)n * sizeof *x1) == 0 &&
+                memcmp(&r1.rel_residual, &r2.rel_residual, sizeof r1.rel_residual) == 0,
+            "%s %s f32: 1 and 2 threads differ (%lld / %lld iterations)", names[g], pc_name(pcs[q]),
+            (long long)r1.iterations, (long long)r2.iterations);
+    }
+    free(b);
+    free(x1);
+    free(x2);
+    msp_matrix_destroy(&A);
+  }
+}
+
 // ---- allocation failures: each allocation of a solve fails in turn; OUT_OF_MEMORY, no leak ----
 
 static msp_status alloc_scenario(msp_precond pc, int basis_auto) {
@@ -979,6 +1285,8 @@ int main(void) {
   test_monitor();
   test_ilu0();
   test_basis_precisions();
+  test_continuation();
+  test_continuation_precond_threads();
   test_large_restart();
   test_collection();
   test_difficult_set();

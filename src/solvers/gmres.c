@@ -549,7 +549,9 @@ static msp_status cycle_gcro(gmres_state *s, msp_solver_report *R, int k, double
   int P = 0; // new columns whose Hessenberg column is complete
   MSP_TRY(msp_copy(s->ctx, s->r, s->w));
   for (int J = k;; J++) {
-    const int product = J > k && J < m && R->iterations < s->o.max_iters;
+    // the product of J - 1 (J > k + 1) is an iteration not counted yet: it counts against
+    // max_iters already
+    const int product = J > k && J < m && R->iterations + (J > k + 1) < s->o.max_iters;
     if (product) {
       if (s->o.precond != MSP_PRECOND_NONE) {
         MSP_TRY(msp__precond_apply(s->ctx, &s->P, s->v, s->z));
