@@ -975,6 +975,41 @@ static void test_continuation(void) {
     free(guess);
   }
 
+  // A Krylov space that closes right after the stop: poisson3d:5 with b = 1 is solved exactly by
+  // f64 GMRES within a handful of iterations; the f32 cycle stops at its floor before that and
+  // the continuation's new columns soon have next to nothing left (restart 300 > n: m = n).
+  // Converged without a restart; with rtol 0 it goes on through lucky breakdowns and restarts to
+  // exactly max_iters, x finite.
+  {
+    msp_matrix S = NULL;
+    CHECK_OK(msp_matrix_generate(ctx, "poisson3d:5", &S));
+    if (S) {
+      const int64_t ns = msp_matrix_rows(S);
+      double *bs = malloc((size_t)ns * sizeof *bs), *xs = malloc((size_t)ns * sizeof *xs);
+      for (int64_t i = 0; i < ns; i++)
+        bs[i] = 1.0;
+      msp_solver_options os = cont_options(300, 10000);
+      os.basis_precision = MSP_PRECISION_F64;
+      memset(&rep, 0, sizeof rep);
+      CHECK_OK(solve(S, bs, NULL, xs, &os, &rep));
+      const int64_t ref = rep.iterations;
+      os.basis_precision = MSP_PRECISION_F32;
+      CHECK_OK(solve(S, bs, NULL, xs, &os, &rep));
+      CHECK(rep.converged && rep.restarts == 0 && (double)rep.iterations <= 1.5 * (double)ref,
+            "poisson3d:5 f32: converged %d, %lld iterations (f64 %lld), %lld restarts",
+            rep.converged, (long long)rep.iterations, (long long)ref, (long long)rep.restarts);
+      os.rtol = 0.0;
+      os.max_iters = 200;
+      CHECK_OK(solve(S, bs, NULL, xs, &os, &rep));
+      CHECK(!rep.converged && rep.iterations == 200 &&
+                rep.iterations_by_precision[MSP_PRECISION_F32] == 200 && rep.rel_residual < 1e-12,
+            "poisson3d:5 f32, rtol 0: converged %d, %lld iterations, residual %g", rep.converged,
+            (long long)rep.iterations, rep.rel_residual);
+      free(bs);
+      free(xs);
+    }
+    msp_matrix_destroy(&S);
+  }
   // 6. NaN in b from the monitor, inside the continuation and at the floor stop's iteration:
   // MSP_ERR_NONFINITE, no crash.
   for (int64_t at = k; at <= k + 2; at++) {
