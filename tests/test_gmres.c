@@ -1027,6 +1027,9 @@ static void test_continuation(void) {
     o.monitor_data = &M;
     memset(&rep, 0, sizeof rep);
     CHECK_STATUS(msp_gmres(ctx, c.A, vb, vx, &o, &rep), MSP_ERR_NONFINITE);
+    CHECK(strstr(msp_last_error(), "NaN") != NULL && M.L.calls > at,
+          "NaN in b at %lld: %lld monitor calls, message '%s'", (long long)at, (long long)M.L.calls,
+          msp_last_error());
     msp_vector_destroy(&vb);
     msp_vector_destroy(&vx);
   }
