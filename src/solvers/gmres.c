@@ -244,6 +244,19 @@ static double rotate(gmres_state *s, int j, double hnext) {
   return fabs(s->g[j + 1]);
 }
 
+// w = A M^-1 v: the product of an iteration (right preconditioning).
+static msp_status apply_operator(gmres_state *s) {
+  msp_status st = MSP_SUCCESS;
+  if (s->o.precond != MSP_PRECOND_NONE) {
+    MSP_TRY(msp__precond_apply(s->ctx, &s->P, s->v, s->z));
+    MSP_TRY(msp_spmv(s->ctx, 1.0, s->A, s->z, 0.0, s->w));
+  } else {
+    MSP_TRY(msp_spmv(s->ctx, 1.0, s->A, s->v, 0.0, s->w));
+  }
+exit:
+  return st;
+}
+
 // x += M^-1 V_k y (the columns' combination, then the preconditioner when there is one).
 static msp_status add_correction(gmres_state *s, int k, const double *y) {
   msp_status st = MSP_SUCCESS;
@@ -383,14 +396,7 @@ static msp_status cycle_dcgs2(gmres_state *s, msp_solver_report *R, double beta,
     s->g[i] = 0.0;
   for (int j = 0;; j++) {
     const int product = j < m && it0 + j < s->o.max_iters; // iteration j runs
-    if (product) {
-      if (s->o.precond != MSP_PRECOND_NONE) {
-        MSP_TRY(msp__precond_apply(s->ctx, &s->P, s->v, s->z));
-        MSP_TRY(msp_spmv(s->ctx, 1.0, s->A, s->z, 0.0, s->w));
-      } else {
-        MSP_TRY(msp_spmv(s->ctx, 1.0, s->A, s->v, 0.0, s->w));
-      }
-    }
+    if (product) MSP_TRY(apply_operator(s));
     double *rr = s->rr, *sv = rr, *t = rr + j + 1;
     MSP_TRY(msp__vector_current(s->w));
     MSP_TRY(s->be->basis_dcgs2_project(s->ctx, s->V, j, product ? s->w : NULL, rr));
@@ -552,14 +558,7 @@ static msp_status cycle_gcro(gmres_state *s, msp_solver_report *R, int k, double
     // the product of J - 1 (J > k + 1) is an iteration not counted yet: it counts against
     // max_iters already
     const int product = J > k && J < m && R->iterations + (J > k + 1) < s->o.max_iters;
-    if (product) {
-      if (s->o.precond != MSP_PRECOND_NONE) {
-        MSP_TRY(msp__precond_apply(s->ctx, &s->P, s->v, s->z));
-        MSP_TRY(msp_spmv(s->ctx, 1.0, s->A, s->z, 0.0, s->w));
-      } else {
-        MSP_TRY(msp_spmv(s->ctx, 1.0, s->A, s->v, 0.0, s->w));
-      }
-    }
+    if (product) MSP_TRY(apply_operator(s));
     const int withw = J == k || product;
     double *rr = s->rr, *sv = rr, *t = rr + J + 1;
     MSP_TRY(msp__vector_current(s->w));
@@ -864,12 +863,7 @@ static msp_status gmres_run(msp_context ctx, const msp_matrix A, msp_vector b, m
       S.g[i] = 0.0;
     S.g[0] = beta;
     for (int j = 0; j < m && R.iterations < S.o.max_iters; j++) {
-      if (S.o.precond != MSP_PRECOND_NONE) {
-        MSP_TRY(msp__precond_apply(ctx, &S.P, S.v, S.z));
-        MSP_TRY(msp_spmv(ctx, 1.0, A, S.z, 0.0, S.w));
-      } else {
-        MSP_TRY(msp_spmv(ctx, 1.0, A, S.v, 0.0, S.w));
-      }
+      MSP_TRY(apply_operator(&S));
       double hnext = 0.0;
       MSP_TRY(orthogonalize(&S, j, &hnext));
       const double res = rotate(&S, j, hnext);
