@@ -1,4 +1,4 @@
-// basis_dcgs2.cu: the CUDA basis's two passes of DCGS2 (src/solvers/gmres.c): the fused
+// basis_dcgs2.cu: the CUDA basis's two passes of DCGS2 (src/solvers/gmres_dcgs2.c): the fused
 // projection r = (V_<=j^T v_j, V_<=j^T w), one reduction, and the update that rewrites column j
 // corrected and leaves w orthogonalised once as column j + 1; fp64 arithmetic over the stored
 // values (the design of the basis: basis.cu). Both passes give the CPU backend's bits
